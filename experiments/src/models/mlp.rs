@@ -1,0 +1,132 @@
+//! A stack of square `Linear` layers with ReLU between them, trained to regress random targets.
+//!
+//! Square layers make every figure easy to predict: `depth * (width^2 + width)` parameters, and a
+//! forward pass that keeps about two `width`-sized tensors per layer and sample for backward.
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::nn::loss::{MseLoss, Reduction};
+use burn::nn::{Linear, LinearConfig};
+use burn::optim::{GradientsParams, Optimizer};
+use burn::tensor::activation::relu;
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Distribution, Tensor};
+use serde::{Deserialize, Serialize};
+
+use crate::probe::PhaseMeter;
+
+/// `depth` Linear(width, width) layers, ReLU between them (not after the last).
+#[derive(Module, Debug)]
+pub struct Mlp<B: Backend> {
+    /// The layers, input first.
+    pub layers: Vec<Linear<B>>,
+}
+
+impl<B: Backend> Mlp<B> {
+    /// Runs the layers.
+    pub fn forward(&self, input: Tensor<B, 2>) -> Tensor<B, 2> {
+        let last = self.layers.len().saturating_sub(1);
+        let mut x = input;
+        for (i, layer) in self.layers.iter().enumerate() {
+            x = layer.forward(x);
+            if i < last {
+                x = relu(x);
+            }
+        }
+        x
+    }
+}
+
+/// The shape of an [`Mlp`], from which its memory is predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MlpShape {
+    /// Features in and out of every layer.
+    pub width: usize,
+    /// Number of Linear layers.
+    pub depth: usize,
+}
+
+impl MlpShape {
+    /// Builds the model with Burn's default initialisation on `device`.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Mlp<B> {
+        let layers = (0..self.depth)
+            .map(|_| LinearConfig::new(self.width, self.width).init(device))
+            .collect();
+        Mlp { layers }
+    }
+
+    /// Number of parameters: weights and biases.
+    pub fn num_params(&self) -> u64 {
+        (self.depth * (self.width * self.width + self.width)) as u64
+    }
+
+    /// Predicted bytes at the forward pass's high point per sample, in `elem_bytes` floats,
+    /// above what was live before it: each hidden layer's Linear and ReLU outputs (kept for
+    /// backward), the last Linear output and the loss's difference (kept for the square's
+    /// backward). The square itself dies inside the mean.
+    pub fn predicted_activation_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        (2 * (self.depth as u64 - 1) + 2) * self.width as u64 * elem_bytes
+    }
+
+    /// Predicted bytes an evaluation pass on the autodiff backend leaves recorded per sample once
+    /// its output is dropped: each hidden layer's Linear and ReLU outputs. The last output is
+    /// saved by no operation, so it dies with the output.
+    pub fn predicted_graph_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        2 * (self.depth as u64 - 1) * self.width as u64 * elem_bytes
+    }
+
+    /// Predicted bytes an evaluation pass without a graph holds at its peak per sample: a
+    /// layer's input and its output, every other op running in place on uniquely owned buffers.
+    pub fn predicted_inference_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        2 * self.width as u64 * elem_bytes
+    }
+
+    /// Random inputs and regression targets for a batch, from the backend's seeded generator.
+    pub fn batch<B: Backend>(
+        &self,
+        batch: usize,
+        device: &B::Device,
+    ) -> (Tensor<B, 2>, Tensor<B, 2>) {
+        let x = Tensor::random([batch, self.width], Distribution::Normal(0.0, 1.0), device);
+        let y = Tensor::random([batch, self.width], Distribution::Normal(0.0, 1.0), device);
+        (x, y)
+    }
+}
+
+/// Mean squared error of the model's output against the targets.
+pub fn loss<B: Backend>(model: &Mlp<B>, x: Tensor<B, 2>, y: Tensor<B, 2>) -> Tensor<B, 1> {
+    MseLoss::new().forward(model.forward(x), y, Reduction::Mean)
+}
+
+/// One training step, each phase metered: forward (with the loss), backward, optimizer step.
+pub fn train_step<B, O>(
+    meter: &mut PhaseMeter<'_>,
+    model: Mlp<B>,
+    optim: &mut O,
+    lr: f64,
+    x: &Tensor<B, 2>,
+    y: &Tensor<B, 2>,
+) -> Mlp<B>
+where
+    B: AutodiffBackend,
+    O: Optimizer<Mlp<B>, B>,
+{
+    let loss = meter.phase("forward", || loss(&model, x.clone(), y.clone()));
+    let grads = meter.phase("backward", || loss.backward());
+    meter.phase("optimizer", || {
+        let grads = GradientsParams::from_grads(grads, &model);
+        optim.step(lr, model, grads)
+    })
+}
+
+/// Burn initialises parameters lazily: `init()` allocates nothing until a parameter is first
+/// read. This reads every float parameter once, so that the model's memory is live (and can be
+/// measured) before the first step.
+pub fn materialize<B: Backend, M: Module<B>>(module: &M) {
+    struct Touch;
+    impl<B: Backend> ModuleVisitor<B> for Touch {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            drop(param.val());
+        }
+    }
+    module.visit(&mut Touch);
+}
