@@ -1,0 +1,294 @@
+//! The `workbench` command line: parse, dispatch, and turn errors into one line and an exit code
+//! (2 for bad input, 1 for anything else).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand, ValueEnum};
+use experiments::{DeviceKind, Experiment, Point, Profile};
+
+use crate::error::BadInput;
+use crate::output::Staging;
+use crate::record::{self, ExperimentRecord};
+use crate::report::{JsonExport, Progress, Report, Reports};
+use crate::runner::Runner;
+use crate::site::{HtmlRenderer, Renderer};
+
+/// Measures what memory-saving techniques buy (peak memory) and cost (throughput) on Burn, and
+/// writes the results as a static HTML guide.
+#[derive(Debug, Parser)]
+#[command(name = "workbench", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the experiments, in the guide's order.
+    List,
+    /// Run experiments (each point in its own process) and write the guide.
+    Run {
+        /// Experiment ids, or `all`.
+        #[arg(required = true)]
+        experiments: Vec<String>,
+        /// Folder of the guide; replaced as a whole when the run ends.
+        #[arg(long, default_value = "site")]
+        out: PathBuf,
+        /// Small sizes, for CI and first looks.
+        #[arg(long)]
+        quick: bool,
+        /// Device to measure on.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
+        device: DeviceArg,
+        /// Kill a point still running after this many seconds and record it as failed.
+        #[arg(long, default_value_t = 900)]
+        point_timeout_s: u64,
+    },
+    /// Rebuild the guide from saved records, running nothing.
+    Render {
+        /// Folder of `*.json` records (the `data/` folder of a guide).
+        #[arg(long)]
+        results: PathBuf,
+        /// Folder of the guide.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Measure one point, read as JSON from stdin; print its result as JSON (used by `run`).
+    #[command(hide = true)]
+    Point {
+        /// Experiment id.
+        #[arg(long)]
+        experiment: String,
+        /// Device.
+        #[arg(long, value_enum)]
+        device: DeviceArg,
+    },
+}
+
+/// Devices the CLI accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DeviceArg {
+    /// The CPU, through Burn's Flex backend.
+    Cpu,
+    /// wgpu (build with `--features wgpu`).
+    Wgpu,
+    /// CUDA (build with `--features cuda`).
+    Cuda,
+}
+
+impl DeviceArg {
+    fn kind(self) -> DeviceKind {
+        match self {
+            DeviceArg::Cpu => DeviceKind::Cpu,
+            DeviceArg::Wgpu => DeviceKind::Wgpu,
+            DeviceArg::Cuda => DeviceKind::Cuda,
+        }
+    }
+}
+
+/// Refuses a device this binary cannot measure, before anything runs.
+fn check_device(device: DeviceKind) -> Result<(), BadInput> {
+    match device {
+        DeviceKind::Cpu => Ok(()),
+        other => Err(BadInput::DeviceUnavailable(format!(
+            "--device {0}: measuring on {0} is not implemented in this version of the workbench",
+            other.name()
+        ))),
+    }
+}
+
+/// Parses the command line, runs it, and maps the outcome to an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let chain: Vec<String> = err.chain().map(|c| c.to_string()).collect();
+            eprintln!("error: {}", chain.join(": "));
+            if err.chain().any(|c| c.downcast_ref::<BadInput>().is_some()) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::List => {
+            for e in experiments::all() {
+                println!("{:<16} {}", e.id(), e.title());
+            }
+            Ok(())
+        }
+        Command::Run {
+            experiments: ids,
+            out,
+            quick,
+            device,
+            point_timeout_s,
+        } => {
+            let profile = if quick { Profile::Quick } else { Profile::Full };
+            let runner = Runner {
+                exe: std::env::current_exe().context("cannot locate the workbench binary")?,
+                device: device.kind(),
+                profile,
+                point_timeout: Duration::from_secs(point_timeout_s),
+            };
+            run_experiments(&select(&ids)?, &runner, &out)
+        }
+        Command::Render { results, out } => {
+            let records = record::load_dir(&results)?;
+            write_site(&records, Staging::new(&out)?)?;
+            println!(
+                "wrote the guide to {} ({} experiments)",
+                out.display(),
+                records.len()
+            );
+            Ok(())
+        }
+        Command::Point { experiment, device } => measure_point(&experiment, device.kind()),
+    }
+}
+
+/// The experiments named on the command line, in the guide's order.
+fn select(ids: &[String]) -> Result<Vec<&'static dyn Experiment>, BadInput> {
+    if ids.iter().any(|id| id == "all") {
+        return Ok(experiments::all());
+    }
+    let known = || {
+        experiments::all()
+            .iter()
+            .map(|e| e.id())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for id in ids {
+        if experiments::find(id).is_none() {
+            return Err(BadInput::UnknownExperiment {
+                id: id.clone(),
+                known: known(),
+            });
+        }
+    }
+    Ok(experiments::all()
+        .into_iter()
+        .filter(|e| ids.iter().any(|id| id == e.id()))
+        .collect())
+}
+
+fn run_experiments(
+    selected: &[&'static dyn Experiment],
+    runner: &Runner,
+    out: &Path,
+) -> anyhow::Result<()> {
+    check_device(runner.device)?;
+    let staging = Staging::new(out)?;
+    let data_dir = staging.path().join("data");
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create {}", data_dir.display()))?;
+    let total: usize = selected
+        .iter()
+        .map(|e| e.points(runner.profile, runner.device).len())
+        .sum();
+    let progress = std::sync::Arc::new(Progress::new(total));
+    let reports = Reports(vec![
+        Box::new(ProgressHandle(progress.clone())),
+        Box::new(JsonExport {
+            dir: data_dir.clone(),
+        }),
+    ]);
+    let mut records = Vec::new();
+    for experiment in selected {
+        let record = runner.run(*experiment, &reports);
+        if let Err(e) = reports.experiment_finished(&record) {
+            let kept = staging.abandon();
+            bail!(
+                "cannot save the record of {}: {e} (records so far kept in {})",
+                record.experiment,
+                kept.display()
+            );
+        }
+        records.push(record);
+    }
+    let failures = progress.finish();
+    write_site(&records, staging)?;
+    println!(
+        "wrote the guide to {} ({} experiments, device {})",
+        out.display(),
+        records.len(),
+        runner.device.name()
+    );
+    if !failures.is_empty() {
+        bail!(
+            "{} point(s) failed; the guide shows their errors: {}",
+            failures.len(),
+            failures.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// Renders into the staging folder and moves it into place; on error keeps nothing half-written
+/// at the target.
+fn write_site(records: &[ExperimentRecord], staging: Staging) -> anyhow::Result<()> {
+    let data_dir = staging.path().join("data");
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create {}", data_dir.display()))?;
+    if let Err(e) = HtmlRenderer.render(records, staging.path()) {
+        let kept = staging.abandon();
+        return Err(anyhow::Error::new(e).context(format!(
+            "cannot render the guide (partial output kept in {})",
+            kept.display()
+        )));
+    }
+    let target = staging
+        .commit()
+        .context("cannot move the finished guide into place")?;
+    debug_assert!(target.join("index.html").exists());
+    Ok(())
+}
+
+/// A shared handle, so that the run can read the progress report's failures at the end.
+struct ProgressHandle(std::sync::Arc<Progress>);
+
+impl Report for ProgressHandle {
+    fn point_started(&self, experiment: &str, point: &Point) {
+        self.0.point_started(experiment, point);
+    }
+    fn point_finished(&self, experiment: &str, point: &experiments::MeasuredPoint) {
+        self.0.point_finished(experiment, point);
+    }
+    fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
+        self.0.experiment_finished(record)
+    }
+}
+
+/// The child side of the point protocol.
+fn measure_point(id: &str, device: DeviceKind) -> anyhow::Result<()> {
+    let experiment = experiments::find(id).ok_or_else(|| BadInput::UnknownExperiment {
+        id: id.into(),
+        known: experiments::all()
+            .iter()
+            .map(|e| e.id())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })?;
+    check_device(device)?;
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("cannot read the point from stdin")?;
+    let point: Point =
+        serde_json::from_str(&input).context("the point on stdin is not valid JSON")?;
+    let result = experiment
+        .run_point(&point, device)
+        .with_context(|| format!("{}: {}", id, point.label))?;
+    println!("{}", serde_json::to_string(&result)?);
+    Ok(())
+}

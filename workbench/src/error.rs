@@ -1,0 +1,54 @@
+//! Errors that are the user's to fix: the CLI exits 2 on these, 1 on anything else.
+
+use std::path::PathBuf;
+
+/// Bad input: an unknown id, an unusable path, a results folder that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BadInput {
+    /// An experiment id that is not in the registry.
+    #[error("unknown experiment '{id}' (known: {known})")]
+    UnknownExperiment {
+        /// What was asked for.
+        id: String,
+        /// The ids that exist.
+        known: String,
+    },
+    /// `--out` names a file.
+    #[error("output path {0} is a file, not a folder")]
+    OutputIsFile(PathBuf),
+    /// `--out` names a folder the workbench did not write and that is not empty.
+    #[error(
+        "refusing to replace {0}: it is not empty and was not written by workbench (no .workbench marker)"
+    )]
+    OutputNotOurs(PathBuf),
+    /// The output's parent folder cannot be written.
+    #[error("cannot write beside {path}: {reason}")]
+    OutputNotWritable {
+        /// The output path.
+        path: PathBuf,
+        /// The OS error.
+        reason: String,
+    },
+    /// A file or folder that cannot be read.
+    #[error("cannot read {path}: {reason}")]
+    Unreadable {
+        /// What could not be read.
+        path: PathBuf,
+        /// The OS error.
+        reason: String,
+    },
+    /// A results folder without records.
+    #[error("no result records (*.json) in {0}")]
+    NoRecords(PathBuf),
+    /// A record that is not valid JSON of this schema.
+    #[error("malformed result record {path}: {reason}")]
+    MalformedRecord {
+        /// The record's path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A device this binary cannot use.
+    #[error("{0}")]
+    DeviceUnavailable(String),
+}

@@ -1,0 +1,14 @@
+//! The Burn VRAM workbench application: the `workbench` command line, the runner that measures
+//! each point in a child process, the versioned results schema, and the guide renderer.
+//!
+//! Data flows one way: `experiments` measure points, the [`runner`] collects them into
+//! [`record::ExperimentRecord`]s (exported as JSON as soon as each experiment ends), and the
+//! [`site`] renders records into HTML and SVG without knowing anything of Burn.
+
+pub mod cli;
+pub mod error;
+pub mod output;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod site;

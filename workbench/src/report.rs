@@ -1,0 +1,135 @@
+//! What happens while experiments run, fanned out to several reports (as criterion does):
+//! a progress bar on the terminal, and the JSON export of each record as soon as it is complete.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use experiments::{MeasuredPoint, Point};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::record::ExperimentRecord;
+
+/// Hooks called by the runner. Every method has a default that does nothing.
+pub trait Report {
+    /// An experiment with `points` points begins.
+    fn experiment_started(&self, _experiment: &str, _points: usize) {}
+    /// A point's child process is about to start.
+    fn point_started(&self, _experiment: &str, _point: &Point) {}
+    /// A point has been measured, or has failed.
+    fn point_finished(&self, _experiment: &str, _point: &MeasuredPoint) {}
+    /// An experiment's record is complete.
+    fn experiment_finished(&self, _record: &ExperimentRecord) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Sends every event to each report in turn.
+#[derive(Default)]
+pub struct Reports(pub Vec<Box<dyn Report>>);
+
+impl Report for Reports {
+    fn experiment_started(&self, experiment: &str, points: usize) {
+        self.0
+            .iter()
+            .for_each(|r| r.experiment_started(experiment, points));
+    }
+
+    fn point_started(&self, experiment: &str, point: &Point) {
+        self.0
+            .iter()
+            .for_each(|r| r.point_started(experiment, point));
+    }
+
+    fn point_finished(&self, experiment: &str, point: &MeasuredPoint) {
+        self.0
+            .iter()
+            .for_each(|r| r.point_finished(experiment, point));
+    }
+
+    fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
+        self.0
+            .iter()
+            .try_for_each(|r| r.experiment_finished(record))
+    }
+}
+
+/// Writes each record to `<dir>/<id>.json` the moment its experiment ends, so that a run that
+/// dies later keeps what it measured.
+pub struct JsonExport {
+    /// The folder records go to.
+    pub dir: PathBuf,
+}
+
+impl Report for JsonExport {
+    fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
+        record.save(&self.dir).map(|_| ())
+    }
+}
+
+/// A progress bar over all points of the run, naming the point in progress.
+pub struct Progress {
+    bar: ProgressBar,
+    failures: Mutex<Vec<String>>,
+}
+
+impl Progress {
+    /// A bar for `total_points`, drawn on stderr (hidden when stderr is not a terminal).
+    pub fn new(total_points: usize) -> Self {
+        let bar =
+            ProgressBar::with_draw_target(Some(total_points as u64), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} points  {msg}")
+                .expect("the template is valid")
+                .progress_chars("=> "),
+        );
+        Self {
+            bar,
+            failures: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Clears the bar and returns the failure lines printed during the run.
+    pub fn finish(&self) -> Vec<String> {
+        self.bar.finish_and_clear();
+        self.failures.lock().map(|f| f.clone()).unwrap_or_default()
+    }
+}
+
+impl Report for Progress {
+    fn point_started(&self, experiment: &str, point: &Point) {
+        self.bar
+            .set_message(format!("{experiment}: {}", point.label));
+    }
+
+    fn point_finished(&self, experiment: &str, point: &MeasuredPoint) {
+        self.bar.inc(1);
+        if let experiments::Outcome::Failed { reason, .. } = &point.outcome {
+            let line = format!("{experiment}: {} failed: {reason}", point.point.label);
+            self.bar.println(format!("warning: {line}"));
+            if let Ok(mut f) = self.failures.lock() {
+                f.push(line);
+            }
+        }
+    }
+
+    fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
+        let h = &record.analysis.headline;
+        self.bar.println(format!(
+            "{:<12} {}/{} points in {:.1} s; {}",
+            record.experiment,
+            record.points.len() - record.failed_points(),
+            record.points.len(),
+            record.wall_s,
+            match h.memory_saved_bytes {
+                Some(saved) => format!(
+                    "saves {} ({}) of peak, throughput cost {}",
+                    experiments::format::bytes(saved),
+                    experiments::format::pct(h.memory_saved_pct.unwrap_or(f64::NAN)),
+                    experiments::format::pct(h.throughput_cost_pct.unwrap_or(f64::NAN)),
+                ),
+                None => "nothing measured".into(),
+            }
+        ));
+        Ok(())
+    }
+}

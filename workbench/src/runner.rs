@@ -1,0 +1,168 @@
+//! Runs experiments point by point, each point in a fresh child process.
+//!
+//! The parent writes the point as JSON to the child's stdin (`workbench point`), the child prints
+//! exactly one JSON [`PointResult`] on stdout and exits 0. Anything else (a crash, a timeout, an
+//! allocation failure, unparseable output) is recorded as a failed point with the tail of the
+//! child's stderr, and the run goes on.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use experiments::experiment::{Experiment, Outcome};
+use experiments::{DeviceKind, MeasuredPoint, Point, PointResult, Profile};
+
+use crate::record::{DeviceInfo, ExperimentRecord, Provenance, SCHEMA_VERSION};
+use crate::report::Report;
+
+/// How many trailing lines of a failed child's stderr are kept.
+const STDERR_TAIL_LINES: usize = 20;
+/// How long to wait for a finished child's output pipes to close.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs experiments in child processes of `exe`.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    /// The workbench binary to spawn (normally the current executable).
+    pub exe: PathBuf,
+    /// The device measured.
+    pub device: DeviceKind,
+    /// Point sizes.
+    pub profile: Profile,
+    /// A point still running after this is killed and recorded as failed.
+    pub point_timeout: Duration,
+}
+
+impl Runner {
+    /// Runs every point of `experiment`, analyses them and tells `report` along the way.
+    pub fn run(&self, experiment: &dyn Experiment, report: &dyn Report) -> ExperimentRecord {
+        let points = experiment.points(self.profile, self.device);
+        let provenance = Provenance::current();
+        let started = Instant::now();
+        report.experiment_started(experiment.id(), points.len());
+        let measured: Vec<MeasuredPoint> = points
+            .into_iter()
+            .map(|point| {
+                report.point_started(experiment.id(), &point);
+                let outcome = self.run_point(experiment.id(), &point);
+                let measured = MeasuredPoint { point, outcome };
+                report.point_finished(experiment.id(), &measured);
+                measured
+            })
+            .collect();
+        let analysis = experiment.analyse(&measured);
+        let probe = measured
+            .iter()
+            .find_map(|p| p.result())
+            .map(|r| r.probe.clone());
+        ExperimentRecord {
+            schema_version: SCHEMA_VERSION,
+            experiment: experiment.id().into(),
+            title: experiment.title().into(),
+            profile: self.profile,
+            provenance,
+            device: DeviceInfo {
+                kind: self.device,
+                backend: self.device.backend().into(),
+                dtype: "f32".into(),
+                probe,
+            },
+            wall_s: started.elapsed().as_secs_f64(),
+            points: measured,
+            analysis,
+        }
+    }
+
+    /// Runs one point in a child process.
+    pub fn run_point(&self, experiment: &str, point: &Point) -> Outcome {
+        let started = Instant::now();
+        let failed = |reason: String, stderr: &str| Outcome::Failed {
+            reason,
+            stderr_tail: tail(stderr, STDERR_TAIL_LINES),
+        };
+        let mut child = match Command::new(&self.exe)
+            .args(["point", "--experiment", experiment, "--device"])
+            .arg(self.device.name())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => return failed(format!("cannot start {}: {e}", self.exe.display()), ""),
+        };
+        let input = serde_json::to_vec(point).expect("a point serialises");
+        if let Some(mut stdin) = child.stdin.take() {
+            // A child that dies before reading shows up below through its exit status.
+            let _ = stdin.write_all(&input);
+        }
+        let stdout = read_in_background(child.stdout.take());
+        let stderr = read_in_background(child.stderr.take());
+
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) if started.elapsed() > self.point_timeout => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break Err(format!(
+                        "timed out after {:.0} s and was killed",
+                        self.point_timeout.as_secs_f64()
+                    ));
+                }
+                Ok(None) => thread::sleep(Duration::from_millis(20)),
+                Err(e) => break Err(format!("cannot wait for the child: {e}")),
+            }
+        };
+        // A grandchild that outlives a killed child could hold the pipes open: wait a little for
+        // the readers, not forever.
+        let stdout = stdout.recv_timeout(PIPE_GRACE).unwrap_or_default();
+        let stderr = stderr.recv_timeout(PIPE_GRACE).unwrap_or_default();
+        match status {
+            Err(reason) => failed(reason, &stderr),
+            Ok(status) if !status.success() => failed(describe_exit(status), &stderr),
+            Ok(_) => match serde_json::from_str::<PointResult>(stdout.trim()) {
+                Ok(result) => Outcome::Measured {
+                    result: Box::new(result),
+                    wall_s: started.elapsed().as_secs_f64(),
+                },
+                Err(e) => failed(format!("the child printed no valid result: {e}"), &stderr),
+            },
+        }
+    }
+}
+
+fn read_in_background<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut buf);
+        }
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("the child was killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("the child exited with status {code}"),
+        None => "the child exited abnormally".into(),
+    }
+}
+
+/// The last `lines` lines of `text`.
+pub fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}

@@ -1,0 +1,392 @@
+//! View models: records turned into the formatted strings the templates print. Templates do no
+//! arithmetic; every figure here comes from a record, formatted by `experiments::format`.
+
+use experiments::experiment::{Correctness, Outcome};
+use experiments::format;
+use serde::Serialize;
+
+use crate::record::ExperimentRecord;
+
+/// Everything the templates see.
+#[derive(Debug, Serialize)]
+pub struct SiteContext {
+    /// One row per technique, in guide order.
+    pub rows: Vec<IndexRow>,
+    /// One page per experiment.
+    pub pages: Vec<ExperimentPage>,
+}
+
+/// A row of the index table.
+#[derive(Debug, Serialize)]
+pub struct IndexRow {
+    /// Experiment id.
+    pub id: String,
+    /// Page title.
+    pub title: String,
+    /// Link to the page.
+    pub href: String,
+    /// Device and backend, e.g. `cpu (Flex)`.
+    pub device: String,
+    /// What the figures compare.
+    pub compared: String,
+    /// Memory saved, bytes and percent.
+    pub memory_saved: String,
+    /// Throughput cost in percent.
+    pub throughput_cost: String,
+    /// `passed`, `failed`, `not applicable`, `unknown`.
+    pub verdict: String,
+    /// CSS class of the verdict.
+    pub verdict_class: String,
+    /// What the checks found.
+    pub verdict_detail: String,
+    /// Points that failed, if any.
+    pub failed_points: usize,
+}
+
+/// One experiment's page.
+#[derive(Debug, Serialize)]
+pub struct ExperimentPage {
+    /// Experiment id.
+    pub id: String,
+    /// File name of the page.
+    pub href: String,
+    /// Title.
+    pub title: String,
+    /// What the technique does.
+    pub explanation: String,
+    /// Burn code.
+    pub snippet: String,
+    /// The index row, repeated as the page's summary.
+    pub headline: IndexRow,
+    /// Findings, as sentences.
+    pub findings: Vec<String>,
+    /// Charts with their file names.
+    pub charts: Vec<ChartView>,
+    /// Predicted against measured.
+    pub comparisons: Vec<ComparisonRow>,
+    /// Fitted lines.
+    pub fits: Vec<FitRow>,
+    /// Published figures beside ours.
+    pub published: Vec<PublishedRow>,
+    /// Names of the phases, the columns of the points table.
+    pub phase_names: Vec<String>,
+    /// The measured points.
+    pub points: Vec<PointRow>,
+    /// Points that failed, with the child's stderr.
+    pub failures: Vec<FailureRow>,
+    /// What the memory figures count.
+    pub probe: String,
+    /// Provenance, as label/value pairs.
+    pub environment: Vec<(String, String)>,
+    /// Link to the raw JSON.
+    pub json_href: String,
+}
+
+/// A chart on a page.
+#[derive(Debug, Serialize)]
+pub struct ChartView {
+    /// SVG file, relative to the page.
+    pub src: String,
+    /// Title, used as alt text.
+    pub title: String,
+}
+
+/// A prediction beside a measurement.
+#[derive(Debug, Serialize)]
+pub struct ComparisonRow {
+    /// What is compared.
+    pub quantity: String,
+    /// Predicted, formatted.
+    pub predicted: String,
+    /// Measured, formatted.
+    pub measured: String,
+    /// Measured minus predicted, formatted.
+    pub diff: String,
+    /// Difference relative to the prediction.
+    pub diff_pct: String,
+    /// Whether the prediction misses by more than 10%.
+    pub off: bool,
+    /// How the prediction was made.
+    pub note: String,
+    /// Exact bytes, for the tooltip.
+    pub exact: String,
+}
+
+/// A fitted line.
+#[derive(Debug, Serialize)]
+pub struct FitRow {
+    /// What was fitted.
+    pub what: String,
+    /// Slope, formatted as bytes.
+    pub slope: String,
+    /// Intercept, formatted as bytes.
+    pub intercept: String,
+    /// R squared.
+    pub r_squared: String,
+    /// Points fitted.
+    pub n: usize,
+}
+
+/// A published figure.
+#[derive(Debug, Serialize)]
+pub struct PublishedRow {
+    /// Source.
+    pub source: String,
+    /// Their figure.
+    pub claim: String,
+    /// Ours.
+    pub ours: String,
+}
+
+/// A measured point.
+#[derive(Debug, Serialize)]
+pub struct PointRow {
+    /// Label.
+    pub label: String,
+    /// Peak of each phase (absolute bytes in use), in `phase_names` order.
+    pub phase_peaks: Vec<CellBytes>,
+    /// Bytes live before the first phase.
+    pub live_before: CellBytes,
+    /// Median step time.
+    pub step_median: String,
+    /// Fastest to slowest repeat.
+    pub step_spread: String,
+    /// Repeats measured.
+    pub repeats: usize,
+    /// Samples per second.
+    pub samples_per_s: String,
+    /// Check outcome, if any.
+    pub check: String,
+    /// Whether the check failed.
+    pub check_failed: bool,
+}
+
+/// Bytes formatted for a table cell, with the exact count for the tooltip.
+#[derive(Debug, Serialize)]
+pub struct CellBytes {
+    /// Formatted in binary units.
+    pub text: String,
+    /// Exact byte count.
+    pub exact: String,
+}
+
+impl CellBytes {
+    fn new(bytes: Option<u64>) -> Self {
+        match bytes {
+            Some(b) => Self {
+                text: format::bytes(b as f64),
+                exact: format!("{b} bytes"),
+            },
+            None => Self {
+                text: "n/a".into(),
+                exact: String::new(),
+            },
+        }
+    }
+}
+
+/// A failed point.
+#[derive(Debug, Serialize)]
+pub struct FailureRow {
+    /// Label.
+    pub label: String,
+    /// Why.
+    pub reason: String,
+    /// The child's stderr tail.
+    pub stderr_tail: String,
+}
+
+/// File name of a chart's SVG.
+pub fn chart_file(experiment: &str, chart: &str) -> String {
+    format!("charts/{experiment}--{chart}.svg")
+}
+
+fn index_row(record: &ExperimentRecord) -> IndexRow {
+    let h = &record.analysis.headline;
+    let (verdict, verdict_class) = match h.correctness {
+        Correctness::Passed => ("passed", "ok"),
+        Correctness::Failed => ("failed", "bad"),
+        Correctness::NotApplicable => ("not applicable", "na"),
+        Correctness::Unknown => ("unknown", "na"),
+    };
+    IndexRow {
+        id: record.experiment.clone(),
+        title: record.title.clone(),
+        href: format!("{}.html", record.experiment),
+        device: format!("{} ({})", record.device.kind.name(), record.device.backend),
+        compared: h.compared.clone(),
+        memory_saved: match (h.memory_saved_bytes, h.memory_saved_pct) {
+            (Some(b), Some(p)) => format!("{} ({})", format::bytes(b), format::pct(p)),
+            _ => "n/a".into(),
+        },
+        throughput_cost: h
+            .throughput_cost_pct
+            .map_or_else(|| "n/a".into(), format::pct),
+        verdict: verdict.into(),
+        verdict_class: verdict_class.into(),
+        verdict_detail: h.correctness_detail.clone(),
+        failed_points: record.failed_points(),
+    }
+}
+
+fn page(record: &ExperimentRecord) -> ExperimentPage {
+    let experiment = experiments::find(&record.experiment);
+    let a = &record.analysis;
+    let mut phase_names: Vec<String> = Vec::new();
+    for p in record.points.iter().filter_map(|p| p.result()) {
+        for phase in &p.phases {
+            if !phase_names.iter().any(|n| *n == phase.phase) {
+                phase_names.push(phase.phase.to_string());
+            }
+        }
+    }
+    let points = record
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.result()?)))
+        .map(|(p, r)| PointRow {
+            label: p.point.label.clone(),
+            phase_peaks: phase_names
+                .iter()
+                .map(|n| CellBytes::new(r.phase(n).map(|ph| ph.peak_bytes)))
+                .collect(),
+            live_before: CellBytes::new(r.phases.first().map(|ph| ph.live_before_bytes)),
+            step_median: format::seconds(r.step.median_s),
+            step_spread: format!(
+                "{} to {}",
+                format::seconds(r.step.min_s),
+                format::seconds(r.step.max_s)
+            ),
+            repeats: r.step.samples_s.len(),
+            samples_per_s: format::rate(r.samples_per_s),
+            check: r.check.as_ref().map_or_else(
+                || "none".into(),
+                |c| {
+                    format!(
+                        "{}: |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
+                        if c.passed { "equal" } else { "DIFFERENT" },
+                        c.max_abs_diff,
+                        c.max_rel_diff,
+                        c.tolerance
+                    )
+                },
+            ),
+            check_failed: r.check.as_ref().is_some_and(|c| !c.passed),
+        })
+        .collect();
+    let failures = record
+        .points
+        .iter()
+        .filter_map(|p| match &p.outcome {
+            Outcome::Failed {
+                reason,
+                stderr_tail,
+            } => Some(FailureRow {
+                label: p.point.label.clone(),
+                reason: reason.clone(),
+                stderr_tail: stderr_tail.clone(),
+            }),
+            Outcome::Measured { .. } => None,
+        })
+        .collect();
+    let comparisons = a
+        .comparisons
+        .iter()
+        .map(|c| {
+            let pct = format::diff_pct(c.predicted_bytes, c.measured_bytes);
+            ComparisonRow {
+                quantity: c.quantity.clone(),
+                predicted: format::bytes(c.predicted_bytes),
+                measured: format::bytes(c.measured_bytes),
+                diff: format::bytes(c.measured_bytes - c.predicted_bytes),
+                diff_pct: format::pct(pct),
+                off: pct.is_nan() || pct.abs() > 10.0,
+                note: c.note.clone(),
+                exact: format!(
+                    "predicted {:.0} bytes, measured {:.0} bytes",
+                    c.predicted_bytes, c.measured_bytes
+                ),
+            }
+        })
+        .collect();
+    let p = &record.provenance;
+    let environment = vec![
+        ("device".into(), record.device.kind.name().to_string()),
+        ("backend".into(), record.device.backend.clone()),
+        ("dtype".into(), record.device.dtype.clone()),
+        ("profile".into(), record.profile.name().to_string()),
+        (
+            "CPU".into(),
+            format!("{} ({} cores)", p.cpu_model, p.cpu_cores),
+        ),
+        ("OS".into(), p.os.clone()),
+        ("burn".into(), p.burn_version.clone()),
+        (
+            "workbench".into(),
+            format!("{} at {}", p.workbench_version, p.git_commit),
+        ),
+        (
+            "build".into(),
+            format!("{}, {}", p.build_profile, p.rustc_version),
+        ),
+        ("started".into(), p.started_at.clone()),
+        ("wall time".into(), format!("{:.1} s", record.wall_s)),
+    ];
+    ExperimentPage {
+        id: record.experiment.clone(),
+        href: format!("{}.html", record.experiment),
+        title: record.title.clone(),
+        explanation: experiment.map_or("", |e| e.explanation()).into(),
+        snippet: experiment.map_or("", |e| e.snippet()).trim_end().into(),
+        headline: index_row(record),
+        findings: a.findings.clone(),
+        charts: a
+            .charts
+            .iter()
+            .map(|c| ChartView {
+                src: chart_file(&record.experiment, &c.id),
+                title: c.title.clone(),
+            })
+            .collect(),
+        comparisons,
+        fits: a
+            .fits
+            .iter()
+            .map(|f| FitRow {
+                what: f.what.clone(),
+                slope: format::bytes(f.fit.slope),
+                intercept: format::bytes(f.fit.intercept),
+                r_squared: format!("{:.6}", f.fit.r_squared),
+                n: f.fit.n,
+            })
+            .collect(),
+        published: a
+            .published
+            .iter()
+            .map(|f| PublishedRow {
+                source: f.source.clone(),
+                claim: f.claim.clone(),
+                ours: f.ours.clone(),
+            })
+            .collect(),
+        phase_names,
+        points,
+        failures,
+        probe: record.device.probe.as_ref().map_or_else(
+            || "no point was measured".into(),
+            |p| format!("{}: {}", p.kind, p.counts),
+        ),
+        environment,
+        json_href: format!("data/{}", record.file_name()),
+    }
+}
+
+impl SiteContext {
+    /// The view of a set of records.
+    pub fn new(records: &[ExperimentRecord]) -> Self {
+        Self {
+            rows: records.iter().map(index_row).collect(),
+            pages: records.iter().map(page).collect(),
+        }
+    }
+}
