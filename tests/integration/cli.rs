@@ -1,0 +1,177 @@
+//! Bad input: one line naming the problem, exit status 2, no backtrace, nothing half-written.
+
+use predicates::prelude::*;
+
+use crate::workbench;
+
+fn one_line_error(output: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "a panic: {stderr}");
+    assert!(!stderr.contains("backtrace"), "a backtrace: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
+    stderr
+}
+
+#[test]
+fn list_names_every_experiment() {
+    let out = workbench().arg("list").assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for e in experiments::all() {
+        assert!(stdout.contains(e.id()), "{} missing from list", e.id());
+    }
+}
+
+#[test]
+fn unknown_experiment_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = workbench()
+        .args(["run", "batch-size", "no-such-thing", "--quick", "--out"])
+        .arg(dir.path().join("site"))
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("unknown experiment 'no-such-thing'"), "{err}");
+    assert!(err.contains("batch-size"), "known ids listed: {err}");
+    assert!(!dir.path().join("site").exists());
+}
+
+#[test]
+fn output_that_is_a_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("site");
+    std::fs::write(&file, "not a folder").unwrap();
+    let out = workbench()
+        .args(["run", "no-grad", "--quick", "--out"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("is a file"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a folder");
+}
+
+#[test]
+fn foreign_non_empty_folder_is_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("precious.txt"), "keep me").unwrap();
+    let out = workbench()
+        .args(["run", "no-grad", "--quick", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("refusing to replace"), "{err}");
+    assert!(dir.path().join("precious.txt").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn unwritable_output_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).unwrap();
+    // root ignores permission bits: only meaningful for other users.
+    if std::fs::write(locked.join("probe"), "x").is_ok() {
+        return;
+    }
+    let out = workbench()
+        .args(["run", "no-grad", "--quick", "--out"])
+        .arg(locked.join("site"))
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("cannot write"), "{err}");
+}
+
+#[test]
+fn missing_results_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = workbench()
+        .args(["render", "--results"])
+        .arg(dir.path().join("nowhere"))
+        .arg("--out")
+        .arg(dir.path().join("site"))
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("cannot read"), "{err}");
+    assert!(!dir.path().join("site").exists());
+}
+
+#[test]
+fn results_folder_without_records_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = workbench()
+        .args(["render", "--results"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(dir.path().join("site"))
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("no result records"), "{err}");
+}
+
+#[test]
+fn malformed_record_is_refused_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::copy(
+        crate::fixtures().join("batch-size.json"),
+        results.join("batch-size.json"),
+    )
+    .unwrap();
+    std::fs::write(results.join("no-grad.json"), "{ \"schema_version\": 1, ").unwrap();
+    let out = workbench()
+        .args(["render", "--results"])
+        .arg(&results)
+        .arg("--out")
+        .arg(dir.path().join("site"))
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("malformed result record"), "{err}");
+    assert!(err.contains("no-grad.json"), "{err}");
+    assert!(!dir.path().join("site").exists(), "nothing half-written");
+}
+
+#[test]
+fn record_of_another_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.json"), "{\"schema_version\": 999}").unwrap();
+    let out = workbench()
+        .args(["render", "--results"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(dir.path().join("site"))
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("schema version 999"), "{err}");
+}
+
+#[test]
+fn unknown_device_is_refused_by_the_cli() {
+    workbench()
+        .args(["run", "all", "--device", "tpu"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid value 'tpu'"));
+}
+
+#[test]
+fn device_not_built_in_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = workbench()
+        .args(["run", "all", "--quick", "--device", "cuda", "--out"])
+        .arg(dir.path().join("site"))
+        .output()
+        .unwrap();
+    let err = one_line_error(&out);
+    assert!(err.contains("--device cuda"), "{err}");
+    assert!(!dir.path().join("site").exists());
+}

@@ -1,0 +1,35 @@
+//! The workbench's one integration-test binary (as mdBook has): the CLI end to end, bad input,
+//! the results schema, the rendered guide (snapshots of `<main>`), and the host memory probe.
+//!
+//! The binary installs the counting allocator so that the probe can be tested; tests that need
+//! exact byte counts re-run themselves in a child process, away from the other test threads.
+
+use experiments::probe::host::CountingAllocator;
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+mod cli;
+mod probe;
+mod record;
+mod run;
+mod site;
+
+use std::path::{Path, PathBuf};
+
+/// The `workbench` binary built with this test.
+pub fn workbench() -> assert_cmd::Command {
+    assert_cmd::Command::new(env!("CARGO_BIN_EXE_workbench"))
+}
+
+/// The committed fixture records (a real `--quick` run, plus one with a failed point).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results")
+}
+
+/// The `<main>` element of an HTML page.
+pub fn main_element(html: &str) -> &str {
+    let start = html.find("<main>").expect("page has <main>");
+    let end = html.find("</main>").expect("page has </main>") + "</main>".len();
+    &html[start..end]
+}

@@ -1,0 +1,44 @@
+//! The results schema round-trips, and loads in guide order.
+
+use workbench::record::{load_dir, ExperimentRecord, SCHEMA_VERSION};
+
+#[test]
+fn fixture_records_round_trip() {
+    for record in load_dir(&crate::fixtures()).unwrap() {
+        assert_eq!(record.schema_version, SCHEMA_VERSION);
+        let json = serde_json::to_string(&record).unwrap();
+        let back: ExperimentRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, record);
+    }
+}
+
+#[test]
+fn records_load_in_guide_order() {
+    let ids: Vec<String> = load_dir(&crate::fixtures())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.experiment)
+        .collect();
+    let order: Vec<&str> = experiments::all().iter().map(|e| e.id()).collect();
+    let mut expected: Vec<&str> = order
+        .iter()
+        .copied()
+        .filter(|id| ids.iter().any(|i| i == id))
+        .collect();
+    expected.dedup();
+    assert_eq!(ids, expected);
+}
+
+#[test]
+fn records_carry_provenance_and_raw_samples() {
+    for record in load_dir(&crate::fixtures()).unwrap() {
+        let p = &record.provenance;
+        assert!(!p.git_commit.is_empty() && !p.cpu_model.is_empty() && p.cpu_cores > 0);
+        assert!(!p.started_at.is_empty());
+        for point in &record.points {
+            if let Some(result) = point.result() {
+                assert_eq!(result.step.samples_s.len(), point.point.repeats);
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! `workbench run --quick` end to end: every experiment measured in child processes, the guide
+//! written (HTML, SVG, JSON), and the same byte counts from a second run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use experiments::{DeviceKind, Outcome, Point, Profile};
+use workbench::record::{load_dir, ExperimentRecord};
+use workbench::runner::Runner;
+
+use crate::workbench;
+
+/// Largest run-to-run difference allowed in a byte count. Seen: up to 1072 bytes, in multiples
+/// of 8 (mostly 272), only in points on the autodiff backend.
+const BOOKKEEPING_TOLERANCE_BYTES: u64 = 4096;
+
+fn run_quick(out: &Path, ids: &[&str]) -> Vec<ExperimentRecord> {
+    workbench()
+        .arg("run")
+        .args(ids)
+        .args(["--quick", "--out"])
+        .arg(out)
+        .assert()
+        .success();
+    load_dir(&out.join("data")).expect("the run's records load")
+}
+
+/// Byte counts of every phase of every point, by experiment and point id.
+fn byte_counts(records: &[ExperimentRecord]) -> BTreeMap<String, Vec<(String, u64, u64)>> {
+    records
+        .iter()
+        .flat_map(|r| {
+            r.points.iter().map(move |p| {
+                let result = p.result().expect("every quick point is measured");
+                (
+                    format!("{}/{}", r.experiment, p.point.id),
+                    result
+                        .phases
+                        .iter()
+                        .map(|ph| (ph.phase.to_string(), ph.live_before_bytes, ph.peak_bytes))
+                        .collect(),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn quick_run_writes_the_whole_guide() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let records = run_quick(&out, &["all"]);
+
+    assert_eq!(records.len(), experiments::all().len());
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for record in &records {
+        assert_eq!(
+            record.failed_points(),
+            0,
+            "{} had failures",
+            record.experiment
+        );
+        assert_eq!(record.device.kind, DeviceKind::Cpu);
+        assert_eq!(record.provenance.burn_version, "0.21.0");
+        assert!(record.device.probe.as_ref().unwrap().kind == "host-counting-allocator");
+        assert!(index.contains(&format!("href=\"{}.html\"", record.experiment)));
+
+        let page =
+            std::fs::read_to_string(out.join(format!("{}.html", record.experiment))).unwrap();
+        assert!(page.contains("Predicted against measured"));
+        assert!(page.contains("host-counting-allocator"));
+        assert!(!record.analysis.charts.is_empty());
+        for chart in &record.analysis.charts {
+            let file = format!("charts/{}--{}.svg", record.experiment, chart.id);
+            // minijinja escapes '/' in attributes as &#x2f;, which browsers decode.
+            assert!(
+                page.contains(&file.replace('/', "&#x2f;")),
+                "{file} not linked"
+            );
+            let svg = std::fs::read_to_string(out.join(&file)).unwrap();
+            assert!(svg.starts_with("<svg"), "{file} is not SVG");
+            assert!(svg.contains(&chart.title), "{file} has no title");
+            assert!(svg.contains(&chart.x_label) && svg.contains(&chart.y_label));
+            for series in &chart.series {
+                assert!(
+                    svg.contains(&series.name.replace('&', "&amp;")),
+                    "{file}: no legend entry {}",
+                    series.name
+                );
+            }
+        }
+        for point in &record.points {
+            let result = point.result().unwrap();
+            assert!(result.step.median_s > 0.0);
+            assert_eq!(result.step.samples_s.len(), point.point.repeats);
+            assert!(result.peak_bytes() > 0);
+        }
+    }
+    assert!(out.join(".workbench").exists());
+    assert!(out.join("style.css").exists());
+    // No partial folder is left beside the output.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        .collect();
+    assert!(leftovers.is_empty());
+
+    // The batch-size sweep spans at least 6 sizes over a 32x range.
+    let batch = records
+        .iter()
+        .find(|r| r.experiment == "batch-size")
+        .unwrap();
+    assert!(batch.points.len() >= 6);
+    // The no-grad outputs are equal.
+    let no_grad = records.iter().find(|r| r.experiment == "no-grad").unwrap();
+    assert_eq!(
+        no_grad.analysis.headline.correctness,
+        experiments::experiment::Correctness::Passed
+    );
+
+    // `render` rebuilds the same pages from the saved records, running nothing.
+    let rendered = dir.path().join("rendered");
+    workbench()
+        .args(["render", "--results"])
+        .arg(out.join("data"))
+        .arg("--out")
+        .arg(&rendered)
+        .assert()
+        .success();
+    for page in ["index.html", "batch-size.html", "no-grad.html"] {
+        assert_eq!(
+            std::fs::read_to_string(out.join(page)).unwrap(),
+            std::fs::read_to_string(rendered.join(page)).unwrap(),
+            "{page} differs after render"
+        );
+    }
+
+    // Memory on the CPU is deterministic up to the autodiff graph's bookkeeping: a second run
+    // gives the same byte counts within BOOKKEEPING_TOLERANCE_BYTES (see the README).
+    let again = run_quick(&dir.path().join("again"), &["all"]);
+    let (first, second) = (byte_counts(&records), byte_counts(&again));
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        second.keys().collect::<Vec<_>>()
+    );
+    for (point, phases) in &first {
+        for (a, b) in phases.iter().zip(&second[point]) {
+            assert_eq!(a.0, b.0);
+            for (x, y) in [(a.1, b.1), (a.2, b.2)] {
+                assert!(
+                    x.abs_diff(y) <= BOOKKEEPING_TOLERANCE_BYTES,
+                    "{point} {}: {x} against {y} bytes",
+                    a.0
+                );
+            }
+        }
+    }
+}
+
+fn fake_child(dir: &Path, script: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-workbench");
+    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn point() -> Point {
+    Point {
+        id: "p".into(),
+        label: "p".into(),
+        warmup: 0,
+        repeats: 1,
+        config: serde_json::json!({}),
+    }
+}
+
+fn runner(exe: std::path::PathBuf, timeout: Duration) -> Runner {
+    Runner {
+        exe,
+        device: DeviceKind::Cpu,
+        profile: Profile::Quick,
+        point_timeout: timeout,
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn crashing_child_is_a_failed_point_with_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = fake_child(
+        dir.path(),
+        "echo 'thread main panicked: out of memory' >&2; exit 101",
+    );
+    match runner(exe, Duration::from_secs(30)).run_point("batch-size", &point()) {
+        Outcome::Failed {
+            reason,
+            stderr_tail,
+        } => {
+            assert!(reason.contains("status 101"), "{reason}");
+            assert!(stderr_tail.contains("out of memory"), "{stderr_tail}");
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn hanging_child_is_killed_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = fake_child(dir.path(), "echo started >&2; sleep 30");
+    let started = std::time::Instant::now();
+    match runner(exe, Duration::from_millis(300)).run_point("batch-size", &point()) {
+        Outcome::Failed { reason, .. } => assert!(reason.contains("timed out"), "{reason}"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[cfg(unix)]
+#[test]
+fn child_printing_garbage_is_a_failed_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = fake_child(dir.path(), "cat >/dev/null; echo 'not json'");
+    match runner(exe, Duration::from_secs(30)).run_point("batch-size", &point()) {
+        Outcome::Failed { reason, .. } => assert!(reason.contains("no valid result"), "{reason}"),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
