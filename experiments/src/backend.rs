@@ -3,6 +3,7 @@
 
 use burn::backend::{Autodiff, Flex};
 use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::Tensor;
 
 use crate::device::DeviceKind;
 use crate::experiment::ExperimentError;
@@ -29,6 +30,7 @@ pub fn dispatch<W: OnBackend>(kind: DeviceKind, work: W) -> Result<W::Output, Ex
             {
                 return Err(ExperimentError::ProbeNotInstalled);
             }
+            warm_matmul_workspaces();
             Ok(work.run::<CpuBackend>(Default::default(), &HostProbe))
         }
         DeviceKind::Wgpu => Err(ExperimentError::BackendNotBuilt("wgpu")),
@@ -40,4 +42,20 @@ pub fn dispatch<W: OnBackend>(kind: DeviceKind, work: W) -> Result<W::Output, Ex
 pub fn sync<B: AutodiffBackend>(device: &B::Device) {
     // A failed sync surfaces again at the next read of a tensor; nothing to do with it here.
     let _ = B::sync(device);
+}
+
+/// Flex multiplies matrices with the `gemm` crate, which keeps one packing slab the size of the
+/// L2 cache per thread (`L2_SLAB`), allocated the first time that thread multiplies and kept for
+/// the life of the process. Which pool threads take part in a given matmul depends on
+/// scheduling, so without this the slabs (hundreds of KiB each) would appear inside measured
+/// phases in some runs and not in others. Every pool thread and the calling thread multiply once
+/// here, before anything is measured.
+pub fn warm_matmul_workspaces() {
+    let multiply = || {
+        // 128^3 multiply-adds: below Flex's parallel threshold, so it runs on this thread.
+        let a = Tensor::<Flex, 2>::ones([128, 128], &Default::default());
+        drop(a.clone().matmul(a));
+    };
+    rayon::broadcast(|_| multiply());
+    multiply();
 }
