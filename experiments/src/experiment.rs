@@ -114,8 +114,8 @@ pub struct PointResult {
     /// Sequences measured within the point, one value per pass or repeat, named with their unit
     /// (`retained_bytes_by_pass`).
     pub traces: BTreeMap<String, Vec<f64>>,
-    /// The technique's proof that it computes the same thing, where it has one.
-    pub check: Option<Check>,
+    /// The technique's proofs that it computes the same thing (empty for a sweep).
+    pub checks: Vec<Check>,
 }
 
 impl PointResult {
@@ -179,6 +179,40 @@ impl MeasuredPoint {
     }
 }
 
+/// The check with the largest relative difference over all measured points, described in one
+/// sentence for the headline.
+pub fn worst_check(points: &[MeasuredPoint]) -> String {
+    let mut by_what: Vec<&Check> = Vec::new();
+    for check in points
+        .iter()
+        .filter_map(|p| p.result())
+        .flat_map(|r| r.checks.iter())
+    {
+        match by_what.iter_mut().find(|c| c.what == check.what) {
+            Some(worst) if check.max_rel_diff > worst.max_rel_diff => *worst = check,
+            Some(_) => {}
+            None => by_what.push(check),
+        }
+    }
+    if by_what.is_empty() {
+        return "no check ran".into();
+    }
+    by_what
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: largest difference {:.3e} (relative {:.3e}, tolerance {:.0e}){}",
+                c.what,
+                c.max_abs_diff,
+                c.max_rel_diff,
+                c.tolerance,
+                if c.passed { "" } else { ", FAILED" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Overall verdict of a technique's correctness checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -199,7 +233,7 @@ impl Correctness {
         let checks: Vec<&Check> = points
             .iter()
             .filter_map(|p| p.result())
-            .filter_map(|r| r.check.as_ref())
+            .flat_map(|r| r.checks.iter())
             .collect();
         if checks.is_empty() {
             if points.iter().any(|p| p.result().is_some()) {
@@ -445,4 +479,29 @@ pub fn parse_config<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ExperimentError> {
     serde_json::from_value(point.config.clone())
         .map_err(|source| ExperimentError::BadConfig { experiment, source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Check;
+
+    #[test]
+    fn equal_values_pass() {
+        let c = Check::compare("x", &[1.0, -2.0, 3.0], &[1.0, -2.0, 3.0], 0.0);
+        assert!(c.passed);
+        assert_eq!(c.max_abs_diff, 0.0);
+    }
+
+    #[test]
+    fn a_difference_beyond_tolerance_fails() {
+        let c = Check::compare("x", &[1.0, -2.0, 4.0], &[1.0, -2.0, 4.004], 1e-4);
+        assert!(!c.passed);
+        assert!((c.max_rel_diff - 1e-3).abs() < 1e-6, "{}", c.max_rel_diff);
+    }
+
+    #[test]
+    fn nan_and_length_mismatch_fail() {
+        assert!(!Check::compare("x", &[1.0], &[f32::NAN], 1.0).passed);
+        assert!(!Check::compare("x", &[1.0, 2.0], &[1.0], 1.0).passed);
+    }
 }

@@ -127,3 +127,17 @@ pub fn delta_spread_bytes(runs: &[Vec<PhaseMemory>]) -> u64 {
         .max()
         .unwrap_or(0)
 }
+
+/// Phases of the same name (a forward per micro-batch) folded into one: the highest peak, with
+/// the bytes live before and after that occurrence. Order of first appearance is kept.
+pub fn collapse_by_name(phases: Vec<PhaseMemory>) -> Vec<PhaseMemory> {
+    let mut out: Vec<PhaseMemory> = Vec::new();
+    for phase in phases {
+        match out.iter_mut().find(|p| p.phase == phase.phase) {
+            Some(kept) if phase.peak_bytes > kept.peak_bytes => *kept = phase,
+            Some(_) => {}
+            None => out.push(phase),
+        }
+    }
+    out
+}

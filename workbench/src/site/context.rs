@@ -259,19 +259,25 @@ fn page(record: &ExperimentRecord) -> ExperimentPage {
             ),
             repeats: r.step.samples_s.len(),
             samples_per_s: format::rate(r.samples_per_s),
-            check: r.check.as_ref().map_or_else(
-                || "none".into(),
-                |c| {
-                    format!(
-                        "{}: |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
-                        if c.passed { "equal" } else { "DIFFERENT" },
-                        c.max_abs_diff,
-                        c.max_rel_diff,
-                        c.tolerance
-                    )
-                },
-            ),
-            check_failed: r.check.as_ref().is_some_and(|c| !c.passed),
+            check: if r.checks.is_empty() {
+                "none".into()
+            } else {
+                r.checks
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{}: {} |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
+                            c.what,
+                            if c.passed { "equal," } else { "DIFFERENT," },
+                            c.max_abs_diff,
+                            c.max_rel_diff,
+                            c.tolerance
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
+            check_failed: r.checks.iter().any(|c| !c.passed),
         })
         .collect();
     let failures = record
