@@ -5,13 +5,7 @@
 //! gradients (fixed). Below the crossover a smaller batch saves almost nothing; above it memory
 //! grows by a fixed number of bytes per sample, while throughput falls as batches shrink.
 
-use std::collections::BTreeMap;
-
-use burn::optim::AdamConfig;
-use burn::tensor::backend::AutodiffBackend;
-use serde::{Deserialize, Serialize};
-
-use crate::backend::{self, OnBackend};
+use crate::backend;
 use crate::device::DeviceKind;
 use crate::experiment::{
     parse_config, Analysis, Chart, Comparison, Correctness, Experiment, ExperimentError, Headline,
@@ -19,27 +13,13 @@ use crate::experiment::{
 };
 use crate::fit::LinearFit;
 use crate::format::{self, mib};
-use crate::models::{mlp, MlpShape};
-use crate::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
-use crate::timing;
+use crate::models::MlpShape;
+use crate::train::{TrainConfig, TrainPoint};
 
 /// Bytes of one f32.
-const F32_BYTES: u64 = 4;
+pub const F32_BYTES: u64 = 4;
 /// Adam keeps two moments per parameter.
-const ADAM_STATE_PER_PARAM: u64 = 2 * F32_BYTES;
-
-/// Configuration of one batch-size point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct BatchConfig {
-    /// The model trained.
-    pub shape: MlpShape,
-    /// Samples per step.
-    pub batch: usize,
-    /// Adam learning rate.
-    pub lr: f64,
-    /// Seed of the backend's generator (weights and data).
-    pub seed: u64,
-}
+pub const ADAM_STATE_PER_PARAM: u64 = 2 * F32_BYTES;
 
 /// The batch-size sweep.
 pub struct BatchSize;
@@ -104,11 +84,12 @@ impl Experiment for BatchSize {
                 label: format!("batch {batch}"),
                 warmup,
                 repeats,
-                config: serde_json::to_value(BatchConfig {
+                config: serde_json::to_value(TrainConfig {
                     shape: shape(profile),
                     batch,
                     lr: 1e-4,
                     seed: 42,
+                    micro_batches: 1,
                 })
                 .expect("config serialises"),
             })
@@ -116,7 +97,7 @@ impl Experiment for BatchSize {
     }
 
     fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError> {
-        let config: BatchConfig = parse_config(self.id(), point)?;
+        let config: TrainConfig = parse_config(self.id(), point)?;
         backend::dispatch(
             device,
             TrainPoint {
@@ -132,107 +113,6 @@ impl Experiment for BatchSize {
     }
 }
 
-/// Measures training steps of one configuration.
-pub struct TrainPoint {
-    /// What to train.
-    pub config: BatchConfig,
-    /// Untimed steps first (at least one: the first step allocates the Adam state).
-    pub warmup: usize,
-    /// Measured steps.
-    pub repeats: usize,
-}
-
-impl OnBackend for TrainPoint {
-    type Output = PointResult;
-
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
-        let c = self.config;
-        let sync = || backend::sync::<B>(&device);
-        B::seed(&device, c.seed);
-
-        let start = probe.read().in_use_bytes;
-        let model = c.shape.init::<B>(&device);
-        sync();
-        let after_init = probe.read().in_use_bytes;
-        mlp::materialize(&model);
-        sync();
-        let after_model = probe.read().in_use_bytes;
-        let (x, y) = c.shape.batch::<B>(c.batch, &device);
-        sync();
-        let after_inputs = probe.read().in_use_bytes;
-        // One forward and backward without an optimizer step, so that the backend's own buffers
-        // (matmul packing workspaces, the thread pool) exist before the optimizer state is read.
-        drop(mlp::loss(&model, x.clone(), y.clone()).backward());
-        sync();
-        let after_runtime = probe.read().in_use_bytes;
-
-        let mut optim = AdamConfig::new().init::<B, mlp::Mlp<B>>();
-        let mut model = Some(model);
-        let mut step = |runs: &mut Vec<_>| {
-            let mut meter = PhaseMeter::new(probe, &sync);
-            let m = model.take().expect("model is put back after each step");
-            model = Some(mlp::train_step(&mut meter, m, &mut optim, c.lr, &x, &y));
-            runs.push(meter.finish());
-        };
-
-        // The first step allocates Adam's moments: what stays live after it is optimizer state.
-        let mut warm_runs = Vec::new();
-        step(&mut warm_runs);
-        sync();
-        let optimizer_state_bytes = probe.read().in_use_bytes.saturating_sub(after_runtime);
-        for _ in 1..self.warmup {
-            step(&mut warm_runs);
-        }
-        let mut runs = Vec::new();
-        let timing = timing::repeat::<()>(0, self.repeats, || {
-            step(&mut runs);
-            Ok(())
-        })
-        .expect("the step is infallible");
-        let phases = last_repeat(&runs);
-
-        let forward = phases.iter().find(|p| p.phase == "forward");
-        let backward = phases.iter().find(|p| p.phase == "backward");
-        let mut metrics = BTreeMap::new();
-        metrics.insert("param_bytes".into(), (after_model - start) as f64);
-        metrics.insert("param_bytes_after_init".into(), (after_init - start) as f64);
-        metrics.insert(
-            "runtime_bytes".into(),
-            after_runtime.saturating_sub(after_inputs) as f64,
-        );
-        metrics.insert("input_bytes".into(), (after_inputs - after_model) as f64);
-        metrics.insert("optimizer_state_bytes".into(), optimizer_state_bytes as f64);
-        if let (Some(f), Some(b)) = (forward, backward) {
-            metrics.insert("activation_bytes".into(), f.delta_bytes() as f64);
-            metrics.insert(
-                "graph_bytes".into(),
-                f.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
-            );
-            metrics.insert(
-                "grad_bytes".into(),
-                b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
-            );
-            metrics.insert("live_before_step_bytes".into(), f.live_before_bytes as f64);
-        }
-        metrics.insert("num_params".into(), c.shape.num_params() as f64);
-        metrics.insert(
-            "repeat_delta_spread_bytes".into(),
-            delta_spread_bytes(&runs) as f64,
-        );
-
-        PointResult {
-            probe: probe.info(),
-            phases,
-            samples_per_s: timing.per_second(c.batch as f64),
-            step: timing,
-            samples_per_step: c.batch as u64,
-            metrics,
-            traces: BTreeMap::new(),
-            check: None,
-        }
-    }
-}
-
 /// One measured batch size, unpacked for the analysis.
 struct Row {
     batch: f64,
@@ -244,7 +124,7 @@ fn rows(points: &[MeasuredPoint]) -> Vec<Row> {
     let mut rows: Vec<Row> = points
         .iter()
         .filter_map(|p| {
-            let config: BatchConfig = p.config()?;
+            let config: TrainConfig = p.config()?;
             Some(Row {
                 batch: config.batch as f64,
                 result: p.result()?.clone(),
@@ -256,15 +136,18 @@ fn rows(points: &[MeasuredPoint]) -> Vec<Row> {
     rows
 }
 
-/// Predicted step peak: model, Adam state and inputs, plus the larger of the activations and the
-/// parameter gradients (backward frees activations as it produces gradients).
-fn predicted_step_peak(shape: MlpShape, batch: f64) -> f64 {
+/// Predicted step peak: model, Adam state and inputs, plus the larger of one micro-batch's
+/// activations and the parameter gradients (backward frees activations as it produces
+/// gradients), plus, when accumulating, the accumulated gradients held across micro-batches.
+pub fn predicted_step_peak(shape: MlpShape, batch: f64, micro_batches: usize) -> f64 {
     let p = shape.num_params() as f64;
     let fixed = p * (F32_BYTES + ADAM_STATE_PER_PARAM) as f64;
     let inputs = 2.0 * batch * shape.width as f64 * F32_BYTES as f64;
-    let activations = batch * shape.predicted_activation_bytes_per_sample(F32_BYTES) as f64;
+    let micro = batch / micro_batches.max(1) as f64;
+    let activations = micro * shape.predicted_activation_bytes_per_sample(F32_BYTES) as f64;
     let grads = p * F32_BYTES as f64;
-    fixed + inputs + activations.max(grads)
+    let accumulated = if micro_batches > 1 { grads } else { 0.0 };
+    fixed + inputs + activations.max(grads) + accumulated
 }
 
 /// The analysis of a batch-size sweep.
@@ -370,7 +253,7 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
         },
         Comparison {
             quantity: format!("step peak at batch {}", large.batch),
-            predicted_bytes: predicted_step_peak(shape, large.batch),
+            predicted_bytes: predicted_step_peak(shape, large.batch, 1),
             measured_bytes: peak_large,
             note: format!(
                 "model + Adam state + inputs + max(activations, gradients). Not predicted: \
@@ -426,10 +309,36 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
                     "step peak (predicted)",
                     true,
                     rows.iter()
-                        .map(|r| (r.batch, mib(predicted_step_peak(r.shape, r.batch))))
+                        .map(|r| (r.batch, mib(predicted_step_peak(r.shape, r.batch, 1))))
                         .collect(),
                 ),
             ],
+        },
+        Chart {
+            id: "components-vs-batch".into(),
+            title: "Where the bytes of a step go, component by component".into(),
+            x_label: "batch size (samples)".into(),
+            y_label: "bytes (MiB)".into(),
+            x_scale: Scale::Log2,
+            series: [
+                ("parameters", "param_bytes"),
+                ("Adam state", "optimizer_state_bytes"),
+                ("inputs and targets", "input_bytes"),
+                ("backend buffers (matmul workspaces)", "runtime_bytes"),
+                ("activations (forward peak above live)", "activation_bytes"),
+                ("parameter gradients", "grad_bytes"),
+            ]
+            .into_iter()
+            .map(|(name, metric)| {
+                Series::line(
+                    name,
+                    false,
+                    rows.iter()
+                        .map(|r| (r.batch, mib(r.result.metric(metric))))
+                        .collect(),
+                )
+            })
+            .collect(),
         },
         Chart {
             id: "activations-vs-gradients".into(),

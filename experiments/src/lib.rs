@@ -6,6 +6,7 @@
 //! measured points into a headline, findings, predictions beside measurements, and charts as data.
 //! Nothing here knows how the guide is rendered.
 
+pub mod accumulation;
 pub mod backend;
 pub mod batch_size;
 pub mod device;
@@ -18,13 +19,18 @@ pub mod probe;
 #[doc(hidden)]
 pub mod snippets;
 pub mod timing;
+pub mod train;
 
 pub use device::DeviceKind;
 pub use experiment::{Experiment, MeasuredPoint, Outcome, Point, PointResult, Profile};
 
 /// Every experiment, in the guide's order.
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![&batch_size::BatchSize, &no_grad::NoGrad]
+    vec![
+        &batch_size::BatchSize,
+        &accumulation::Accumulation,
+        &no_grad::NoGrad,
+    ]
 }
 
 /// The experiment with this id.

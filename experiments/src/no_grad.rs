@@ -199,7 +199,7 @@ impl OnBackend for EvalPoint {
             .to_vec::<f32>()
             .unwrap_or_default();
         let check = Check::compare(
-            "outputs of model.valid().forward(x) against model.forward(x) on the autodiff backend",
+            "outputs of valid() against the autodiff backend",
             &reference,
             &candidate,
             TOLERANCE,
@@ -247,7 +247,7 @@ impl OnBackend for EvalPoint {
             samples_per_step: c.batch as u64,
             metrics,
             traces,
-            check: Some(check),
+            checks: vec![check],
         }
     }
 }
@@ -447,13 +447,7 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
         },
     ];
 
-    let detail = match points.iter().filter_map(|p| p.result()?.check.as_ref()).max_by(|a, b| a.max_rel_diff.total_cmp(&b.max_rel_diff)) {
-        Some(c) => format!(
-            "outputs of valid() against the autodiff backend: largest difference {:.3e} (relative {:.3e}, tolerance {:.0e})",
-            c.max_abs_diff, c.max_rel_diff, c.tolerance
-        ),
-        None => "no check ran".into(),
-    };
+    let detail = crate::experiment::worst_check(points);
     Analysis {
         headline: Headline {
             compared: format!(

@@ -9,6 +9,7 @@ use experiments::probe::host::CountingAllocator;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
+mod checks;
 mod cli;
 mod probe;
 mod record;

@@ -6,7 +6,7 @@
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
-use burn::optim::{GradientsParams, Optimizer};
+use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::activation::relu;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
@@ -98,6 +98,13 @@ pub fn loss<B: Backend>(model: &Mlp<B>, x: Tensor<B, 2>, y: Tensor<B, 2>) -> Ten
 }
 
 /// One training step, each phase metered: forward (with the loss), backward, optimizer step.
+///
+/// With `micro_batches` k > 1 the batch is split into k slices (views, no copy); each slice's
+/// loss is scaled by 1/k, back-propagated, and its gradients added to a `GradientsAccumulator`
+/// (inside the `backward` phase); one optimizer step then applies the sum, which equals the
+/// gradient of the whole batch's mean loss. The meter records one forward and one backward
+/// phase per micro-batch.
+#[allow(clippy::too_many_arguments)]
 pub fn train_step<B, O>(
     meter: &mut PhaseMeter<'_>,
     model: Mlp<B>,
@@ -105,17 +112,51 @@ pub fn train_step<B, O>(
     lr: f64,
     x: &Tensor<B, 2>,
     y: &Tensor<B, 2>,
+    micro_batches: usize,
 ) -> Mlp<B>
 where
     B: AutodiffBackend,
     O: Optimizer<Mlp<B>, B>,
 {
-    let loss = meter.phase("forward", || loss(&model, x.clone(), y.clone()));
-    let grads = meter.phase("backward", || loss.backward());
-    meter.phase("optimizer", || {
-        let grads = GradientsParams::from_grads(grads, &model);
-        optim.step(lr, model, grads)
-    })
+    if micro_batches <= 1 {
+        let loss = meter.phase("forward", || loss(&model, x.clone(), y.clone()));
+        let grads = meter.phase("backward", || loss.backward());
+        return meter.phase("optimizer", || {
+            let grads = GradientsParams::from_grads(grads, &model);
+            optim.step(lr, model, grads)
+        });
+    }
+    let mut accumulator = GradientsAccumulator::<Mlp<B>>::new();
+    for (xi, yi) in micro_batch_slices(x, y, micro_batches) {
+        let loss = meter.phase("forward", || {
+            loss(&model, xi, yi).div_scalar(micro_batches as f64)
+        });
+        meter.phase("backward", || {
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            accumulator.accumulate(&model, grads);
+        });
+    }
+    meter.phase("optimizer", || optim.step(lr, model, accumulator.grads()))
+}
+
+/// The batch as `k` row slices of equal size (views of `x` and `y`; the last takes the rest).
+pub fn micro_batch_slices<B: Backend>(
+    x: &Tensor<B, 2>,
+    y: &Tensor<B, 2>,
+    k: usize,
+) -> Vec<(Tensor<B, 2>, Tensor<B, 2>)> {
+    let rows = x.dims()[0];
+    let size = rows.div_ceil(k.max(1));
+    (0..rows)
+        .step_by(size.max(1))
+        .map(|start| {
+            let len = size.min(rows - start);
+            (
+                x.clone().narrow(0, start, len),
+                y.clone().narrow(0, start, len),
+            )
+        })
+        .collect()
 }
 
 /// Burn initialises parameters lazily: `init()` allocates nothing until a parameter is first
