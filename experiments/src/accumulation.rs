@@ -10,17 +10,15 @@ use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
 
-use crate::backend;
-use crate::batch_size::{predicted_step_peak, repeats, shape};
+use crate::batch_size::{predicted_step_peak, shape};
 use crate::device::DeviceKind;
 use crate::experiment::{
-    parse_config, worst_check, Analysis, Chart, Check, Comparison, Correctness, Experiment,
-    ExperimentError, Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale,
-    Series,
+    worst_check, Analysis, Chart, Check, Comparison, Correctness, Experiment, ExperimentError,
+    Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale, Series,
 };
 use crate::format::{self, mib};
 use crate::models::mlp::{self, Mlp};
-use crate::train::{TrainConfig, TrainPoint};
+use crate::train::{run_train_point, TrainConfig};
 
 /// Relative tolerance of the gradient and parameter comparisons: the same sums in another order
 /// in f32 (measured differences are about 1e-7).
@@ -59,37 +57,28 @@ impl Experiment for Accumulation {
     }
 
     fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
-        let (warmup, repeats) = repeats(profile);
         let batch = effective_batch(profile);
         [1usize, 2, 4, 8, 16]
             .into_iter()
-            .map(|k| Point {
-                id: format!("micro-{k}"),
-                label: format!("{k} x {}", batch / k),
-                warmup,
-                repeats,
-                config: serde_json::to_value(TrainConfig {
+            .map(|k| {
+                TrainConfig {
                     shape: shape(profile),
                     batch,
                     lr: 1e-4,
                     seed: 42,
                     micro_batches: k,
-                })
-                .expect("config serialises"),
+                }
+                .point(
+                    format!("micro-{k}"),
+                    format!("{k} x {}", batch / k),
+                    profile,
+                )
             })
             .collect()
     }
 
     fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError> {
-        let config: TrainConfig = parse_config(self.id(), point)?;
-        backend::dispatch(
-            device,
-            TrainPoint {
-                config,
-                warmup: point.warmup,
-                repeats: point.repeats,
-            },
-        )
+        run_train_point(self.id(), point, device)
     }
 
     fn analyse(&self, points: &[MeasuredPoint]) -> Analysis {

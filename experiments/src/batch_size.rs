@@ -5,16 +5,15 @@
 //! gradients (fixed). Below the crossover a smaller batch saves almost nothing; above it memory
 //! grows by a fixed number of bytes per sample, while throughput falls as batches shrink.
 
-use crate::backend;
 use crate::device::DeviceKind;
 use crate::experiment::{
-    parse_config, Analysis, Chart, Comparison, Correctness, Experiment, ExperimentError, Headline,
-    MeasuredPoint, Point, PointResult, Profile, PublishedFigure, ReportedFit, Scale, Series,
+    Analysis, Chart, Comparison, Correctness, Experiment, ExperimentError, Headline, MeasuredPoint,
+    Point, PointResult, Profile, PublishedFigure, ReportedFit, Scale, Series,
 };
 use crate::fit::LinearFit;
 use crate::format::{self, mib};
 use crate::models::MlpShape;
-use crate::train::{TrainConfig, TrainPoint};
+use crate::train::{run_train_point, TrainConfig};
 
 /// Bytes of one f32.
 pub const F32_BYTES: u64 = 4;
@@ -76,36 +75,23 @@ impl Experiment for BatchSize {
     }
 
     fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
-        let (warmup, repeats) = repeats(profile);
         batches(profile)
             .into_iter()
-            .map(|batch| Point {
-                id: format!("batch-{batch}"),
-                label: format!("batch {batch}"),
-                warmup,
-                repeats,
-                config: serde_json::to_value(TrainConfig {
+            .map(|batch| {
+                TrainConfig {
                     shape: shape(profile),
                     batch,
                     lr: 1e-4,
                     seed: 42,
                     micro_batches: 1,
-                })
-                .expect("config serialises"),
+                }
+                .point(format!("batch-{batch}"), format!("batch {batch}"), profile)
             })
             .collect()
     }
 
     fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError> {
-        let config: TrainConfig = parse_config(self.id(), point)?;
-        backend::dispatch(
-            device,
-            TrainPoint {
-                config,
-                warmup: point.warmup,
-                repeats: point.repeats,
-            },
-        )
+        run_train_point(self.id(), point, device)
     }
 
     fn analyse(&self, points: &[MeasuredPoint]) -> Analysis {

@@ -8,7 +8,8 @@ use burn::tensor::backend::AutodiffBackend;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{self, OnBackend};
-use crate::experiment::PointResult;
+use crate::device::DeviceKind;
+use crate::experiment::{parse_config, ExperimentError, Point, PointResult, Profile};
 use crate::models::{mlp, MlpShape};
 use crate::probe::{collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::timing;
@@ -31,6 +32,37 @@ pub struct TrainConfig {
 
 fn one() -> usize {
     1
+}
+
+impl TrainConfig {
+    /// The point measuring this configuration, with the profile's warm-up and repeats.
+    pub fn point(&self, id: String, label: String, profile: Profile) -> Point {
+        let (warmup, repeats) = crate::batch_size::repeats(profile);
+        Point {
+            id,
+            label,
+            warmup,
+            repeats,
+            config: serde_json::to_value(self).expect("config serialises"),
+        }
+    }
+}
+
+/// Measures a point whose config is a [`TrainConfig`], for the experiment `experiment`.
+pub fn run_train_point(
+    experiment: &'static str,
+    point: &Point,
+    device: DeviceKind,
+) -> Result<PointResult, ExperimentError> {
+    let config: TrainConfig = parse_config(experiment, point)?;
+    backend::dispatch(
+        device,
+        TrainPoint {
+            config,
+            warmup: point.warmup,
+            repeats: point.repeats,
+        },
+    )
 }
 
 /// Measures training steps of one configuration.
