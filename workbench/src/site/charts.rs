@@ -144,7 +144,7 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
             }
         }
         ctx.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(legend_position(&chart.series, scale))
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(180, 180, 180))
             .label_font(("sans-serif", 13))
@@ -153,6 +153,35 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
         root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
+}
+
+/// Upper left when the data rise from left to right, upper right when they fall, so that the
+/// legend sits over the emptier corner.
+fn legend_position(
+    series: &[experiments::experiment::Series],
+    scale: Scale,
+) -> SeriesLabelPosition {
+    let (mut left, mut right) = (0.0, 0.0);
+    for s in series {
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|p| (to_x(scale, p.x), p.y))
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        if let (Some(first), Some(last)) = (
+            pts.iter().min_by(|a, b| a.0.total_cmp(&b.0)),
+            pts.iter().max_by(|a, b| a.0.total_cmp(&b.0)),
+        ) {
+            left += first.1;
+            right += last.1;
+        }
+    }
+    if left > right {
+        SeriesLabelPosition::UpperRight
+    } else {
+        SeriesLabelPosition::UpperLeft
+    }
 }
 
 fn bounds(values: &[f64], pad: f64) -> (f64, f64) {
