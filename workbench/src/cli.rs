@@ -198,7 +198,7 @@ fn run_experiments(
         .sum();
     let progress = std::sync::Arc::new(Progress::new(total));
     let reports = Reports(vec![
-        Box::new(ProgressHandle(progress.clone())),
+        Box::new(progress.clone()),
         Box::new(JsonExport {
             dir: data_dir.clone(),
         }),
@@ -252,21 +252,6 @@ fn write_site(records: &[ExperimentRecord], staging: Staging) -> anyhow::Result<
         .context("cannot move the finished guide into place")?;
     debug_assert!(target.join("index.html").exists());
     Ok(())
-}
-
-/// A shared handle, so that the run can read the progress report's failures at the end.
-struct ProgressHandle(std::sync::Arc<Progress>);
-
-impl Report for ProgressHandle {
-    fn point_started(&self, experiment: &str, point: &Point) {
-        self.0.point_started(experiment, point);
-    }
-    fn point_finished(&self, experiment: &str, point: &experiments::MeasuredPoint) {
-        self.0.point_finished(experiment, point);
-    }
-    fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
-        self.0.experiment_finished(record)
-    }
 }
 
 /// The child side of the point protocol.

@@ -23,6 +23,25 @@ pub trait Report {
     }
 }
 
+/// A shared report (the run keeps a handle to read the progress report's failures at the end).
+impl<R: Report + ?Sized> Report for std::sync::Arc<R> {
+    fn experiment_started(&self, experiment: &str, points: usize) {
+        (**self).experiment_started(experiment, points);
+    }
+
+    fn point_started(&self, experiment: &str, point: &Point) {
+        (**self).point_started(experiment, point);
+    }
+
+    fn point_finished(&self, experiment: &str, point: &MeasuredPoint) {
+        (**self).point_finished(experiment, point);
+    }
+
+    fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
+        (**self).experiment_finished(record)
+    }
+}
+
 /// Sends every event to each report in turn.
 #[derive(Default)]
 pub struct Reports(pub Vec<Box<dyn Report>>);
