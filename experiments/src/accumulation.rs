@@ -222,8 +222,10 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
             measured_bytes: peak(r),
             note: format!(
                 "model + Adam state + inputs + max(activations of B/k, gradients) + accumulated \
-                 gradients when k > 1. Not predicted: {} of backend buffers and temporaries \
-                 inside backward",
+                 gradients when k > 1. Not predicted: {} live in the process before the model \
+                 was built (thread pool, matmul slabs), {} of backend buffers allocated by the \
+                 first pass, and temporaries inside backward",
+                format::bytes(r.result.metric("process_baseline_bytes")),
                 format::bytes(r.result.metric("runtime_bytes"))
             ),
         })

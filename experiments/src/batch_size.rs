@@ -242,9 +242,11 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
             predicted_bytes: predicted_step_peak(shape, large.batch, 1),
             measured_bytes: peak_large,
             note: format!(
-                "model + Adam state + inputs + max(activations, gradients). Not predicted: \
-                 {} of the backend's own buffers (matmul workspaces, thread pool; measured after \
-                 a warm-up pass) and temporaries inside backward",
+                "model + Adam state + inputs + max(activations, gradients). Not predicted: {} \
+                 live in the process before the model was built (thread pool, matmul slabs), \
+                 {} of backend buffers allocated by the first pass, and temporaries inside \
+                 backward",
+                format::bytes(large.result.metric("process_baseline_bytes")),
                 format::bytes(large.result.metric("runtime_bytes"))
             ),
         },
@@ -310,7 +312,14 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
                 ("parameters", "param_bytes"),
                 ("Adam state", "optimizer_state_bytes"),
                 ("inputs and targets", "input_bytes"),
-                ("backend buffers (matmul workspaces)", "runtime_bytes"),
+                (
+                    "process before the model (thread pool, matmul slabs)",
+                    "process_baseline_bytes",
+                ),
+                (
+                    "backend buffers allocated by the first pass",
+                    "runtime_bytes",
+                ),
                 ("activations (forward peak above live)", "activation_bytes"),
                 ("parameter gradients", "grad_bytes"),
             ]

@@ -139,6 +139,7 @@ impl OnBackend for TrainPoint {
         let mut metrics = BTreeMap::new();
         metrics.insert("param_bytes".into(), (after_model - start) as f64);
         metrics.insert("param_bytes_after_init".into(), (after_init - start) as f64);
+        metrics.insert("process_baseline_bytes".into(), start as f64);
         metrics.insert(
             "runtime_bytes".into(),
             after_runtime.saturating_sub(after_inputs) as f64,
