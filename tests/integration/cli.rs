@@ -1,5 +1,7 @@
 //! Bad input: one line naming the problem, exit status 2, no backtrace, nothing half-written.
 
+use std::path::Path;
+
 use predicates::prelude::*;
 
 use crate::workbench;
@@ -11,6 +13,27 @@ fn one_line_error(output: &std::process::Output) -> String {
     assert!(!stderr.contains("backtrace"), "a backtrace: {stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
     stderr
+}
+
+/// `workbench render --results RESULTS --out OUT`.
+fn render(results: &Path, out: &Path) -> std::process::Output {
+    workbench()
+        .args(["render", "--results"])
+        .arg(results)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// `workbench ARGS... --out OUT`.
+fn run_into(args: &[&str], out: &Path) -> std::process::Output {
+    workbench()
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
 }
 
 #[test]
@@ -25,11 +48,10 @@ fn list_names_every_experiment() {
 #[test]
 fn unknown_experiment_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = workbench()
-        .args(["run", "batch-size", "no-such-thing", "--quick", "--out"])
-        .arg(dir.path().join("site"))
-        .output()
-        .unwrap();
+    let out = run_into(
+        &["run", "batch-size", "no-such-thing", "--quick"],
+        &dir.path().join("site"),
+    );
     let err = one_line_error(&out);
     assert!(err.contains("unknown experiment 'no-such-thing'"), "{err}");
     assert!(err.contains("batch-size"), "known ids listed: {err}");
@@ -41,11 +63,7 @@ fn output_that_is_a_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("site");
     std::fs::write(&file, "not a folder").unwrap();
-    let out = workbench()
-        .args(["run", "no-grad", "--quick", "--out"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = run_into(&["run", "no-grad", "--quick"], &file);
     let err = one_line_error(&out);
     assert!(err.contains("is a file"), "{err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a folder");
@@ -55,11 +73,7 @@ fn output_that_is_a_file_is_refused() {
 fn foreign_non_empty_folder_is_not_replaced() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("precious.txt"), "keep me").unwrap();
-    let out = workbench()
-        .args(["run", "no-grad", "--quick", "--out"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = run_into(&["run", "no-grad", "--quick"], dir.path());
     let err = one_line_error(&out);
     assert!(err.contains("refusing to replace"), "{err}");
     assert!(dir.path().join("precious.txt").exists());
@@ -77,11 +91,7 @@ fn unwritable_output_is_refused() {
     if std::fs::write(locked.join("probe"), "x").is_ok() {
         return;
     }
-    let out = workbench()
-        .args(["run", "no-grad", "--quick", "--out"])
-        .arg(locked.join("site"))
-        .output()
-        .unwrap();
+    let out = run_into(&["run", "no-grad", "--quick"], &locked.join("site"));
     let err = one_line_error(&out);
     assert!(err.contains("cannot write"), "{err}");
 }
@@ -89,13 +99,7 @@ fn unwritable_output_is_refused() {
 #[test]
 fn missing_results_folder_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = workbench()
-        .args(["render", "--results"])
-        .arg(dir.path().join("nowhere"))
-        .arg("--out")
-        .arg(dir.path().join("site"))
-        .output()
-        .unwrap();
+    let out = render(&dir.path().join("nowhere"), &dir.path().join("site"));
     let err = one_line_error(&out);
     assert!(err.contains("cannot read"), "{err}");
     assert!(!dir.path().join("site").exists());
@@ -104,13 +108,7 @@ fn missing_results_folder_is_refused() {
 #[test]
 fn results_folder_without_records_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = workbench()
-        .args(["render", "--results"])
-        .arg(dir.path())
-        .arg("--out")
-        .arg(dir.path().join("site"))
-        .output()
-        .unwrap();
+    let out = render(dir.path(), &dir.path().join("site"));
     let err = one_line_error(&out);
     assert!(err.contains("no result records"), "{err}");
 }
@@ -126,13 +124,7 @@ fn malformed_record_is_refused_and_named() {
     )
     .unwrap();
     std::fs::write(results.join("no-grad.json"), "{ \"schema_version\": 1, ").unwrap();
-    let out = workbench()
-        .args(["render", "--results"])
-        .arg(&results)
-        .arg("--out")
-        .arg(dir.path().join("site"))
-        .output()
-        .unwrap();
+    let out = render(&results, &dir.path().join("site"));
     let err = one_line_error(&out);
     assert!(err.contains("malformed result record"), "{err}");
     assert!(err.contains("no-grad.json"), "{err}");
@@ -143,13 +135,7 @@ fn malformed_record_is_refused_and_named() {
 fn record_of_another_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("x.json"), "{\"schema_version\": 999}").unwrap();
-    let out = workbench()
-        .args(["render", "--results"])
-        .arg(dir.path())
-        .arg("--out")
-        .arg(dir.path().join("site"))
-        .output()
-        .unwrap();
+    let out = render(dir.path(), &dir.path().join("site"));
     let err = one_line_error(&out);
     assert!(err.contains("schema version 999"), "{err}");
 }
@@ -166,11 +152,10 @@ fn unknown_device_is_refused_by_the_cli() {
 #[test]
 fn device_not_built_in_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = workbench()
-        .args(["run", "all", "--quick", "--device", "cuda", "--out"])
-        .arg(dir.path().join("site"))
-        .output()
-        .unwrap();
+    let out = run_into(
+        &["run", "all", "--quick", "--device", "cuda"],
+        &dir.path().join("site"),
+    );
     let err = one_line_error(&out);
     assert!(err.contains("--device cuda"), "{err}");
     assert!(!dir.path().join("site").exists());
