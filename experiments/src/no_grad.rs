@@ -313,12 +313,14 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
     }
     let ad_eval = ad.result.metric("eval_bytes");
     let va_eval = va.result.metric("eval_bytes");
-    let retained = ad
-        .result
-        .traces
-        .get("retained_bytes_by_pass")
-        .cloned()
-        .unwrap_or_default();
+    let retained_by_pass = |r: &Row| -> Vec<f64> {
+        r.result
+            .traces
+            .get("retained_bytes_by_pass")
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (retained, va_retained) = (retained_by_pass(ad), retained_by_pass(va));
     findings.push(format!(
         "The trap: at batch {}, each autodiff pass whose output is dropped without backward \
          leaves {} behind; after {} passes {} were still held. With the check's pass on top, {} \
@@ -330,17 +332,8 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
         format::bytes(retained.last().copied().unwrap_or(f64::NAN)),
         format::bytes(ad.result.metric("held_before_backward_bytes")),
         format::bytes(ad.result.metric("held_after_backward_bytes")),
-        va.result
-            .traces
-            .get("retained_bytes_by_pass")
-            .map_or(0, Vec::len),
-        format::bytes(
-            va.result
-                .traces
-                .get("retained_bytes_by_pass")
-                .and_then(|t| t.last().copied())
-                .unwrap_or(f64::NAN)
-        ),
+        va_retained.len(),
+        format::bytes(va_retained.last().copied().unwrap_or(f64::NAN)),
     ));
     findings.push(format!(
         "Throughput at batch {}: {} samples/s on the autodiff backend, {} through valid().",

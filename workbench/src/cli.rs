@@ -237,9 +237,6 @@ fn run_experiments(
 /// Renders into the staging folder and moves it into place; on error keeps nothing half-written
 /// at the target.
 fn write_site(records: &[ExperimentRecord], staging: Staging) -> anyhow::Result<()> {
-    let data_dir = staging.path().join("data");
-    std::fs::create_dir_all(&data_dir)
-        .with_context(|| format!("cannot create {}", data_dir.display()))?;
     if let Err(e) = HtmlRenderer.render(records, staging.path()) {
         let kept = staging.abandon();
         return Err(anyhow::Error::new(e).context(format!(

@@ -87,11 +87,6 @@ impl HostProbe {
         drop(boxed);
         ALLOCATIONS.load(Ordering::Relaxed) != before
     }
-
-    /// Number of allocations made since the process started.
-    pub fn allocation_count() -> u64 {
-        ALLOCATIONS.load(Ordering::Relaxed)
-    }
 }
 
 impl MemoryProbe for HostProbe {
