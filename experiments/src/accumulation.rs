@@ -10,6 +10,7 @@ use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
 
+use crate::backend::Checkpointing;
 use crate::batch_size::{predicted_step_peak, shape};
 use crate::device::DeviceKind;
 use crate::experiment::{
@@ -67,6 +68,7 @@ impl Experiment for Accumulation {
                     lr: 1e-4,
                     seed: 42,
                     micro_batches: k,
+                    checkpointing: Checkpointing::None,
                 }
                 .point(
                     format!("micro-{k}"),

@@ -1,6 +1,7 @@
 //! Picks the Burn backend and memory probe for a device, so that experiment code is written once,
 //! generic over `B: AutodiffBackend`, and instantiated once per backend built in.
 
+use burn::backend::autodiff::checkpoint::strategy::BalancedCheckpointing;
 use burn::backend::{Autodiff, Flex};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
@@ -13,6 +14,21 @@ use crate::probe::MemoryProbe;
 /// The training backend on the CPU.
 pub type CpuBackend = Autodiff<Flex>;
 
+/// The training backend on the CPU with Burn's balanced gradient checkpointing.
+pub type CheckpointedCpuBackend = Autodiff<Flex, BalancedCheckpointing>;
+
+/// Which tensors the autodiff backend keeps for backward.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checkpointing {
+    /// `NoCheckpointing`: every tensor a backward step needs is kept from the forward pass.
+    #[default]
+    None,
+    /// `BalancedCheckpointing`: outputs of memory-bound ops are recomputed during backward
+    /// from the nearest kept (compute-bound) ancestor instead of being kept.
+    Balanced,
+}
+
 /// Work that runs on whichever backend a device selects.
 pub trait OnBackend {
     /// What the work returns.
@@ -23,6 +39,15 @@ pub trait OnBackend {
 
 /// Runs `work` on the backend of `kind`.
 pub fn dispatch<W: OnBackend>(kind: DeviceKind, work: W) -> Result<W::Output, ExperimentError> {
+    dispatch_with(kind, Checkpointing::None, work)
+}
+
+/// Runs `work` on the backend of `kind`, its autodiff keeping tensors as `checkpointing` says.
+pub fn dispatch_with<W: OnBackend>(
+    kind: DeviceKind,
+    checkpointing: Checkpointing,
+    work: W,
+) -> Result<W::Output, ExperimentError> {
     match kind {
         DeviceKind::Cpu => {
             // WORKBENCH_ALLOW_UNCOUNTED: timing-only runs of the uncounted build (probe cost).
@@ -31,7 +56,12 @@ pub fn dispatch<W: OnBackend>(kind: DeviceKind, work: W) -> Result<W::Output, Ex
                 return Err(ExperimentError::ProbeNotInstalled);
             }
             warm_matmul_workspaces();
-            Ok(work.run::<CpuBackend>(Default::default(), &HostProbe))
+            Ok(match checkpointing {
+                Checkpointing::None => work.run::<CpuBackend>(Default::default(), &HostProbe),
+                Checkpointing::Balanced => {
+                    work.run::<CheckpointedCpuBackend>(Default::default(), &HostProbe)
+                }
+            })
         }
         DeviceKind::Wgpu => Err(ExperimentError::BackendNotBuilt("wgpu")),
         DeviceKind::Cuda => Err(ExperimentError::BackendNotBuilt("cuda")),

@@ -5,6 +5,7 @@
 //! gradients (fixed). Below the crossover a smaller batch saves almost nothing; above it memory
 //! grows by a fixed number of bytes per sample, while throughput falls as batches shrink.
 
+use crate::backend::Checkpointing;
 use crate::device::DeviceKind;
 use crate::experiment::{
     Analysis, Chart, Comparison, Correctness, Experiment, ExperimentError, Headline, MeasuredPoint,
@@ -84,6 +85,7 @@ impl Experiment for BatchSize {
                     lr: 1e-4,
                     seed: 42,
                     micro_batches: 1,
+                    checkpointing: Checkpointing::None,
                 }
                 .point(format!("batch-{batch}"), format!("batch {batch}"), profile)
             })

@@ -9,17 +9,21 @@
 pub mod accumulation;
 pub mod backend;
 pub mod batch_size;
+pub mod checkpointing;
 pub mod device;
 pub mod experiment;
 pub mod fit;
 pub mod format;
+pub mod in_place;
 pub mod models;
 pub mod no_grad;
 pub mod probe;
+pub mod single_op;
 #[doc(hidden)]
 pub mod snippets;
 pub mod timing;
 pub mod train;
+pub mod views;
 
 pub use device::DeviceKind;
 pub use experiment::{Experiment, MeasuredPoint, Outcome, Point, PointResult, Profile};
@@ -29,7 +33,10 @@ pub fn all() -> Vec<&'static dyn Experiment> {
     vec![
         &batch_size::BatchSize,
         &accumulation::Accumulation,
+        &checkpointing::GradientCheckpointing,
         &no_grad::NoGrad,
+        &in_place::InPlace,
+        &views::Views,
     ]
 }
 

@@ -7,7 +7,7 @@ use burn::optim::AdamConfig;
 use burn::tensor::backend::AutodiffBackend;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::{self, OnBackend};
+use crate::backend::{self, Checkpointing, OnBackend};
 use crate::device::DeviceKind;
 use crate::experiment::{parse_config, ExperimentError, Point, PointResult, Profile};
 use crate::models::{mlp, MlpShape};
@@ -28,6 +28,9 @@ pub struct TrainConfig {
     /// Micro-batches the batch is split into, gradients accumulated (1: one plain step).
     #[serde(default = "one")]
     pub micro_batches: usize,
+    /// What the autodiff backend keeps for backward.
+    #[serde(default)]
+    pub checkpointing: Checkpointing,
 }
 
 fn one() -> usize {
@@ -55,8 +58,9 @@ pub fn run_train_point(
     device: DeviceKind,
 ) -> Result<PointResult, ExperimentError> {
     let config: TrainConfig = parse_config(experiment, point)?;
-    backend::dispatch(
+    backend::dispatch_with(
         device,
+        config.checkpointing,
         TrainPoint {
             config,
             warmup: point.warmup,
@@ -166,6 +170,9 @@ impl OnBackend for TrainPoint {
 
         let checks = if c.micro_batches > 1 {
             crate::accumulation::checks::<B>(&c, &x, &y, model.take().expect("model is back"))
+        } else if c.checkpointing != Checkpointing::None {
+            drop(model.take());
+            vec![crate::checkpointing::check::<B>(&c, &device)]
         } else {
             Vec::new()
         };

@@ -2,6 +2,7 @@
 
 use burn::backend::{Autodiff, Flex};
 use experiments::accumulation::{checks, checks_with_loss_scale};
+use experiments::backend::Checkpointing;
 use experiments::models::MlpShape;
 use experiments::train::TrainConfig;
 
@@ -18,6 +19,7 @@ fn setup() -> (TrainConfig, MlpShape) {
         lr: 1e-3,
         seed: 3,
         micro_batches: 4,
+        checkpointing: Checkpointing::None,
     };
     (config, shape)
 }

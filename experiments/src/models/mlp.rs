@@ -67,6 +67,16 @@ impl MlpShape {
         (2 * (self.depth as u64 - 1) + 2) * self.width as u64 * elem_bytes
     }
 
+    /// Predicted bytes at the forward pass's high point per sample under
+    /// `BalancedCheckpointing`: ReLU is marked memory-bound, so its output is recomputed in
+    /// backward rather than kept, while each hidden Linear output (ReLU's input, produced by a
+    /// compute-bound op) is kept: one width per hidden layer. At the end of the pass the last
+    /// Linear output and the loss's difference are live as without checkpointing, and the last
+    /// hidden ReLU output, no longer kept, is still live while it feeds the last Linear.
+    pub fn predicted_checkpointed_activation_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        ((self.depth as u64 - 1) + 3) * self.width as u64 * elem_bytes
+    }
+
     /// Predicted bytes an evaluation pass on the autodiff backend leaves recorded per sample once
     /// its output is dropped: each hidden layer's Linear and ReLU outputs. The last output is
     /// saved by no operation, so it dies with the output.

@@ -1,0 +1,82 @@
+//! Measuring one tensor operation: the shared loop of the experiments that compare ways of
+//! writing the same computation (`in-place`, `views-vs-clones`) rather than training steps.
+//!
+//! Each repeat builds a fresh input outside the clock, then runs the operation as one metered
+//! phase: its peak above what was live before (the input included) is what the operation added,
+//! and what is still held after it, above what was live before the input was made, is what it
+//! leaves behind.
+
+use std::time::Instant;
+
+use crate::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter};
+use crate::timing::Timing;
+
+/// What the repeats of one operation measured.
+#[derive(Debug, Clone)]
+pub struct OpMeasurement {
+    /// The phase of the last repeat (named by the caller).
+    pub phase: PhaseMemory,
+    /// Bytes in use before the last repeat's input was made.
+    pub before_input_bytes: u64,
+    /// Time of the operation alone, input construction excluded.
+    pub timing: Timing,
+    /// Largest difference between repeats in the bytes the operation added.
+    pub repeat_delta_spread_bytes: u64,
+}
+
+impl OpMeasurement {
+    /// Bytes the operation added at its peak, above everything live before it (input included).
+    pub fn added_peak_bytes(&self) -> u64 {
+        self.phase.delta_bytes()
+    }
+
+    /// Bytes still held once the operation returned, above what was live before its input was
+    /// made: the output, plus whatever the output keeps alive.
+    pub fn held_bytes(&self) -> u64 {
+        self.phase
+            .live_after_bytes
+            .saturating_sub(self.before_input_bytes)
+    }
+}
+
+/// Runs `op` on a fresh input from `make_input`, `warmup` times untimed and `repeats` times
+/// measured. `sync` waits for the device; it runs before each clock read.
+pub fn measure_op<I, O>(
+    probe: &dyn MemoryProbe,
+    sync: &dyn Fn(),
+    phase: &'static str,
+    warmup: usize,
+    repeats: usize,
+    mut make_input: impl FnMut() -> I,
+    mut op: impl FnMut(I) -> O,
+) -> OpMeasurement {
+    let mut runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(repeats.max(1));
+    let mut samples_s = Vec::with_capacity(repeats.max(1));
+    let mut before_input_bytes = 0;
+    for i in 0..warmup + repeats.max(1) {
+        sync();
+        let before = probe.read().in_use_bytes;
+        let input = make_input();
+        let mut meter = PhaseMeter::new(probe, sync);
+        let start = Instant::now();
+        let output = meter.phase(phase, || op(input));
+        let elapsed_s = start.elapsed().as_secs_f64();
+        let phases = meter.finish();
+        drop(output);
+        if i >= warmup {
+            samples_s.push(elapsed_s);
+            runs.push(phases);
+            before_input_bytes = before;
+        }
+    }
+    let phase = last_repeat(&runs)
+        .into_iter()
+        .next()
+        .expect("one phase per repeat");
+    OpMeasurement {
+        phase,
+        before_input_bytes,
+        timing: Timing::from_samples(samples_s),
+        repeat_delta_spread_bytes: delta_spread_bytes(&runs),
+    }
+}
