@@ -4,7 +4,7 @@
 use burn::backend::autodiff::checkpoint::strategy::BalancedCheckpointing;
 use burn::backend::{Autodiff, Flex};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::Tensor;
+use burn::tensor::{set_default_dtypes, FloatDType, IntDType, Tensor};
 
 use crate::device::DeviceKind;
 use crate::experiment::ExperimentError;
@@ -37,15 +37,56 @@ pub trait OnBackend {
     fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> Self::Output;
 }
 
-/// Runs `work` on the backend of `kind`.
-pub fn dispatch<W: OnBackend>(kind: DeviceKind, work: W) -> Result<W::Output, ExperimentError> {
-    dispatch_with(kind, Checkpointing::None, work)
+/// The float type a device stores tensors in by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloatStorage {
+    /// 4 bytes per value.
+    #[default]
+    F32,
+    /// bfloat16: 2 bytes, f32's exponent range, 8 significant bits.
+    Bf16,
+    /// IEEE half: 2 bytes, 11 significant bits, largest finite value 65504.
+    F16,
 }
 
-/// Runs `work` on the backend of `kind`, its autodiff keeping tensors as `checkpointing` says.
+impl FloatStorage {
+    /// Burn's name for it.
+    pub fn dtype(self) -> FloatDType {
+        match self {
+            FloatStorage::F32 => FloatDType::F32,
+            FloatStorage::Bf16 => FloatDType::BF16,
+            FloatStorage::F16 => FloatDType::F16,
+        }
+    }
+
+    /// Bytes per value.
+    pub fn bytes(self) -> u64 {
+        match self {
+            FloatStorage::F32 => 4,
+            FloatStorage::Bf16 | FloatStorage::F16 => 2,
+        }
+    }
+}
+
+/// How the backend of a point is set up before any tensor exists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Setup {
+    /// What the autodiff backend keeps for backward.
+    pub checkpointing: Checkpointing,
+    /// The device's default float type.
+    pub float: FloatStorage,
+}
+
+/// Runs `work` on the backend of `kind`.
+pub fn dispatch<W: OnBackend>(kind: DeviceKind, work: W) -> Result<W::Output, ExperimentError> {
+    dispatch_with(kind, Setup::default(), work)
+}
+
+/// Runs `work` on the backend of `kind`, set up as `setup` says.
 pub fn dispatch_with<W: OnBackend>(
     kind: DeviceKind,
-    checkpointing: Checkpointing,
+    setup: Setup,
     work: W,
 ) -> Result<W::Output, ExperimentError> {
     match kind {
@@ -55,7 +96,14 @@ pub fn dispatch_with<W: OnBackend>(
             {
                 return Err(ExperimentError::ProbeNotInstalled);
             }
+            if setup.float != FloatStorage::F32 {
+                // Once per device and process, before the first tensor (the warm-up below
+                // then multiplies in the same type the work will).
+                set_default_dtypes::<Flex>(&Default::default(), setup.float.dtype(), IntDType::I32)
+                    .map_err(|e| ExperimentError::Backend(format!("{e:?}")))?;
+            }
             warm_matmul_workspaces();
+            let checkpointing = setup.checkpointing;
             Ok(match checkpointing {
                 Checkpointing::None => work.run::<CpuBackend>(Default::default(), &HostProbe),
                 Checkpointing::Balanced => {

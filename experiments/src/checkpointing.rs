@@ -218,7 +218,7 @@ impl Row {
 }
 
 /// Pairs of (plain, balanced) rows with equal depth and batch, in `key` order.
-fn pairs<'a>(rows: &'a [Row], keep: impl Fn(&Row) -> bool) -> Vec<(&'a Row, &'a Row)> {
+fn pairs(rows: &[Row], keep: impl Fn(&Row) -> bool) -> Vec<(&Row, &Row)> {
     rows.iter()
         .filter(|r| r.config.checkpointing == Checkpointing::None && keep(r))
         .filter_map(|p| {

@@ -15,6 +15,7 @@ pub mod experiment;
 pub mod fit;
 pub mod format;
 pub mod in_place;
+pub mod mixed_precision;
 pub mod models;
 pub mod no_grad;
 pub mod probe;
@@ -33,10 +34,11 @@ pub fn all() -> Vec<&'static dyn Experiment> {
     vec![
         &batch_size::BatchSize,
         &accumulation::Accumulation,
+        &mixed_precision::MixedPrecision,
         &checkpointing::GradientCheckpointing,
-        &no_grad::NoGrad,
         &in_place::InPlace,
         &views::Views,
+        &no_grad::NoGrad,
     ]
 }
 

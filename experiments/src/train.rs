@@ -60,7 +60,10 @@ pub fn run_train_point(
     let config: TrainConfig = parse_config(experiment, point)?;
     backend::dispatch_with(
         device,
-        config.checkpointing,
+        backend::Setup {
+            checkpointing: config.checkpointing,
+            ..Default::default()
+        },
         TrainPoint {
             config,
             warmup: point.warmup,

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Distribution, Tensor};
+use burn::tensor::{s, Distribution, Tensor};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::{self, OnBackend};
@@ -33,7 +33,7 @@ const TOLERANCE: f64 = 1e-6;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
-    /// `x.slice([0..rows / 2])`, parent kept.
+    /// `x.slice(s![0..rows / 2])`, parent kept.
     SliceRows,
     /// `x.slice([0..rows, 0..cols / 2])`, a strided view, parent kept.
     SliceColumns,
@@ -101,7 +101,7 @@ impl Op {
     /// The Burn code, as on the page.
     pub fn code(self) -> &'static str {
         match self {
-            Op::SliceRows => "x.clone().slice([0..rows / 2])",
+            Op::SliceRows => "x.clone().slice(s![0..rows / 2])",
             Op::SliceColumns => "x.clone().slice([0..rows, 0..cols / 2])",
             Op::Narrow => "x.clone().narrow(0, rows / 4, rows / 2)",
             Op::Transpose => "x.clone().transpose()",
@@ -134,11 +134,15 @@ impl Op {
     /// Predicted bytes the operation adds at its peak above the live parent, from Flex's rules:
     /// views share the buffer; an op writes in place only into a uniquely owned contiguous
     /// buffer; `into_data` hands over a uniquely owned exact-size buffer and copies otherwise.
+    /// Its copy is made twice at the peak: Flex copies the elements into a `Vec<u8>`, and
+    /// cubecl's `Bytes::from_bytes_vec` copies that again to 16-byte alignment (a `Vec<u8>` is
+    /// only 1-byte aligned), freeing the first copy after.
     pub fn predicted_copied_bytes(self, rows: usize, cols: usize) -> u64 {
         let tensor = (rows * cols) as u64 * F32_BYTES;
         match self {
-            Op::ReshapeTransposed | Op::ExpTransposed | Op::ToDataRoundTrip => tensor,
-            Op::RowCopy => cols as u64 * F32_BYTES,
+            Op::ReshapeTransposed | Op::ExpTransposed => tensor,
+            Op::ToDataRoundTrip => 2 * tensor,
+            Op::RowCopy => 2 * cols as u64 * F32_BYTES,
             _ => 0,
         }
     }
@@ -152,6 +156,7 @@ impl Op {
             Op::ExpOwned | Op::ExpTransposed | Op::IntoDataRoundTrip | Op::RowView => tensor,
             Op::RowCopy => cols as u64 * F32_BYTES,
             // The parent is kept: its buffer, plus the copy if there is one.
+            Op::ToDataRoundTrip => 2 * tensor,
             op => tensor + op.predicted_copied_bytes(rows, cols),
         }
     }
@@ -162,7 +167,7 @@ impl Op {
         let device = x.device();
         let keep = |y: Tensor<B, 2>, x: Tensor<B, 2>| (y, Some(x));
         match self {
-            Op::SliceRows => keep(x.clone().slice([0..rows / 2]), x),
+            Op::SliceRows => keep(x.clone().slice(s![0..rows / 2]), x),
             Op::SliceColumns => keep(x.clone().slice([0..rows, 0..cols / 2]), x),
             Op::Narrow => keep(x.clone().narrow(0, rows / 4, rows / 2), x),
             Op::Transpose => keep(x.clone().transpose(), x),
@@ -462,7 +467,8 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
     if let (Some(view), Some(copy)) = (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
         findings.push(format!(
             "The trap: a one-row view of a {} tensor still held {} after the tensor was dropped; \
-             copying the row out held {} and took {} against {} for the view.",
+             copying the row out held {} and took {} against {} for the view (the copy's time \
+             includes freeing the parent's buffer).",
             parent(view),
             format::bytes(view.held()),
             format::bytes(copy.held()),
@@ -513,7 +519,7 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
     let sizes = of(Op::ReshapeTransposed);
     if !sizes.is_empty() {
         copy_series.push(Series::line(
-            "one parent's size (the prediction for a copy)",
+            "one parent's size (predicted for the reshape and the exp of a transpose)",
             true,
             sizes.iter().map(|r| (x(r), x(r))).collect(),
         ));
@@ -601,12 +607,17 @@ fn copy_note(op: Op) -> &'static str {
             "unique but not contiguous: exp writes a new contiguous buffer, x is freed after"
         }
         Op::ToDataRoundTrip => {
-            "x is shared, so to_data copies it into a Vec; from_data then takes that Vec as is"
+            "x is shared, so to_data copies it into a Vec<u8>, which Bytes::from_bytes_vec \
+             copies again to 16-byte alignment before the first copy is freed; from_data then \
+             takes the aligned buffer as is. One copy stays"
         }
         Op::IntoDataRoundTrip => {
             "x is unique, contiguous and exactly sized: into_data hands its buffer over"
         }
         Op::RowView => "a view: nothing copied (and nothing freed, see below)",
-        Op::RowCopy => "into_data copies the row's elements out of the larger buffer",
+        Op::RowCopy => {
+            "into_data copies the row's elements out of the larger buffer, twice at the peak \
+             (the alignment copy, as for to_data)"
+        }
     }
 }

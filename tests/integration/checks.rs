@@ -2,7 +2,7 @@
 
 use burn::backend::{Autodiff, Flex};
 use experiments::accumulation::{checks, checks_with_loss_scale};
-use experiments::backend::Checkpointing;
+use experiments::backend::{CheckpointedCpuBackend, Checkpointing};
 use experiments::models::MlpShape;
 use experiments::train::TrainConfig;
 
@@ -48,4 +48,49 @@ fn accumulation_without_the_1_over_k_scale_is_caught() {
         "unscaled gradients must differ: {:?}",
         result[0]
     );
+}
+
+#[test]
+fn checkpointed_gradients_equal_the_plain_ones() {
+    let (config, _) = setup();
+    let config = TrainConfig {
+        micro_batches: 1,
+        checkpointing: Checkpointing::Balanced,
+        ..config
+    };
+    let check =
+        experiments::checkpointing::check::<CheckpointedCpuBackend>(&config, &Default::default());
+    assert!(check.passed, "{check:?}");
+}
+
+#[test]
+fn a_loss_curve_that_drifts_fails_the_mixed_precision_check() {
+    use experiments::mixed_precision::{drift, drift_check};
+    let reference: Vec<f64> = (0..60).map(|i| 1.0 / (1.0 + i as f64 / 10.0)).collect();
+    // The yardstick: a run from other weights, 1% off everywhere.
+    let other: Vec<f64> = reference.iter().map(|l| l * 1.01).collect();
+    let tolerance = drift(&reference, &other);
+    assert!((tolerance - 0.01).abs() < 1e-6, "{tolerance}");
+    assert!(drift_check(&reference, &reference, "same", tolerance).passed);
+    // A curve that stalls at half the initial loss drifts far beyond it.
+    let stalled: Vec<f64> = reference.iter().map(|l| l.max(0.5)).collect();
+    let check = drift_check(&reference, &stalled, "stalled", tolerance);
+    assert!(!check.passed && check.max_rel_diff > 0.1, "{check:?}");
+    // Without a yardstick nothing passes.
+    assert!(!drift_check(&reference, &reference, "same", f64::NAN).passed);
+}
+
+#[test]
+fn both_ways_of_writing_layer_norm_compute_the_same_values() {
+    use experiments::snippets::in_place::{layer_norm_borrowed, layer_norm_owned};
+    type Inner = Flex;
+    let device = Default::default();
+    let x = burn::tensor::Tensor::<Inner, 2>::random(
+        [32, 64],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        &device,
+    );
+    let borrowed = layer_norm_borrowed(&x, 1e-5).into_data();
+    let owned = layer_norm_owned(x, 1e-5).into_data();
+    borrowed.assert_eq(&owned, true);
 }

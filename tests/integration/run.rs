@@ -123,8 +123,17 @@ fn quick_run_writes_the_whole_guide() {
         .find(|r| r.experiment == "batch-size")
         .unwrap();
     assert!(batch.points.len() >= 6);
-    // The techniques compute the same thing: no-grad outputs and accumulated gradients equal.
-    for id in ["no-grad", "accumulation"] {
+    // The techniques compute the same thing: no-grad outputs, accumulated and checkpointed
+    // gradients, both ways of writing a computation, views and their host reference, and bf16's
+    // loss curve within its drift tolerance of f32's.
+    for id in [
+        "no-grad",
+        "accumulation",
+        "checkpointing",
+        "in-place",
+        "views-vs-clones",
+        "mixed-precision",
+    ] {
         let record = records.iter().find(|r| r.experiment == id).unwrap();
         assert_eq!(
             record.analysis.headline.correctness,
@@ -133,6 +142,8 @@ fn quick_run_writes_the_whole_guide() {
             record.analysis.headline.correctness_detail
         );
     }
+
+    techniques_save_what_they_predict(&records);
 
     // `render` rebuilds the same pages from the saved records, running nothing.
     let rendered = dir.path().join("rendered");
@@ -143,15 +154,14 @@ fn quick_run_writes_the_whole_guide() {
         .arg(&rendered)
         .assert()
         .success();
-    for page in [
-        "index.html",
-        "batch-size.html",
-        "accumulation.html",
-        "no-grad.html",
-    ] {
+    for page in ["index.html"]
+        .into_iter()
+        .map(String::from)
+        .chain(records.iter().map(|r| format!("{}.html", r.experiment)))
+    {
         assert_eq!(
-            std::fs::read_to_string(out.join(page)).unwrap(),
-            std::fs::read_to_string(rendered.join(page)).unwrap(),
+            std::fs::read_to_string(out.join(&page)).unwrap(),
+            std::fs::read_to_string(rendered.join(&page)).unwrap(),
             "{page} differs after render"
         );
     }
@@ -176,6 +186,69 @@ fn quick_run_writes_the_whole_guide() {
             }
         }
     }
+}
+
+/// The quick run's own figures show each technique doing what its page says it does.
+fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
+    let record = |id: &str| records.iter().find(|r| r.experiment == id).unwrap();
+    let metric = |p: &experiments::MeasuredPoint, name: &str| p.result().unwrap().metric(name);
+    let point = |id: &str, point: &str| {
+        record(id)
+            .points
+            .iter()
+            .find(|p| p.point.id == point)
+            .unwrap_or_else(|| panic!("{id} has no point {point}"))
+            .clone()
+    };
+    // Tensor handles and bookkeeping: well under 1 KiB per operation.
+    const HANDLES: f64 = 1024.0;
+
+    // in-place: consuming the input saves exactly one tensor's elements (up to its handle).
+    for p in &record("in-place").points {
+        if let Some(rest) = p.point.id.strip_prefix("chain-keep-clone-") {
+            let consumed = point("in-place", &format!("chain-consume-{rest}"));
+            let saved = metric(p, "added_peak_bytes") - metric(&consumed, "added_peak_bytes");
+            let tensor = metric(p, "tensor_bytes");
+            assert!(
+                (saved - tensor).abs() < HANDLES,
+                "{}: {saved} vs {tensor}",
+                p.point.id
+            );
+        }
+    }
+    // views-vs-clones: views copy nothing, a reshape of a transpose copies the parent, a row view
+    // holds the whole parent and a row copy does not.
+    for p in &record("views-vs-clones").points {
+        let parent = metric(p, "parent_bytes");
+        let copied = metric(p, "copied_bytes");
+        let op = p.point.id.split("-rows-").next().unwrap();
+        match op {
+            "slice-rows" | "slice-columns" | "narrow" | "transpose" | "reshape" | "expand" => {
+                assert!(copied < HANDLES, "{}: {copied}", p.point.id)
+            }
+            "reshape-transposed" => assert!((copied - parent).abs() < HANDLES, "{}", p.point.id),
+            "row-view" => assert!(metric(p, "held_bytes") >= parent, "{}", p.point.id),
+            "row-copy" => assert!(metric(p, "held_bytes") < parent / 64.0, "{}", p.point.id),
+            _ => {}
+        }
+    }
+    // checkpointing: the balanced forward pass keeps less than the plain one, at every point.
+    for p in &record("checkpointing").points {
+        if let Some(rest) = p.point.id.strip_suffix("-plain") {
+            let balanced = point("checkpointing", &format!("{rest}-balanced"));
+            assert!(
+                metric(&balanced, "activation_bytes") < metric(p, "activation_bytes"),
+                "{rest}"
+            );
+        }
+    }
+    // mixed-precision: the task is learned in f32, and bf16 storage halves the weights.
+    let f32_run = point("mixed-precision", "f32");
+    let losses = &f32_run.result().unwrap().traces["loss_by_step"];
+    assert!(losses.len() >= 50);
+    assert!(losses.last().unwrap() < &(0.5 * losses[0]), "{losses:?}");
+    let bf16 = point("mixed-precision", "bf16");
+    assert!(metric(&bf16, "param_bytes") < 0.6 * metric(&f32_run, "param_bytes"));
 }
 
 fn fake_child(dir: &Path, script: &str) -> std::path::PathBuf {

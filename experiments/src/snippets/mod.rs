@@ -7,5 +7,6 @@ pub mod accumulation;
 pub mod batch_size;
 pub mod checkpointing;
 pub mod in_place;
+pub mod mixed_precision;
 pub mod no_grad;
 pub mod views;
