@@ -11,9 +11,12 @@ use workbench::runner::Runner;
 
 use crate::workbench;
 
-/// Largest run-to-run difference allowed in a byte count. Seen: up to 1072 bytes, in multiples
-/// of 8 (mostly 272), only in points on the autodiff backend.
-const BOOKKEEPING_TOLERANCE_BYTES: u64 = 4096;
+/// Largest run-to-run difference allowed in a byte count: a fixed part plus a part that grows
+/// with the count (and so with the autodiff graph). Seen: up to 2720 bytes, in multiples of 8
+/// (mostly 272), only in points on the autodiff backend, more in deeper models.
+fn bookkeeping_tolerance_bytes(count: u64) -> u64 {
+    4096 + count / 5000
+}
 
 /// Text as plotters writes it into SVG.
 fn xml_escape(text: &str) -> String {
@@ -167,7 +170,7 @@ fn quick_run_writes_the_whole_guide() {
     }
 
     // Memory on the CPU is deterministic up to the autodiff graph's bookkeeping: a second run
-    // gives the same byte counts within BOOKKEEPING_TOLERANCE_BYTES (see the README).
+    // gives the same byte counts within bookkeeping_tolerance_bytes (see the README).
     let again = run_quick(&dir.path().join("again"), &["all"]);
     let (first, second) = (byte_counts(&records), byte_counts(&again));
     assert_eq!(
@@ -179,7 +182,7 @@ fn quick_run_writes_the_whole_guide() {
             assert_eq!(a.0, b.0);
             for (x, y) in [(a.1, b.1), (a.2, b.2)] {
                 assert!(
-                    x.abs_diff(y) <= BOOKKEEPING_TOLERANCE_BYTES,
+                    x.abs_diff(y) <= bookkeeping_tolerance_bytes(x.max(y)),
                     "{point} {}: {x} against {y} bytes",
                     a.0
                 );
