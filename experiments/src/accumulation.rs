@@ -15,7 +15,7 @@ use crate::batch_size::{predicted_step_peak, shape};
 use crate::device::DeviceKind;
 use crate::experiment::{
     worst_check, Analysis, Chart, Check, Comparison, Correctness, Experiment, ExperimentError,
-    Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale, Series,
+    Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale, Series, Sizes,
 };
 use crate::format::{self, mib};
 use crate::models::mlp::{self, Mlp};
@@ -28,11 +28,12 @@ const TOLERANCE: f64 = 1e-5;
 /// The gradient-accumulation experiment.
 pub struct Accumulation;
 
-/// The effective batch of each profile: large enough that activations dominate the peak.
-fn effective_batch(profile: Profile) -> usize {
-    match profile {
-        Profile::Quick => 512,
-        Profile::Full => 2048,
+/// The effective batch at each size: large enough that activations dominate the peak.
+fn effective_batch(sizes: Sizes) -> usize {
+    match sizes {
+        Sizes::Quick => 512,
+        Sizes::Full => 2048,
+        Sizes::Gpu => 16384,
     }
 }
 
@@ -57,13 +58,14 @@ impl Experiment for Accumulation {
         include_str!("snippets/accumulation.rs")
     }
 
-    fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
-        let batch = effective_batch(profile);
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
+        let sizes = Sizes::of(profile, device);
+        let batch = effective_batch(sizes);
         [1usize, 2, 4, 8, 16]
             .into_iter()
             .map(|k| {
                 TrainConfig {
-                    shape: shape(profile),
+                    shape: shape(sizes),
                     batch,
                     lr: 1e-4,
                     seed: 42,

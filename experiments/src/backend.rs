@@ -111,9 +111,60 @@ pub fn dispatch_with<W: OnBackend>(
                 }
             })
         }
-        DeviceKind::Wgpu => Err(ExperimentError::BackendNotBuilt("wgpu")),
-        DeviceKind::Cuda => Err(ExperimentError::BackendNotBuilt("cuda")),
+        DeviceKind::Wgpu => {
+            crate::driver::identify(kind)?;
+            #[cfg(feature = "wgpu")]
+            {
+                use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
+                run_on_cube::<WgpuRuntime, burn::backend::Wgpu, W>(
+                    WgpuDevice::default(),
+                    setup,
+                    work,
+                )
+            }
+            #[cfg(not(feature = "wgpu"))]
+            unreachable!("identify refuses a backend that is not built")
+        }
+        DeviceKind::Cuda => {
+            crate::driver::identify(kind)?;
+            #[cfg(feature = "cuda")]
+            {
+                use burn::backend::cuda::CudaDevice;
+                run_on_cube::<cubecl::cuda::CudaRuntime, burn::backend::Cuda, W>(
+                    CudaDevice::default(),
+                    setup,
+                    work,
+                )
+            }
+            #[cfg(not(feature = "cuda"))]
+            unreachable!("identify refuses a backend that is not built")
+        }
     }
+}
+
+/// Runs `work` on a CubeCL backend `B` (runtime `R`), measured by CubeCL's memory manager on
+/// this thread's stream.
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+fn run_on_cube<R, B, W>(
+    device: B::Device,
+    setup: Setup,
+    work: W,
+) -> Result<W::Output, ExperimentError>
+where
+    R: cubecl::Runtime<Device = B::Device>,
+    B: burn::tensor::backend::Backend,
+    W: OnBackend,
+{
+    use crate::probe::cube::CubeProbe;
+    if setup.float != FloatStorage::F32 {
+        set_default_dtypes::<B>(&device, setup.float.dtype(), IntDType::I32)
+            .map_err(|e| ExperimentError::Backend(format!("{e:?}")))?;
+    }
+    let probe = CubeProbe::<R>::new(&device);
+    Ok(match setup.checkpointing {
+        Checkpointing::None => work.run::<Autodiff<B>>(device, &probe),
+        Checkpointing::Balanced => work.run::<Autodiff<B, BalancedCheckpointing>>(device, &probe),
+    })
 }
 
 /// Waits for the device's queued work (a no-op on Flex, which runs eagerly).

@@ -9,7 +9,7 @@ use crate::backend::Checkpointing;
 use crate::device::DeviceKind;
 use crate::experiment::{
     Analysis, Chart, Comparison, Correctness, Experiment, ExperimentError, Headline, MeasuredPoint,
-    Point, PointResult, Profile, PublishedFigure, ReportedFit, Scale, Series,
+    Point, PointResult, Profile, PublishedFigure, ReportedFit, Scale, Series, Sizes,
 };
 use crate::fit::LinearFit;
 use crate::format::{self, mib};
@@ -24,25 +24,30 @@ pub const ADAM_STATE_PER_PARAM: u64 = 2 * F32_BYTES;
 /// The batch-size sweep.
 pub struct BatchSize;
 
-/// The model of each profile.
-pub fn shape(profile: Profile) -> MlpShape {
-    match profile {
-        Profile::Quick => MlpShape {
+/// The model at each size.
+pub fn shape(sizes: Sizes) -> MlpShape {
+    match sizes {
+        Sizes::Quick => MlpShape {
             width: 256,
             depth: 4,
         },
-        Profile::Full => MlpShape {
+        Sizes::Full => MlpShape {
             width: 1024,
             depth: 8,
+        },
+        Sizes::Gpu => MlpShape {
+            width: 4096,
+            depth: 16,
         },
     }
 }
 
-/// The batch sizes of each profile: a 32x range in quick, 128x in full.
-pub fn batches(profile: Profile) -> Vec<usize> {
-    match profile {
-        Profile::Quick => vec![8, 16, 32, 64, 128, 256],
-        Profile::Full => vec![16, 32, 64, 128, 256, 512, 1024, 2048],
+/// The batch sizes: a 32x range in quick, 128x in full, 256x on a GPU.
+pub fn batches(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![8, 16, 32, 64, 128, 256],
+        Sizes::Full => vec![16, 32, 64, 128, 256, 512, 1024, 2048],
+        Sizes::Gpu => vec![64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
     }
 }
 
@@ -75,12 +80,13 @@ impl Experiment for BatchSize {
         include_str!("snippets/batch_size.rs")
     }
 
-    fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
-        batches(profile)
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
+        let sizes = Sizes::of(profile, device);
+        batches(sizes)
             .into_iter()
             .map(|batch| {
                 TrainConfig {
-                    shape: shape(profile),
+                    shape: shape(sizes),
                     batch,
                     lr: 1e-4,
                     seed: 42,

@@ -17,7 +17,7 @@ use crate::batch_size::{ADAM_STATE_PER_PARAM, F32_BYTES};
 use crate::device::DeviceKind;
 use crate::experiment::{
     worst_check, Analysis, Chart, Check, Comparison, Correctness, Experiment, ExperimentError,
-    Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale, Series,
+    Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale, Series, Sizes,
 };
 use crate::format::{self, mib};
 use crate::models::{mlp, MlpShape};
@@ -40,20 +40,27 @@ struct Sweeps {
     batch_sweep_depth: usize,
 }
 
-fn sweeps(profile: Profile) -> Sweeps {
-    match profile {
-        Profile::Quick => Sweeps {
+fn sweeps(sizes: Sizes) -> Sweeps {
+    match sizes {
+        Sizes::Quick => Sweeps {
             width: 128,
             depths: vec![4, 16, 64],
             depth_sweep_batch: 256,
             batches: vec![16, 64, 256, 1024],
             batch_sweep_depth: 16,
         },
-        Profile::Full => Sweeps {
+        Sizes::Full => Sweeps {
             width: 512,
             depths: vec![4, 8, 16, 32, 64],
             depth_sweep_batch: 1024,
             batches: vec![64, 128, 256, 512, 1024, 2048, 4096],
+            batch_sweep_depth: 16,
+        },
+        Sizes::Gpu => Sweeps {
+            width: 2048,
+            depths: vec![4, 8, 16, 32, 64],
+            depth_sweep_batch: 4096,
+            batches: vec![256, 512, 1024, 2048, 4096, 8192, 16384],
             batch_sweep_depth: 16,
         },
     }
@@ -88,8 +95,8 @@ impl Experiment for GradientCheckpointing {
         include_str!("snippets/checkpointing.rs")
     }
 
-    fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
-        let s = sweeps(profile);
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
+        let s = sweeps(Sizes::of(profile, device));
         let mut configs: Vec<(usize, usize)> = s
             .depths
             .iter()
@@ -276,7 +283,8 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
     let mut findings = Vec::new();
     findings.push(format!(
         "At depth {} and batch {}: step peak {} without checkpointing, {} with ({}); the forward \
-         pass keeps {} against {} ({:.3} of it); a step takes {} against {} ({}).",
+         pass keeps {} against {} ({:.3} of it); a step takes {} against {} ({}; repeats ranged \
+         {} to {} and {} to {}: a time cost smaller than that spread is not resolved here).",
         max_depth,
         depth_batch,
         format::bytes(deep_plain.peak()),
@@ -288,6 +296,10 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
         format::seconds(deep_plain.result.step.median_s),
         format::seconds(deep_bal.result.step.median_s),
         format::pct(overhead_pct(deep_plain, deep_bal)),
+        format::seconds(deep_plain.result.step.min_s),
+        format::seconds(deep_plain.result.step.max_s),
+        format::seconds(deep_bal.result.step.min_s),
+        format::seconds(deep_bal.result.step.max_s),
     ));
     // Where it starts to pay: the smallest batch at which the balanced peak is lower by more
     // than the repeat-to-repeat spread of the bytes measured (1%, generously).

@@ -33,6 +33,28 @@ impl Profile {
     }
 }
 
+/// The sizes an experiment's points are built at, from the profile and the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizes {
+    /// The quick profile, on any device.
+    Quick,
+    /// The full profile on the CPU (and on wgpu).
+    Full,
+    /// The full profile on CUDA: sizes that fill a large GPU far more, still within minutes.
+    Gpu,
+}
+
+impl Sizes {
+    /// The sizes of `profile` on `device`.
+    pub fn of(profile: Profile, device: DeviceKind) -> Self {
+        match (profile, device) {
+            (Profile::Quick, _) => Sizes::Quick,
+            (Profile::Full, DeviceKind::Cuda) => Sizes::Gpu,
+            (Profile::Full, _) => Sizes::Full,
+        }
+    }
+}
+
 /// One configuration to measure, sent to the child process as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
@@ -441,9 +463,9 @@ pub enum ExperimentError {
         /// Why it does not parse.
         source: serde_json::Error,
     },
-    /// The device backend was not compiled into this binary.
-    #[error("the {0} backend is not built into this binary (rebuild with `--features {0}`)")]
-    BackendNotBuilt(&'static str),
+    /// The device cannot be used: its backend is not built in, or there is no driver.
+    #[error(transparent)]
+    Driver(#[from] crate::driver::DriverError),
     /// The probe would read zeros.
     #[error(
         "the counting allocator is not this binary's global allocator: host memory cannot be measured"

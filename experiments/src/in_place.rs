@@ -16,7 +16,7 @@ use crate::backend::{self, OnBackend};
 use crate::device::DeviceKind;
 use crate::experiment::{
     parse_config, worst_check, Analysis, Chart, Check, Comparison, Correctness, Experiment,
-    ExperimentError, Headline, MeasuredPoint, Point, PointResult, Profile, Scale, Series,
+    ExperimentError, Headline, MeasuredPoint, Point, PointResult, Profile, Scale, Series, Sizes,
 };
 use crate::format::{self, mib};
 use crate::probe::MemoryProbe;
@@ -126,10 +126,11 @@ pub struct InPlace;
 
 const COLS: usize = 1024;
 
-fn rows(profile: Profile) -> Vec<usize> {
-    match profile {
-        Profile::Quick => vec![256, 1024, 4096],
-        Profile::Full => vec![1024, 4096, 16384],
+fn rows(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![256, 1024, 4096],
+        Sizes::Full => vec![1024, 4096, 16384],
+        Sizes::Gpu => vec![16384, 65536, 262144],
     }
 }
 
@@ -155,11 +156,11 @@ impl Experiment for InPlace {
         include_str!("snippets/in_place.rs")
     }
 
-    fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
         let (warmup, repeats) = crate::batch_size::repeats(profile);
         let mut points = Vec::new();
         for case in [Case::Chain, Case::LayerNorm] {
-            for rows in rows(profile) {
+            for rows in rows(Sizes::of(profile, device)) {
                 for style in [Style::KeepClone, Style::Consume] {
                     points.push(Point {
                         id: format!("{}-{}-rows-{rows}", case.id(), style.id()),

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod batch_size;
 pub mod checkpointing;
 pub mod device;
+pub mod driver;
 pub mod experiment;
 pub mod fit;
 pub mod format;
@@ -22,6 +23,7 @@ pub mod probe;
 pub mod single_op;
 #[doc(hidden)]
 pub mod snippets;
+pub mod summary;
 pub mod timing;
 pub mod train;
 pub mod views;

@@ -23,7 +23,7 @@ use crate::batch_size::F32_BYTES;
 use crate::device::DeviceKind;
 use crate::experiment::{
     parse_config, Analysis, Chart, Check, Comparison, Correctness, Experiment, ExperimentError,
-    Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale, Series,
+    Headline, MeasuredPoint, Point, PointResult, Profile, PublishedFigure, Scale, Series, Sizes,
 };
 use crate::format::{self, mib};
 use crate::models::{mlp, Mlp, MlpShape};
@@ -183,10 +183,10 @@ pub struct MixedConfig {
 /// The mixed-precision experiment.
 pub struct MixedPrecision;
 
-fn config(profile: Profile) -> (MlpShape, usize, usize, usize) {
+fn config(sizes: Sizes) -> (MlpShape, usize, usize, usize) {
     // (shape, batch, untimed steps, timed steps): 50 steps or more in all.
-    match profile {
-        Profile::Quick => (
+    match sizes {
+        Sizes::Quick => (
             MlpShape {
                 width: 128,
                 depth: 4,
@@ -195,12 +195,21 @@ fn config(profile: Profile) -> (MlpShape, usize, usize, usize) {
             10,
             50,
         ),
-        Profile::Full => (
+        Sizes::Full => (
             MlpShape {
                 width: 512,
                 depth: 8,
             },
             256,
+            20,
+            100,
+        ),
+        Sizes::Gpu => (
+            MlpShape {
+                width: 4096,
+                depth: 8,
+            },
+            4096,
             20,
             100,
         ),
@@ -230,8 +239,8 @@ impl Experiment for MixedPrecision {
         include_str!("snippets/mixed_precision.rs")
     }
 
-    fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
-        let (shape, batch, warmup, repeats) = config(profile);
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
+        let (shape, batch, warmup, repeats) = config(Sizes::of(profile, device));
         let point = |id: &str, label: &str, precision, init_seed| Point {
             id: id.into(),
             label: label.into(),

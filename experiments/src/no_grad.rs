@@ -15,7 +15,7 @@ use crate::backend::{self, OnBackend};
 use crate::device::DeviceKind;
 use crate::experiment::{
     parse_config, Analysis, Chart, Check, Comparison, Correctness, Experiment, ExperimentError,
-    Headline, MeasuredPoint, Point, PointResult, Profile, ReportedFit, Scale, Series,
+    Headline, MeasuredPoint, Point, PointResult, Profile, ReportedFit, Scale, Series, Sizes,
 };
 use crate::fit::LinearFit;
 use crate::format::{self, mib};
@@ -63,10 +63,13 @@ pub struct EvalConfig {
 /// The no-grad experiment.
 pub struct NoGrad;
 
-fn batches(profile: Profile) -> Vec<usize> {
-    match profile {
-        Profile::Quick => vec![64, 128, 256],
-        Profile::Full => vec![256, 1024, 4096],
+fn batches(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![64, 128, 256],
+        Sizes::Full => vec![256, 1024, 4096],
+        // Each pass that is not back-propagated leaves its graph (480 KiB per sample at this
+        // model's GPU size) for all ten passes: 19 GiB at the largest batch.
+        Sizes::Gpu => vec![1024, 2048, 4096],
     }
 }
 
@@ -92,11 +95,12 @@ impl Experiment for NoGrad {
         include_str!("snippets/no_grad.rs")
     }
 
-    fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
+        let sizes = Sizes::of(profile, device);
         let (warmup, repeats) = crate::batch_size::repeats(profile);
-        let shape = crate::batch_size::shape(profile);
+        let shape = crate::batch_size::shape(sizes);
         let mut points = Vec::new();
-        for batch in batches(profile) {
+        for batch in batches(sizes) {
             for mode in [EvalMode::Autodiff, EvalMode::Valid] {
                 points.push(Point {
                     id: format!("{}-batch-{batch}", mode.name()),

@@ -17,7 +17,7 @@ use crate::backend::{self, OnBackend};
 use crate::device::DeviceKind;
 use crate::experiment::{
     parse_config, worst_check, Analysis, Chart, Check, Comparison, Correctness, Experiment,
-    ExperimentError, Headline, MeasuredPoint, Point, PointResult, Profile, Scale, Series,
+    ExperimentError, Headline, MeasuredPoint, Point, PointResult, Profile, Scale, Series, Sizes,
 };
 use crate::format::{self, mib};
 use crate::probe::MemoryProbe;
@@ -232,10 +232,11 @@ pub struct Views;
 
 const COLS: usize = 256;
 
-fn rows(profile: Profile) -> Vec<usize> {
-    match profile {
-        Profile::Quick => vec![1024, 2048, 4096],
-        Profile::Full => vec![16384, 32768, 65536],
+fn rows(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![1024, 2048, 4096],
+        Sizes::Full => vec![16384, 32768, 65536],
+        Sizes::Gpu => vec![65536, 262144, 1048576],
     }
 }
 
@@ -260,11 +261,11 @@ impl Experiment for Views {
         include_str!("snippets/views.rs")
     }
 
-    fn points(&self, profile: Profile, _device: DeviceKind) -> Vec<Point> {
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
         let (warmup, repeats) = crate::batch_size::repeats(profile);
         let mut points = Vec::new();
         for op in OPS {
-            for rows in rows(profile) {
+            for rows in rows(Sizes::of(profile, device)) {
                 points.push(Point {
                     id: format!("{}-rows-{rows}", op.id()),
                     label: format!("{}, {rows} x {COLS}", op.code()),

@@ -11,6 +11,8 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 mod checks;
 mod cli;
+#[cfg(feature = "wgpu")]
+mod device;
 mod probe;
 mod record;
 mod run;

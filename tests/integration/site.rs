@@ -62,3 +62,53 @@ fn pages_make_no_network_request() {
         }
     }
 }
+
+#[test]
+fn a_device_result_set_sits_beside_the_cpu_one() {
+    use experiments::DeviceKind;
+    use workbench::site::Renderer;
+
+    let cpu = load_dir(&crate::fixtures()).unwrap();
+    let mut device = cpu.clone();
+    for record in &mut device {
+        record.device.kind = DeviceKind::Wgpu;
+        record.device.backend = DeviceKind::Wgpu.backend().into();
+        record.device.identity = Some(experiments::driver::DeviceIdentity {
+            name: "llvmpipe (LLVM 15.0.6, 256 bits)".into(),
+            driver: None,
+            total_memory_bytes: None,
+            free_memory_bytes: None,
+        });
+    }
+    let mut both = cpu.clone();
+    both.extend(device);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    std::fs::create_dir(&out).unwrap();
+    HtmlRenderer.render(&both, &out).unwrap();
+
+    let page = std::fs::read_to_string(out.join("batch-size.html")).unwrap();
+    assert!(page.contains("Measured on <strong>cpu (Flex"));
+    assert!(page.contains("Measured on <strong>wgpu: llvmpipe"));
+    assert!(page.contains("id=\"wgpu\""));
+    assert!(out.join("data/batch-size.json").exists());
+    assert!(out.join("data/wgpu/batch-size.json").exists());
+    let chart = &cpu[0].analysis.charts[0].id;
+    assert!(out.join(format!("charts/batch-size--{chart}.svg")).exists());
+    assert!(out
+        .join(format!("charts/batch-size--wgpu--{chart}.svg"))
+        .exists());
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(index.contains("batch-size.html#wgpu"));
+
+    // The written guide's data/ folder holds both sets: rendering it again gives the same pages.
+    let again = load_dir(&out.join("data")).unwrap();
+    assert_eq!(again.len(), both.len());
+    let out2 = dir.path().join("again");
+    std::fs::create_dir(&out2).unwrap();
+    HtmlRenderer.render(&again, &out2).unwrap();
+    assert_eq!(
+        page,
+        std::fs::read_to_string(out2.join("batch-size.html")).unwrap()
+    );
+}

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand, ValueEnum};
+use experiments::driver::DeviceIdentity;
+use experiments::format;
 use experiments::{DeviceKind, Experiment, Point, Profile};
 
 use crate::error::BadInput;
@@ -50,12 +52,26 @@ enum Command {
     },
     /// Rebuild the guide from saved records, running nothing.
     Render {
-        /// Folder of `*.json` records (the `data/` folder of a guide).
-        #[arg(long)]
-        results: PathBuf,
+        /// Folder of `*.json` records (the `data/` folder of a guide; its subfolders hold device
+        /// result sets). Repeat it to put result sets of several devices side by side.
+        #[arg(long, required = true)]
+        results: Vec<PathBuf>,
         /// Folder of the guide.
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Name the device and show what its memory probe reads: in use, padding, reserved, live
+    /// allocations, before and after one tensor lives and dies, and after the cache is released.
+    MemorySummary {
+        /// Device to inspect.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
+        device: DeviceArg,
+        /// Size of the tensor allocated and dropped, in MiB.
+        #[arg(long, default_value_t = 64)]
+        tensor_mib: u64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// Measure one point, read as JSON from stdin; print its result as JSON (used by `run`).
     #[command(hide = true)]
@@ -90,15 +106,11 @@ impl DeviceArg {
     }
 }
 
-/// Refuses a device this binary cannot measure, before anything runs.
-fn check_device(device: DeviceKind) -> Result<(), BadInput> {
-    match device {
-        DeviceKind::Cpu => Ok(()),
-        other => Err(BadInput::DeviceUnavailable(format!(
-            "--device {0}: measuring on {0} is not implemented in this version of the workbench",
-            other.name()
-        ))),
-    }
+/// Refuses a device this binary cannot measure (backend not built in, no driver), before
+/// anything runs; names the device otherwise.
+fn check_device(device: DeviceKind) -> Result<DeviceIdentity, BadInput> {
+    experiments::driver::identify(device)
+        .map_err(|e| BadInput::DeviceUnavailable(format!("--device {}: {e}", device.name())))
 }
 
 /// Parses the command line, runs it, and maps the outcome to an exit code.
@@ -143,7 +155,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             run_experiments(&select(&ids)?, &runner, &out)
         }
         Command::Render { results, out } => {
-            let records = record::load_dir(&results)?;
+            let records = record::load_dirs(&results)?;
             write_site(&records, Staging::new(&out)?)?;
             println!(
                 "wrote the guide to {} ({} experiments)",
@@ -153,7 +165,52 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Point { experiment, device } => measure_point(&experiment, device.kind()),
+        Command::MemorySummary {
+            device,
+            tensor_mib,
+            json,
+        } => memory_summary(device.kind(), tensor_mib, json),
     }
+}
+
+fn memory_summary(device: DeviceKind, tensor_mib: u64, json: bool) -> anyhow::Result<()> {
+    check_device(device)?;
+    let summary = experiments::summary::summarise(device, tensor_mib << 20)
+        .with_context(|| format!("memory summary of {}", device.name()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+        return Ok(());
+    }
+    let id = &summary.identity;
+    let opt_bytes = |b: Option<u64>| b.map_or("n/a".into(), |b| format::bytes(b as f64));
+    println!("device        {} ({})", id.name, device.backend());
+    println!("driver        {}", id.driver.as_deref().unwrap_or("n/a"));
+    println!("total memory  {}", opt_bytes(id.total_memory_bytes));
+    println!(
+        "free memory   {} (whole device, all processes)",
+        opt_bytes(id.free_memory_bytes)
+    );
+    println!(
+        "probe         {}: {}",
+        summary.probe.kind, summary.probe.counts
+    );
+    println!();
+    println!(
+        "{:<44} {:>12} {:>12} {:>12} {:>12}",
+        "moment", "in use", "padding", "reserved", "allocations"
+    );
+    for row in &summary.rows {
+        let m = &row.memory;
+        println!(
+            "{:<44} {:>12} {:>12} {:>12} {:>12}",
+            row.moment,
+            format::bytes(m.in_use_bytes as f64),
+            opt_bytes(m.padding_bytes),
+            opt_bytes(m.reserved_bytes),
+            m.live_allocations.map_or("n/a".into(), |n| n.to_string()),
+        );
+    }
+    Ok(())
 }
 
 /// The experiments named on the command line, in the guide's order.
@@ -187,7 +244,7 @@ fn run_experiments(
     runner: &Runner,
     out: &Path,
 ) -> anyhow::Result<()> {
-    check_device(runner.device)?;
+    let identity = check_device(runner.device)?;
     let staging = Staging::new(out)?;
     let data_dir = staging.path().join("data");
     std::fs::create_dir_all(&data_dir)
@@ -205,7 +262,8 @@ fn run_experiments(
     ]);
     let mut records = Vec::new();
     for experiment in selected {
-        let record = runner.run(*experiment, &reports);
+        let mut record = runner.run(*experiment, &reports);
+        record.device.identity = Some(identity.clone());
         if let Err(e) = reports.experiment_finished(&record) {
             let kept = staging.abandon();
             bail!(

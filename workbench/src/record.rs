@@ -83,6 +83,10 @@ pub struct DeviceInfo {
     pub dtype: String,
     /// What the memory figures count (from the first measured point).
     pub probe: Option<ProbeInfo>,
+    /// The device as its driver names it (GPU name, driver, total memory); absent in records
+    /// written before it was recorded.
+    #[serde(default)]
+    pub identity: Option<experiments::driver::DeviceIdentity>,
 }
 
 /// Everything one experiment run produced.
@@ -117,6 +121,15 @@ impl ExperimentRecord {
     /// File name of the record inside a results folder.
     pub fn file_name(&self) -> String {
         format!("{}.json", self.experiment)
+    }
+
+    /// Where the record goes in a guide: `data/<id>.json` for the CPU, `data/<device>/<id>.json`
+    /// for a device result set.
+    pub fn data_path(&self) -> String {
+        match self.device.kind {
+            DeviceKind::Cpu => format!("data/{}", self.file_name()),
+            other => format!("data/{}/{}", other.name(), self.file_name()),
+        }
     }
 
     /// Writes the record as pretty JSON.
@@ -157,28 +170,61 @@ impl ExperimentRecord {
 
 /// Loads every `*.json` record of a results folder, in the guide's experiment order.
 pub fn load_dir(dir: &Path) -> Result<Vec<ExperimentRecord>, BadInput> {
-    let entries = std::fs::read_dir(dir).map_err(|e| BadInput::Unreadable {
-        path: dir.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
-        return Err(BadInput::NoRecords(dir.to_path_buf()));
+    load_dirs(&[dir.to_path_buf()])
+}
+
+/// Loads the records of several results folders (each a guide's `data/`, whose subfolders hold
+/// device result sets), in guide order, CPU before the devices; a record of the same experiment
+/// and device met twice is kept once (the first folder wins).
+pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<ExperimentRecord>, BadInput> {
+    let mut records: Vec<ExperimentRecord> = Vec::new();
+    for dir in dirs {
+        let json_in = |dir: &Path| -> Result<Vec<PathBuf>, BadInput> {
+            let entries = std::fs::read_dir(dir).map_err(|e| BadInput::Unreadable {
+                path: dir.to_path_buf(),
+                reason: e.to_string(),
+            })?;
+            let mut paths: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            paths.sort();
+            Ok(paths)
+        };
+        let mut files = Vec::new();
+        for path in json_in(dir)? {
+            if path.is_dir() {
+                files.extend(json_in(&path)?.into_iter().filter(|p| is_json(p)));
+            } else if is_json(&path) {
+                files.push(path);
+            }
+        }
+        if files.is_empty() {
+            return Err(BadInput::NoRecords(dir.to_path_buf()));
+        }
+        for file in files {
+            let record = ExperimentRecord::load(&file)?;
+            let seen = records
+                .iter()
+                .any(|r| r.experiment == record.experiment && r.device.kind == record.device.kind);
+            if !seen {
+                records.push(record);
+            }
+        }
     }
-    let mut records = paths
-        .iter()
-        .map(|p| ExperimentRecord::load(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let order = |id: &str| {
-        experiments::all()
+    let order = |r: &ExperimentRecord| {
+        let experiment = experiments::all()
             .iter()
-            .position(|e| e.id() == id)
-            .unwrap_or(usize::MAX)
+            .position(|e| e.id() == r.experiment)
+            .unwrap_or(usize::MAX);
+        (
+            experiment,
+            r.device.kind != DeviceKind::Cpu,
+            r.device.kind.name(),
+        )
     };
-    records.sort_by_key(|r| order(&r.experiment));
+    records.sort_by_key(|r| order(r));
     Ok(records)
+}
+
+fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "json")
 }

@@ -69,6 +69,7 @@ impl Runner {
                 backend: self.device.backend().into(),
                 dtype: "f32".into(),
                 probe,
+                identity: None,
             },
             wall_s: started.elapsed().as_secs_f64(),
             points: measured,

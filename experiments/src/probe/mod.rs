@@ -5,6 +5,8 @@
 //! backend has a caching allocator, the bytes it has reserved. Every result carries a
 //! [`ProbeInfo`] so that a reader knows which of these was measured.
 
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+pub mod cube;
 pub mod host;
 
 use std::borrow::Cow;
@@ -41,6 +43,36 @@ pub trait MemoryProbe {
     /// Sets the high-water mark to the bytes in use now, so that the next reading's peak is the
     /// peak of the work done in between.
     fn reset_peak(&self);
+
+    /// Every counter the backend keeps, for `workbench memory-summary` (the caller syncs first).
+    fn summary(&self) -> MemorySummary {
+        let r = self.read();
+        MemorySummary {
+            in_use_bytes: r.in_use_bytes,
+            padding_bytes: None,
+            reserved_bytes: r.reserved_bytes,
+            live_allocations: None,
+        }
+    }
+
+    /// Returns cached, unused memory to the system where the backend caches (CubeCL's
+    /// `memory_cleanup`, PyTorch's `empty_cache`). Says whether there is such a cache.
+    fn release_cache(&self) -> bool {
+        false
+    }
+}
+
+/// All counters of a probe at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemorySummary {
+    /// Bytes held by live tensors.
+    pub in_use_bytes: u64,
+    /// Bytes of alignment padding in live allocations, where the backend reports it.
+    pub padding_bytes: Option<u64>,
+    /// Bytes the backend's allocator holds, used or not, where it has one.
+    pub reserved_bytes: Option<u64>,
+    /// Live allocations, where the backend counts them.
+    pub live_allocations: Option<u64>,
 }
 
 /// Memory of one phase of a measured step (forward, backward, optimizer step, evaluation).
@@ -55,6 +87,10 @@ pub struct PhaseMemory {
     pub peak_bytes: u64,
     /// Bytes in use when the phase ended.
     pub live_after_bytes: u64,
+    /// Bytes the backend's allocator held when the phase ended, where it has one (CubeCL):
+    /// pools do not return pages mid-phase, so this bounds the phase's peak from above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_after_bytes: Option<u64>,
 }
 
 impl PhaseMemory {
@@ -96,6 +132,7 @@ impl<'a> PhaseMeter<'a> {
             live_before_bytes,
             peak_bytes: reading.peak_in_use_bytes,
             live_after_bytes: reading.in_use_bytes,
+            reserved_after_bytes: reading.reserved_bytes,
         });
         out
     }

@@ -3,6 +3,7 @@
 
 use experiments::experiment::{Correctness, Outcome};
 use experiments::format;
+use experiments::DeviceKind;
 use serde::Serialize;
 
 use crate::record::ExperimentRecord;
@@ -43,7 +44,7 @@ pub struct IndexRow {
     pub failed_points: usize,
 }
 
-/// One experiment's page.
+/// One experiment's page: the technique, then one result set per device it was measured on.
 #[derive(Debug, Serialize)]
 pub struct ExperimentPage {
     /// Experiment id.
@@ -56,7 +57,20 @@ pub struct ExperimentPage {
     pub explanation: String,
     /// Burn code.
     pub snippet: String,
-    /// The index row, repeated as the page's summary.
+    /// The result sets, CPU first.
+    pub sets: Vec<ResultSet>,
+}
+
+/// What one run on one device measured for an experiment.
+#[derive(Debug, Serialize)]
+pub struct ResultSet {
+    /// Anchor of the set on the page: the device kind (`cpu`, `cuda`).
+    pub anchor: String,
+    /// Which device and what its probe counts, in a few words (`cpu (Flex ...)`).
+    pub device_label: String,
+    /// The device's own name where its driver gave one (`NVIDIA H200`).
+    pub device_name: String,
+    /// The index row of this set, repeated as its summary.
     pub headline: IndexRow,
     /// Findings, as sentences.
     pub findings: Vec<String>,
@@ -171,6 +185,24 @@ pub struct CellBytes {
 }
 
 impl CellBytes {
+    /// A phase's peak; on a backend with a caching allocator, with the bytes it held at the
+    /// phase's end (the upper bound of the peak) after it.
+    fn phase_peak(phase: Option<&experiments::probe::PhaseMemory>) -> Self {
+        let mut cell = Self::new(phase.map(|ph| ph.peak_bytes));
+        if let Some(reserved) = phase.and_then(|ph| ph.reserved_after_bytes) {
+            cell.text = format!(
+                "{} (reserved {})",
+                cell.text,
+                format::bytes(reserved as f64)
+            );
+            cell.exact = format!(
+                "{}; reserved at the phase's end: {reserved} bytes",
+                cell.exact
+            );
+        }
+        cell
+    }
+
     fn new(bytes: Option<u64>) -> Self {
         match bytes {
             Some(b) => Self {
@@ -196,12 +228,20 @@ pub struct FailureRow {
     pub stderr_tail: String,
 }
 
-/// File name of a chart's SVG.
-pub fn chart_file(experiment: &str, chart: &str) -> String {
-    format!("charts/{experiment}--{chart}.svg")
+/// File name of a chart's SVG; charts of a device result set carry the device's name.
+pub fn chart_file(record: &ExperimentRecord, chart: &str) -> String {
+    match record.device.kind {
+        DeviceKind::Cpu => format!("charts/{}--{chart}.svg", record.experiment),
+        other => format!(
+            "charts/{}--{}--{chart}.svg",
+            record.experiment,
+            other.name()
+        ),
+    }
 }
 
 fn index_row(record: &ExperimentRecord) -> IndexRow {
+    let device = record.device.kind;
     let h = &record.analysis.headline;
     let (verdict, verdict_class) = match h.correctness {
         Correctness::Passed => ("passed", "ok"),
@@ -212,8 +252,11 @@ fn index_row(record: &ExperimentRecord) -> IndexRow {
     IndexRow {
         id: record.experiment.clone(),
         title: record.title.clone(),
-        href: format!("{}.html", record.experiment),
-        device: format!("{} ({})", record.device.kind.name(), record.device.backend),
+        href: match device {
+            DeviceKind::Cpu => format!("{}.html", record.experiment),
+            other => format!("{}.html#{}", record.experiment, other.name()),
+        },
+        device: device_label(record),
         compared: h.compared.clone(),
         memory_saved: match (h.memory_saved_bytes, h.memory_saved_pct) {
             (Some(b), Some(p)) => format!("{} ({})", format::bytes(b), format::pct(p)),
@@ -229,8 +272,16 @@ fn index_row(record: &ExperimentRecord) -> IndexRow {
     }
 }
 
-fn page(record: &ExperimentRecord) -> ExperimentPage {
-    let experiment = experiments::find(&record.experiment);
+/// The device of a record in a few words: kind, backend, and the name its driver gave.
+fn device_label(record: &ExperimentRecord) -> String {
+    let d = &record.device;
+    match d.identity.as_ref().filter(|_| d.kind != DeviceKind::Cpu) {
+        Some(id) => format!("{}: {} ({})", d.kind.name(), id.name, d.backend),
+        None => format!("{} ({})", d.kind.name(), d.backend),
+    }
+}
+
+fn result_set(record: &ExperimentRecord) -> ResultSet {
     let a = &record.analysis;
     let mut phase_names: Vec<String> = Vec::new();
     for p in record.points.iter().filter_map(|p| p.result()) {
@@ -248,7 +299,7 @@ fn page(record: &ExperimentRecord) -> ExperimentPage {
             label: p.point.label.clone(),
             phase_peaks: phase_names
                 .iter()
-                .map(|n| CellBytes::new(r.phase(n).map(|ph| ph.peak_bytes)))
+                .map(|n| CellBytes::phase_peak(r.phase(n)))
                 .collect(),
             live_before: CellBytes::new(r.phases.first().map(|ph| ph.live_before_bytes)),
             step_median: format::seconds(r.step.median_s),
@@ -338,19 +389,21 @@ fn page(record: &ExperimentRecord) -> ExperimentPage {
         ("started".into(), p.started_at.clone()),
         ("wall time".into(), format!("{:.1} s", record.wall_s)),
     ];
-    ExperimentPage {
-        id: record.experiment.clone(),
-        href: format!("{}.html", record.experiment),
-        title: record.title.clone(),
-        explanation: experiment.map_or("", |e| e.explanation()).into(),
-        snippet: experiment.map_or("", |e| e.snippet()).trim_end().into(),
+    ResultSet {
+        anchor: record.device.kind.name().into(),
+        device_label: device_label(record),
+        device_name: record
+            .device
+            .identity
+            .as_ref()
+            .map_or_else(String::new, |id| id.name.clone()),
         headline: index_row(record),
         findings: a.findings.clone(),
         charts: a
             .charts
             .iter()
             .map(|c| ChartView {
-                src: chart_file(&record.experiment, &c.id),
+                src: chart_file(record, &c.id),
                 title: c.title.clone(),
             })
             .collect(),
@@ -383,16 +436,35 @@ fn page(record: &ExperimentRecord) -> ExperimentPage {
             |p| format!("{}: {}", p.kind, p.counts),
         ),
         environment,
-        json_href: format!("data/{}", record.file_name()),
+        json_href: record.data_path(),
     }
 }
 
 impl SiteContext {
-    /// The view of a set of records.
+    /// The view of a set of records: one page per experiment, one result set per record of it
+    /// (records in guide order, CPU first, as `record::load_dirs` returns them).
     pub fn new(records: &[ExperimentRecord]) -> Self {
+        let mut pages: Vec<ExperimentPage> = Vec::new();
+        for record in records {
+            let set = result_set(record);
+            match pages.iter_mut().find(|p| p.id == record.experiment) {
+                Some(page) => page.sets.push(set),
+                None => {
+                    let experiment = experiments::find(&record.experiment);
+                    pages.push(ExperimentPage {
+                        id: record.experiment.clone(),
+                        href: format!("{}.html", record.experiment),
+                        title: record.title.clone(),
+                        explanation: experiment.map_or("", |e| e.explanation()).into(),
+                        snippet: experiment.map_or("", |e| e.snippet()).trim_end().into(),
+                        sets: vec![set],
+                    })
+                }
+            }
+        }
         Self {
             rows: records.iter().map(index_row).collect(),
-            pages: records.iter().map(page).collect(),
+            pages,
         }
     }
 }

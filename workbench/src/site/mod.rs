@@ -98,20 +98,16 @@ impl Renderer for HtmlRenderer {
         let context = SiteContext::new(records);
         write(&out.join("style.css"), STYLE)?;
         write(&out.join("index.html"), &self.index_html(&context)?)?;
-        for (i, record) in records.iter().enumerate() {
+        for record in records {
             for chart in &record.analysis.charts {
                 let svg = charts::render_svg(chart)?;
-                write(
-                    &out.join(context::chart_file(&record.experiment, &chart.id)),
-                    &svg,
-                )?;
+                write(&out.join(context::chart_file(record, &chart.id)), &svg)?;
             }
-            write(
-                &out.join(&context.pages[i].href),
-                &self.experiment_html(&context, i)?,
-            )?;
             let json = serde_json::to_string_pretty(record).expect("records serialise");
-            write(&out.join(&context.pages[i].json_href), &(json + "\n"))?;
+            write(&out.join(record.data_path()), &(json + "\n"))?;
+        }
+        for (i, page) in context.pages.iter().enumerate() {
+            write(&out.join(&page.href), &self.experiment_html(&context, i)?)?;
         }
         Ok(())
     }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The tests: every test of the workspace, the wgpu device tests included. Those run on a
+# software Vulkan driver (Debian's mesa-vulkan-drivers, lavapipe), installed here when missing.
+# Extra arguments go to `cargo test` (e.g. a test name filter).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have_vulkan_driver() {
+    ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json > /dev/null 2>&1
+}
+if ! have_vulkan_driver; then
+    echo "== installing mesa-vulkan-drivers (the software Vulkan driver the wgpu tests run on)"
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    $sudo apt-get install -y -q mesa-vulkan-drivers > /dev/null \
+        || { $sudo apt-get update -q > /dev/null && $sudo apt-get install -y -q mesa-vulkan-drivers > /dev/null; }
+fi
+
+# CubeCL keeps its autotune cache in the project's target/ folder; when the build goes to
+# another folder (CARGO_TARGET_DIR), point target/ there so the cache lasts between runs.
+if [ -n "${CARGO_TARGET_DIR:-}" ] && [ ! -e target ]; then
+    mkdir -p "$CARGO_TARGET_DIR"
+    ln -s "$CARGO_TARGET_DIR" target
+fi
+
+cargo test --workspace --features wgpu "$@"

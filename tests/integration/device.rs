@@ -1,0 +1,149 @@
+//! The device path on wgpu (run here on a software Vulkan driver, which uses the same CubeCL
+//! memory manager as CUDA): the probe's byte counts, a `--quick` run, `memory-summary`, and a
+//! clear refusal when there is no driver.
+
+use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
+use burn::backend::Wgpu;
+use burn::tensor::{Tensor, TensorData};
+use experiments::probe::cube::CubeProbe;
+use experiments::probe::MemoryProbe;
+use workbench::record::load_dir;
+
+use crate::workbench;
+
+#[test]
+fn a_tensor_of_n_f32_raises_bytes_in_use_by_4n() {
+    // Usage is per stream and a stream is per thread: this test's thread sees only its own.
+    let device = WgpuDevice::default();
+    let probe = CubeProbe::<WgpuRuntime>::new(&device);
+    let sync = || <Wgpu as burn::tensor::backend::Backend>::sync(&device).unwrap();
+    for n in [1000usize, 1 << 20] {
+        sync();
+        let before = probe.summary();
+        let t = Tensor::<Wgpu, 1>::from_data(TensorData::new(vec![1f32; n], [n]), &device);
+        sync();
+        let during = probe.summary();
+        assert_eq!(
+            during.in_use_bytes - before.in_use_bytes,
+            4 * n as u64,
+            "n = {n}"
+        );
+        // Padding to the allocator's alignment is counted apart, and is less than one page.
+        let padding = during.padding_bytes.unwrap() - before.padding_bytes.unwrap();
+        assert!(padding < 4096, "n = {n}: padding {padding}");
+        assert!(
+            during.reserved_bytes.unwrap() >= during.in_use_bytes + during.padding_bytes.unwrap()
+        );
+        drop(t);
+        sync();
+        assert_eq!(
+            probe.summary().in_use_bytes,
+            before.in_use_bytes,
+            "freed, n = {n}"
+        );
+    }
+}
+
+#[test]
+fn memory_summary_shows_reserved_memory_released_by_cleanup() {
+    let out = workbench()
+        .args([
+            "memory-summary",
+            "--device",
+            "wgpu",
+            "--tensor-mib",
+            "16",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let summary: experiments::summary::DeviceSummary = serde_json::from_slice(&out).unwrap();
+    assert_eq!(summary.probe.kind, "cubecl-memory-manager");
+    let at = |i: usize| summary.rows[i].memory;
+    let (start, alive, dropped, cleaned) = (at(0), at(1), at(2), at(3));
+    assert_eq!(alive.in_use_bytes - start.in_use_bytes, 16 << 20);
+    // Dropping the tensor frees its bytes but keeps the page reserved; cleanup returns it.
+    assert_eq!(dropped.in_use_bytes, start.in_use_bytes);
+    assert!(dropped.reserved_bytes.unwrap() >= 16 << 20);
+    assert!(cleaned.reserved_bytes.unwrap() < dropped.reserved_bytes.unwrap());
+}
+
+#[test]
+fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    workbench()
+        .args([
+            "run",
+            "batch-size",
+            "no-grad",
+            "--quick",
+            "--device",
+            "wgpu",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let records = load_dir(&out.join("data")).unwrap();
+    let cpu = load_dir(&crate::fixtures()).unwrap();
+    for record in &records {
+        assert_eq!(record.failed_points(), 0, "{}", record.experiment);
+        assert_eq!(
+            record.device.probe.as_ref().unwrap().kind,
+            "cubecl-memory-manager"
+        );
+        assert!(record.device.identity.as_ref().unwrap().name.len() > 1);
+    }
+    // Bytes per sample that the forward pass leaves for backward agree with the CPU backend's:
+    // the same tensors are kept. The device probe reads at phase boundaries, so what it sees of
+    // the forward pass is what is live at its end: the CPU's `graph_bytes`. (The CPU's exact
+    // peak is one width per sample higher: the loss's square, alive only inside the pass.)
+    // Padding is per allocation, not per sample.
+    let slope = |rs: &[workbench::record::ExperimentRecord], metric: &str| -> f64 {
+        let r = rs.iter().find(|r| r.experiment == "batch-size").unwrap();
+        let points: Vec<(f64, f64)> = r
+            .points
+            .iter()
+            .map(|p| {
+                let batch = p.point.config["batch"].as_f64().unwrap();
+                (batch, p.result().unwrap().metric(metric))
+            })
+            .collect();
+        experiments::fit::LinearFit::fit(&points).unwrap().slope
+    };
+    let device = slope(&records, "activation_bytes");
+    let host = slope(&cpu, "graph_bytes");
+    assert!(
+        (device - host).abs() / host < 0.02,
+        "bytes per sample left by the forward pass: wgpu {device}, cpu {host}"
+    );
+    let page = std::fs::read_to_string(out.join("batch-size.html")).unwrap();
+    assert!(page.contains("cubecl-memory-manager"));
+}
+
+#[test]
+fn wgpu_without_a_vulkan_driver_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = workbench()
+        .args(["run", "all", "--quick", "--device", "wgpu", "--out"])
+        .arg(dir.path().join("site"))
+        // The Vulkan loader then finds no driver at all. Mesa's device-select layer stays
+        // installed and, without a session, prints its own complaint about XDG_RUNTIME_DIR
+        // (a machine without mesa has no such layer): switch it off.
+        .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+        .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+        .env("NODEVICE_SELECT", "1")
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no Vulkan driver found"), "{err}");
+    assert!(!dir.path().join("site").exists());
+}
