@@ -89,7 +89,7 @@ fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
     let found = ["libcuda.so.1", "libcuda.so"].iter().any(|name| {
         // SAFETY: loading the CUDA driver library runs its initialisers, as cudarc itself
         // would on first use; the handle is dropped at once.
-        match unsafe { libloading::Library::new(name) } {
+        match unsafe { libloading::Library::new(*name) } {
             Ok(_) => true,
             Err(e) => {
                 last_error = e.to_string();
