@@ -4,7 +4,8 @@
 #
 #   scripts/gpu-run.sh BINARY OUT [DEVICE] [--quick]
 #
-# DEVICE is cuda (default) or wgpu. It records the device (name, driver, total and free memory)
+# DEVICE is cuda (default) or wgpu; WORKBENCH_EXPERIMENTS (default: all) picks experiments by id.
+# It records the device (name, driver, total and free memory)
 # and what the probe reads (memory-summary), nvidia-smi where there is one, then runs all
 # experiments (the full profile sizes each experiment for the device; --quick for a smoke test)
 # and writes OUT/site (the guide, with data/*.json) and OUT/timing.txt.
@@ -26,6 +27,7 @@ fi
 
 status=0
 # shellcheck disable=SC2086  # $quick is empty or one flag
-"$bin" run all --device "$device" --out "$out/site" --point-timeout-s 240 $quick || status=$?
+# shellcheck disable=SC2086  # a list of ids
+"$bin" run ${WORKBENCH_EXPERIMENTS:-all} --device "$device" --out "$out/site" --point-timeout-s 240 $quick || status=$?
 echo "device $device, wall $(( $(date +%s) - started )) s, run exit status $status" | tee "$out/timing.txt"
 exit "$status"
