@@ -377,8 +377,9 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
         }
     }
 
-    let depth_line = |c: Checkpointing, predicted: bool| -> Vec<(f64, f64)> {
-        by_depth
+    // Step peak (measured or predicted) of one strategy along a sweep, against `x`.
+    let peak_line = |pairs: &[(&Row, &Row)], x: fn(&Row) -> f64, c: Checkpointing, predicted| {
+        pairs
             .iter()
             .map(|(p, b)| {
                 let r = if c == Checkpointing::None { p } else { b };
@@ -387,24 +388,14 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
                 } else {
                     r.peak()
                 };
-                (r.config.shape.depth as f64, mib(y))
+                (x(r), mib(y))
             })
-            .collect()
+            .collect::<Vec<(f64, f64)>>()
     };
-    let batch_line = |c: Checkpointing, predicted: bool| -> Vec<(f64, f64)> {
-        by_batch
-            .iter()
-            .map(|(p, b)| {
-                let r = if c == Checkpointing::None { p } else { b };
-                let y = if predicted {
-                    r.predicted_peak()
-                } else {
-                    r.peak()
-                };
-                (r.config.batch as f64, mib(y))
-            })
-            .collect()
-    };
+    let depth = |r: &Row| r.config.shape.depth as f64;
+    let batch = |r: &Row| r.config.batch as f64;
+    let depth_line = |c, predicted| peak_line(&by_depth, depth, c, predicted);
+    let batch_line = |c, predicted| peak_line(&by_batch, batch, c, predicted);
     let mut peak_by_depth = Vec::new();
     let mut peak_by_batch = Vec::new();
     for c in [Checkpointing::None, Checkpointing::Balanced] {
@@ -454,7 +445,7 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
             series: vec![Series::line(
                 &format!("against depth (batch {depth_batch})"),
                 false,
-                overhead(&by_depth, |r| r.config.shape.depth as f64),
+                overhead(&by_depth, depth),
             )],
         },
         Chart {
@@ -474,7 +465,7 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
             series: vec![Series::line(
                 "balanced against plain (median step time)",
                 false,
-                overhead(&by_batch, |r| r.config.batch as f64),
+                overhead(&by_batch, batch),
             )],
         },
     ];

@@ -257,24 +257,8 @@ impl OnBackend for InPlacePoint {
             TOLERANCE,
         );
 
-        let mut metrics = BTreeMap::new();
-        metrics.insert("added_peak_bytes".into(), m.added_peak_bytes() as f64);
-        metrics.insert("held_bytes".into(), m.held_bytes() as f64);
-        metrics.insert("tensor_bytes".into(), c.tensor_bytes() as f64);
-        metrics.insert(
-            "repeat_delta_spread_bytes".into(),
-            m.repeat_delta_spread_bytes as f64,
-        );
-        PointResult {
-            probe: probe.info(),
-            phases: vec![m.phase],
-            samples_per_s: m.timing.per_second(c.rows as f64),
-            step: m.timing,
-            samples_per_step: c.rows as u64,
-            metrics,
-            traces: BTreeMap::new(),
-            checks: vec![check],
-        }
+        let metrics = BTreeMap::from([("tensor_bytes".to_string(), c.tensor_bytes() as f64)]);
+        m.into_result(probe.info(), c.rows, "added_peak_bytes", metrics, check)
     }
 }
 

@@ -6,9 +6,13 @@
 //! and what is still held after it, above what was live before the input was made, is what it
 //! leaves behind.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter};
+use crate::experiment::{Check, PointResult};
+use crate::probe::{
+    delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter, ProbeInfo,
+};
 use crate::timing::Timing;
 
 /// What the repeats of one operation measured.
@@ -36,6 +40,35 @@ impl OpMeasurement {
         self.phase
             .live_after_bytes
             .saturating_sub(self.before_input_bytes)
+    }
+
+    /// The point's result: the operation's phase and time, `rows` as the samples of one
+    /// operation, the bytes it added at its peak as `added_metric`, what it left held
+    /// (`held_bytes`), the experiment's own `metrics`, and the check.
+    pub fn into_result(
+        self,
+        probe: ProbeInfo,
+        rows: usize,
+        added_metric: &str,
+        mut metrics: BTreeMap<String, f64>,
+        check: Check,
+    ) -> PointResult {
+        metrics.insert(added_metric.into(), self.added_peak_bytes() as f64);
+        metrics.insert("held_bytes".into(), self.held_bytes() as f64);
+        metrics.insert(
+            "repeat_delta_spread_bytes".into(),
+            self.repeat_delta_spread_bytes as f64,
+        );
+        PointResult {
+            probe,
+            phases: vec![self.phase],
+            samples_per_s: self.timing.per_second(rows as f64),
+            step: self.timing,
+            samples_per_step: rows as u64,
+            metrics,
+            traces: BTreeMap::new(),
+            checks: vec![check],
+        }
     }
 }
 

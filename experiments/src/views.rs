@@ -347,24 +347,8 @@ impl OnBackend for ViewPoint {
             TOLERANCE,
         );
 
-        let mut metrics = BTreeMap::new();
-        metrics.insert("copied_bytes".into(), m.added_peak_bytes() as f64);
-        metrics.insert("held_bytes".into(), m.held_bytes() as f64);
-        metrics.insert("parent_bytes".into(), c.parent_bytes() as f64);
-        metrics.insert(
-            "repeat_delta_spread_bytes".into(),
-            m.repeat_delta_spread_bytes as f64,
-        );
-        PointResult {
-            probe: probe.info(),
-            phases: vec![m.phase],
-            samples_per_s: m.timing.per_second(c.rows as f64),
-            step: m.timing,
-            samples_per_step: c.rows as u64,
-            metrics,
-            traces: BTreeMap::new(),
-            checks: vec![check],
-        }
+        let metrics = BTreeMap::from([("parent_bytes".to_string(), c.parent_bytes() as f64)]);
+        m.into_result(probe.info(), c.rows, "copied_bytes", metrics, check)
     }
 }
 
