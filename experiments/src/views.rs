@@ -408,7 +408,11 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
                 measured_bytes: r.held(),
                 note: match op {
                     Op::RowView => "the view's Arc keeps the parent's whole buffer",
-                    _ => "only the row: into_data of a narrowed view copies its own elements",
+                    _ => {
+                        "only the row: into_data of a narrowed view copies its own elements. \
+                         Not predicted: the new tensor's bookkeeping, a large share of so \
+                         small a tensor"
+                    }
                 }
                 .into(),
             });
