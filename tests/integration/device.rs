@@ -88,6 +88,9 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
         .arg(&out)
         .assert()
         .success();
+    // A device's records go to data/<device>/, as render expects them beside the CPU's.
+    assert!(out.join("data/wgpu/batch-size.json").exists());
+    assert!(!out.join("data/batch-size.json").exists());
     let records = load_dir(&out.join("data")).unwrap();
     let cpu = load_dir(&crate::fixtures()).unwrap();
     for record in &records {

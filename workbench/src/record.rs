@@ -123,18 +123,27 @@ impl ExperimentRecord {
         format!("{}.json", self.experiment)
     }
 
-    /// Where the record goes in a guide: `data/<id>.json` for the CPU, `data/<device>/<id>.json`
-    /// for a device result set.
-    pub fn data_path(&self) -> String {
+    /// Where the record goes in a guide's `data/` folder: `<id>.json` for the CPU,
+    /// `<device>/<id>.json` for a device result set.
+    pub fn data_file(&self) -> String {
         match self.device.kind {
-            DeviceKind::Cpu => format!("data/{}", self.file_name()),
-            other => format!("data/{}/{}", other.name(), self.file_name()),
+            DeviceKind::Cpu => self.file_name(),
+            other => format!("{}/{}", other.name(), self.file_name()),
         }
     }
 
+    /// The record's path in a guide: `data/` and [`Self::data_file`].
+    pub fn data_path(&self) -> String {
+        format!("data/{}", self.data_file())
+    }
+
     /// Writes the record as pretty JSON.
+    /// Device result sets go to a subfolder named after the device, as in a guide's `data/`.
     pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        let path = dir.join(self.file_name());
+        let path = dir.join(self.data_file());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(&path, json + "\n")?;
         Ok(path)
