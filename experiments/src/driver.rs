@@ -92,7 +92,11 @@ fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
         match unsafe { libloading::Library::new(*name) } {
             Ok(_) => true,
             Err(e) => {
-                last_error = e.to_string();
+                // libloading's message is "dlopen failed"; the loader's reason is its source.
+                last_error = match std::error::Error::source(&e) {
+                    Some(reason) => format!("{e}: {reason}"),
+                    None => e.to_string(),
+                };
                 false
             }
         }
