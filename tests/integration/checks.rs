@@ -8,6 +8,17 @@ use experiments::train::TrainConfig;
 
 type B = Autodiff<Flex>;
 
+/// Flex's random generator is one per process. The checkpointing check seeds it twice and
+/// expects the same weights both times, so no other test of this module may draw from it in
+/// between: every test here that draws holds this lock. (Points run alone in their process.)
+static FLEX_RNG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn flex_rng() -> std::sync::MutexGuard<'static, ()> {
+    FLEX_RNG
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn setup() -> (TrainConfig, MlpShape) {
     let shape = MlpShape {
         width: 64,
@@ -26,6 +37,7 @@ fn setup() -> (TrainConfig, MlpShape) {
 
 #[test]
 fn accumulation_with_scaled_loss_equals_the_big_batch() {
+    let _rng = flex_rng();
     let (config, shape) = setup();
     let device = Default::default();
     let model = shape.init::<B>(&device);
@@ -38,6 +50,7 @@ fn accumulation_with_scaled_loss_equals_the_big_batch() {
 
 #[test]
 fn accumulation_without_the_1_over_k_scale_is_caught() {
+    let _rng = flex_rng();
     let (config, shape) = setup();
     let device = Default::default();
     let model = shape.init::<B>(&device);
@@ -52,6 +65,7 @@ fn accumulation_without_the_1_over_k_scale_is_caught() {
 
 #[test]
 fn checkpointed_gradients_equal_the_plain_ones() {
+    let _rng = flex_rng();
     let (config, _) = setup();
     let config = TrainConfig {
         micro_batches: 1,
@@ -65,6 +79,7 @@ fn checkpointed_gradients_equal_the_plain_ones() {
 
 #[test]
 fn a_loss_curve_that_drifts_fails_the_mixed_precision_check() {
+    let _rng = flex_rng();
     use experiments::mixed_precision::{drift, drift_check};
     let reference: Vec<f64> = (0..60).map(|i| 1.0 / (1.0 + i as f64 / 10.0)).collect();
     // The yardstick: a run from other weights, 1% off everywhere.
@@ -82,6 +97,7 @@ fn a_loss_curve_that_drifts_fails_the_mixed_precision_check() {
 
 #[test]
 fn both_ways_of_writing_layer_norm_compute_the_same_values() {
+    let _rng = flex_rng();
     use experiments::snippets::in_place::{layer_norm_borrowed, layer_norm_owned};
     type Inner = Flex;
     let device = Default::default();
