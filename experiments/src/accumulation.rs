@@ -5,7 +5,6 @@
 //! activations are alive at a time, at the price of holding the accumulated gradients and of k
 //! smaller, less efficient passes. The result is the same step: the experiment checks it.
 
-use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
@@ -90,35 +89,6 @@ impl Experiment for Accumulation {
     }
 }
 
-/// Collects a module's float parameters, or their gradients, as one flat vector in visit order.
-struct Flatten<'a> {
-    grads: Option<&'a GradientsParams>,
-    values: Vec<f32>,
-}
-
-impl<B: AutodiffBackend> ModuleVisitor<B> for Flatten<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-        let data = match self.grads {
-            Some(grads) => match grads.get::<B::InnerBackend, D>(param.id) {
-                Some(g) => g.into_data(),
-                None => return,
-            },
-            None => param.val().into_data(),
-        };
-        self.values
-            .extend(data.to_vec::<f32>().expect("f32 parameters"));
-    }
-}
-
-fn flatten<B: AutodiffBackend>(model: &Mlp<B>, grads: Option<&GradientsParams>) -> Vec<f32> {
-    let mut visitor = Flatten {
-        grads,
-        values: Vec::new(),
-    };
-    Module::<B>::visit(model, &mut visitor);
-    visitor.values
-}
-
 /// The proof: gradients accumulated over `k` micro-batches against the whole batch's, and the
 /// parameters after one Adam step from each (fresh optimizers, same starting model).
 pub fn checks<B: AutodiffBackend>(
@@ -150,13 +120,13 @@ pub fn checks_with_loss_scale<B: AutodiffBackend>(
     let accumulated = accumulator.grads();
     let grads_check = Check::compare(
         "accumulated gradients against the whole batch's",
-        &flatten(&model, Some(&reference)),
-        &flatten(&model, Some(&accumulated)),
+        &mlp::flatten(&model, Some(&reference)),
+        &mlp::flatten(&model, Some(&accumulated)),
         TOLERANCE,
     );
     let step = |grads: GradientsParams| {
         let mut optim = AdamConfig::new().init::<B, Mlp<B>>();
-        flatten(&optim.step(config.lr, model.clone(), grads), None)
+        mlp::flatten(&optim.step(config.lr, model.clone(), grads), None)
     };
     let params_check = Check::compare(
         "parameters after one Adam step",

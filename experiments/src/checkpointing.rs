@@ -8,9 +8,8 @@
 //! activations, not parameter gradients, set that peak.
 
 use burn::backend::Autodiff;
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::Tensor;
 
 use crate::backend::Checkpointing;
 use crate::batch_size::{ADAM_STATE_PER_PARAM, F32_BYTES};
@@ -164,26 +163,8 @@ fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Ve
     let model = config.shape.init::<B>(device);
     mlp::materialize(&model);
     let (x, y) = config.shape.batch::<B>(config.batch, device);
-    let grads = mlp::loss(&model, x, y).backward();
-
-    struct Collect<'a, B: AutodiffBackend> {
-        grads: &'a B::Gradients,
-        out: Vec<f32>,
-    }
-    impl<B: AutodiffBackend> ModuleVisitor<B> for Collect<'_, B> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            if let Some(g) = param.val().grad(self.grads) {
-                self.out
-                    .extend(g.into_data().to_vec::<f32>().unwrap_or_default());
-            }
-        }
-    }
-    let mut collect = Collect::<B> {
-        grads: &grads,
-        out: Vec::new(),
-    };
-    model.visit(&mut collect);
-    collect.out
+    let grads = GradientsParams::from_grads(mlp::loss(&model, x, y).backward(), &model);
+    mlp::flatten(&model, Some(&grads))
 }
 
 /// Predicted step peak: model, Adam state and inputs, plus the larger of the forward pass's

@@ -57,6 +57,15 @@ pub fn rate(value: f64) -> String {
     }
 }
 
+/// The sentence form of a name: its first letter upper-case (`Layer norm`).
+pub fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|f| f.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// `(measured - predicted) / predicted` in percent.
 pub fn diff_pct(predicted: f64, measured: f64) -> f64 {
     if predicted == 0.0 {

@@ -23,7 +23,7 @@ use crate::probe::MemoryProbe;
 use crate::single_op::measure_op;
 use crate::snippets::in_place::{chain, layer_norm_borrowed, layer_norm_owned};
 
-const F32_BYTES: u64 = 4;
+use crate::batch_size::F32_BYTES;
 /// Layer normalisation's epsilon.
 const EPS: f64 = 1e-5;
 /// The two ways run the same kernels on the same values; the tolerance only allows for a
@@ -321,7 +321,7 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
             findings.push(format!(
                 "{} on {} x {} f32 ({}): keeping a clone adds {} at the peak, consuming the \
                  input adds {}; the saving, {}, is {:.4} tensors' worth. Time: {} against {}.",
-                capitalise(case.name()),
+                format::capitalise(case.name()),
                 kept.config.rows,
                 kept.config.cols,
                 format::bytes(kept.config.tensor_bytes() as f64),
@@ -449,14 +449,6 @@ fn prediction_note(case: Case, style: Style) -> &'static str {
              variance; the division runs in place"
         }
     }
-}
-
-fn capitalise(s: &str) -> String {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .map(|f| f.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
@@ -321,31 +320,9 @@ fn scalar<B: AutodiffBackend>(t: &Tensor<B, 1>) -> f64 {
 /// Parameter-gradient elements that are exactly zero, and all elements, as the optimizer would
 /// see them after unscaling.
 fn zero_gradients<B: AutodiffBackend>(model: &Mlp<B>, grads: &GradientsParams) -> (u64, u64) {
-    struct Count<'a> {
-        grads: &'a GradientsParams,
-        zeros: u64,
-        total: u64,
-    }
-    impl<B: AutodiffBackend> ModuleVisitor<B> for Count<'_> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            if let Some(g) = self.grads.get::<B::InnerBackend, D>(param.id) {
-                let values = g
-                    .cast(FloatDType::F32)
-                    .into_data()
-                    .to_vec::<f32>()
-                    .unwrap_or_default();
-                self.zeros += values.iter().filter(|v| **v == 0.0).count() as u64;
-                self.total += values.len() as u64;
-            }
-        }
-    }
-    let mut count = Count {
-        grads,
-        zeros: 0,
-        total: 0,
-    };
-    model.visit(&mut count);
-    (count.zeros, count.total)
+    let values = mlp::flatten(model, Some(grads));
+    let zeros = values.iter().filter(|v| **v == 0.0).count();
+    (zeros as u64, values.len() as u64)
 }
 
 /// One forward and backward at `scale`, unscaled as the training step does: the gradient
@@ -638,7 +615,7 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
         let drift = checks.iter().find(|(q, _)| *q == p).map(|(_, c)| c);
         let mut sentence = format!(
             "{}: step peak {}, final loss {:.4}",
-            capitalise(p.name()),
+            format::capitalise(p.name()),
             format::bytes(r.peak()),
             losses.last().copied().unwrap_or(f64::NAN),
         );
@@ -1031,12 +1008,4 @@ fn forward_note(p: Precision) -> &'static str {
              the f32 packing buffers the CPU's f16 matmul allocates on every call"
         }
     }
-}
-
-fn capitalise(s: &str) -> String {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .map(|f| f.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }

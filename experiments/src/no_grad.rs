@@ -23,7 +23,7 @@ use crate::models::MlpShape;
 use crate::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::timing;
 
-const F32_BYTES: u64 = 4;
+use crate::batch_size::F32_BYTES;
 /// Relative tolerance of the output comparison: the same kernels run on the same data, so the
 /// outputs are expected to be identical; the tolerance only allows for a reordered reduction.
 const TOLERANCE: f64 = 1e-6;

@@ -24,7 +24,7 @@ use crate::probe::MemoryProbe;
 use crate::single_op::measure_op;
 use crate::snippets::views::{first_row_copy, first_row_view};
 
-const F32_BYTES: u64 = 4;
+use crate::batch_size::F32_BYTES;
 /// Views and copies move values without arithmetic, so they must be exact; `exp` is compared
 /// with the standard library's, which may differ in the last bit.
 const TOLERANCE: f64 = 1e-6;

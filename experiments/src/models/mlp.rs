@@ -169,6 +169,40 @@ pub fn micro_batch_slices<B: Backend>(
         .collect()
 }
 
+/// Collects a module's float parameters, or their gradients, as one flat vector in visit order.
+struct Flatten<'a> {
+    grads: Option<&'a GradientsParams>,
+    values: Vec<f32>,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for Flatten<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let data = match self.grads {
+            Some(grads) => match grads.get::<B::InnerBackend, D>(param.id) {
+                Some(g) => g.into_data(),
+                None => return,
+            },
+            None => param.val().into_data(),
+        };
+        // 16-bit values widen exactly to f32.
+        self.values.extend(
+            data.convert::<f32>()
+                .to_vec::<f32>()
+                .expect("float parameters"),
+        );
+    }
+}
+
+/// The model's parameters (`grads` None) or their gradients, as f32 values in visit order.
+pub fn flatten<B: AutodiffBackend>(model: &Mlp<B>, grads: Option<&GradientsParams>) -> Vec<f32> {
+    let mut visitor = Flatten {
+        grads,
+        values: Vec::new(),
+    };
+    Module::<B>::visit(model, &mut visitor);
+    visitor.values
+}
+
 /// Burn initialises parameters lazily: `init()` allocates nothing until a parameter is first
 /// read. This reads every float parameter once, so that the model's memory is live (and can be
 /// measured) before the first step.
