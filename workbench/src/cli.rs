@@ -109,8 +109,24 @@ impl DeviceArg {
 /// Refuses a device this binary cannot measure (backend not built in, no driver), before
 /// anything runs; names the device otherwise.
 fn check_device(device: DeviceKind) -> Result<DeviceIdentity, BadInput> {
-    experiments::driver::identify(device)
-        .map_err(|e| BadInput::DeviceUnavailable(format!("--device {}: {e}", device.name())))
+    experiments::driver::identify(device).map_err(|e| unavailable(device, e))
+}
+
+fn unavailable(device: DeviceKind, e: experiments::driver::DriverError) -> BadInput {
+    BadInput::DeviceUnavailable(format!("--device {}: {e}", device.name()))
+}
+
+/// An error of the experiments crate, as the CLI reports it: a device it cannot use is bad input
+/// (the backend identifies the device before it touches it); anything else gets `context`.
+fn experiment_error(
+    device: DeviceKind,
+    e: experiments::experiment::ExperimentError,
+    context: String,
+) -> anyhow::Error {
+    match e {
+        experiments::experiment::ExperimentError::Driver(e) => unavailable(device, e).into(),
+        other => anyhow::Error::new(other).context(context),
+    }
 }
 
 /// Parses the command line, runs it, and maps the outcome to an exit code.
@@ -174,9 +190,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn memory_summary(device: DeviceKind, tensor_mib: u64, json: bool) -> anyhow::Result<()> {
-    check_device(device)?;
     let summary = experiments::summary::summarise(device, tensor_mib << 20)
-        .with_context(|| format!("memory summary of {}", device.name()))?;
+        .map_err(|e| experiment_error(device, e, format!("memory summary of {}", device.name())))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
         return Ok(());
@@ -319,7 +334,6 @@ fn measure_point(id: &str, device: DeviceKind) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(", "),
     })?;
-    check_device(device)?;
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
@@ -328,7 +342,7 @@ fn measure_point(id: &str, device: DeviceKind) -> anyhow::Result<()> {
         serde_json::from_str(&input).context("the point on stdin is not valid JSON")?;
     let result = experiment
         .run_point(&point, device)
-        .with_context(|| format!("{}: {}", id, point.label))?;
+        .map_err(|e| experiment_error(device, e, format!("{}: {}", id, point.label)))?;
     println!("{}", serde_json::to_string(&result)?);
     Ok(())
 }
