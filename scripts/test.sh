@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The tests: every test of the workspace, the wgpu device tests included. Those run on a
 # software Vulkan driver (Debian's mesa-vulkan-drivers, lavapipe), installed here when missing.
-# Extra arguments go to `cargo test` (e.g. a test name filter).
+# Then the criterion benches, each benchmark once at quick sizes (criterion's test mode), and
+# their refusal of a device that is not built in.
+# Extra arguments go to the first `cargo test` (e.g. a test name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,3 +26,19 @@ if [ -n "${CARGO_TARGET_DIR:-}" ] && [ ! -e target ]; then
 fi
 
 cargo test --workspace --features wgpu "$@"
+
+echo "== benches: every benchmark once, quick sizes, CPU (cargo test --benches)"
+cargo test --workspace --features wgpu --benches
+
+echo "== benches: a device that is not built in is refused with one line"
+if out=$(WORKBENCH_DEVICE=cuda cargo test --workspace --features wgpu --benches 2>&1); then
+    echo "the benches ran with WORKBENCH_DEVICE=cuda in a build without CUDA"
+    exit 1
+fi
+expected="error: WORKBENCH_DEVICE=cuda: the cuda backend is not built into this binary"
+if ! grep -qF "$expected" <<< "$out"; then
+    echo "expected '$expected'; the benches printed:"
+    tail -n 20 <<< "$out"
+    exit 1
+fi
+echo "refused: $expected"

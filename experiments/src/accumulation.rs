@@ -53,6 +53,13 @@ impl Experiment for Accumulation {
          parameter gradients) and the speed of k smaller passes."
     }
 
+    fn on_devices(&self) -> &'static str {
+        "On the device backends the accumulated gradients and each micro-batch's activations \
+         are device memory, read from CubeCL's memory manager at phase boundaries, and each \
+         phase also shows the bytes the pools had reserved at its end: what a GPU runs out of \
+         is reserved memory, which the pools do not return until memory_cleanup()."
+    }
+
     fn snippet(&self) -> &'static str {
         include_str!("snippets/accumulation.rs")
     }

@@ -4,7 +4,8 @@
 use burn::backend::autodiff::checkpoint::strategy::BalancedCheckpointing;
 use burn::backend::{Autodiff, Flex};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{set_default_dtypes, FloatDType, IntDType, Tensor};
+use burn::tensor::backend::DeviceError;
+use burn::tensor::{get_device_settings, set_default_dtypes, FloatDType, IntDType, Tensor};
 
 use crate::device::DeviceKind;
 use crate::experiment::ExperimentError;
@@ -60,6 +61,15 @@ impl FloatStorage {
         }
     }
 
+    /// Lower-case name, as in configs and ids (`f32`, `bf16`, `f16`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FloatStorage::F32 => "f32",
+            FloatStorage::Bf16 => "bf16",
+            FloatStorage::F16 => "f16",
+        }
+    }
+
     /// Bytes per value.
     pub fn bytes(self) -> u64 {
         match self {
@@ -96,12 +106,9 @@ pub fn dispatch_with<W: OnBackend>(
             {
                 return Err(ExperimentError::ProbeNotInstalled);
             }
-            if setup.float != FloatStorage::F32 {
-                // Once per device and process, before the first tensor (the warm-up below
-                // then multiplies in the same type the work will).
-                set_default_dtypes::<Flex>(&Default::default(), setup.float.dtype(), IntDType::I32)
-                    .map_err(|e| ExperimentError::Backend(format!("{e:?}")))?;
-            }
+            // Before the first tensor (the warm-up below then multiplies in the same type the
+            // work will).
+            set_float_storage::<Flex>(&Default::default(), setup.float)?;
             warm_matmul_workspaces();
             let checkpointing = setup.checkpointing;
             Ok(match checkpointing {
@@ -156,15 +163,36 @@ where
     W: OnBackend,
 {
     use crate::probe::cube::CubeProbe;
-    if setup.float != FloatStorage::F32 {
-        set_default_dtypes::<B>(&device, setup.float.dtype(), IntDType::I32)
-            .map_err(|e| ExperimentError::Backend(format!("{e:?}")))?;
-    }
+    set_float_storage::<B>(&device, setup.float)?;
     let probe = CubeProbe::<R>::new(&device);
     Ok(match setup.checkpointing {
         Checkpointing::None => work.run::<Autodiff<B>>(device, &probe),
         Checkpointing::Balanced => work.run::<Autodiff<B, BalancedCheckpointing>>(device, &probe),
     })
+}
+
+/// Makes `float` the default float type of `device`. Burn sets it once per device and process,
+/// before the first tensor; a later call for the type already set is fine (several points of one
+/// type in one process: the benches), a call for another type is refused.
+fn set_float_storage<B: burn::tensor::backend::Backend>(
+    device: &B::Device,
+    float: FloatStorage,
+) -> Result<(), ExperimentError> {
+    if float != FloatStorage::F32 {
+        match set_default_dtypes::<B>(device, float.dtype(), IntDType::I32) {
+            Ok(()) | Err(DeviceError::AlreadyInitialized { .. }) => {}
+            Err(e) => return Err(ExperimentError::Backend(format!("{e:?}"))),
+        }
+    }
+    let current = get_device_settings::<B>(device).float_dtype;
+    if current != float.dtype() {
+        return Err(ExperimentError::Backend(format!(
+            "the device's default float type is already {current:?} in this process; \
+             {} needs a process of its own",
+            float.name()
+        )));
+    }
+    Ok(())
 }
 
 /// Waits for the device's queued work (a no-op on Flex, which runs eagerly).

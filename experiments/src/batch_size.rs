@@ -76,6 +76,15 @@ impl Experiment for BatchSize {
          costs throughput. The sweep measures where that crossover lies."
     }
 
+    fn on_devices(&self) -> &'static str {
+        "On wgpu and CUDA the probe is CubeCL's memory manager, read at phase boundaries after a \
+         device sync: parameters, Adam state and the bytes the forward pass leaves for \
+         backward are exact, but a peak inside a phase (the loss's temporaries) is not \
+         seen, so the activation slope is a lower bound; the pool pages reserved at each \
+         phase's end bound the peak from above. On a GPU it is reserved bytes that run \
+         out, so read both columns."
+    }
+
     fn snippet(&self) -> &'static str {
         include_str!("snippets/batch_size.rs")
     }

@@ -90,6 +90,14 @@ impl Experiment for GradientCheckpointing {
          activations, not parameter gradients, set it."
     }
 
+    fn on_devices(&self) -> &'static str {
+        "Which tensors are kept and which recomputed is decided by Burn's autodiff, above the \
+         backend, so the memory rules (and the predictions) are the same on every \
+         device. What changes on a GPU is the price of recomputing: memory-bound ops are \
+         cheap there relative to matmuls, which is why the balanced strategy recomputes \
+         those."
+    }
+
     fn snippet(&self) -> &'static str {
         include_str!("snippets/checkpointing.rs")
     }

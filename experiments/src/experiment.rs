@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::backend::FloatStorage;
 use crate::device::DeviceKind;
 use crate::fit::LinearFit;
 use crate::probe::{PhaseMemory, ProbeInfo};
@@ -484,12 +485,22 @@ pub trait Experiment: Sync {
     fn title(&self) -> &'static str;
     /// What the technique does, in two or three sentences.
     fn explanation(&self) -> &'static str;
+    /// What the technique or its measurement means on the device backends (wgpu, CUDA), where
+    /// that differs from the CPU: shown on the page beside the explanation.
+    fn on_devices(&self) -> &'static str;
     /// Burn 0.21 code applying the technique, as shown on the page (compiled in `snippets`).
     fn snippet(&self) -> &'static str;
     /// The points to measure.
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point>;
     /// Measures one point. Called in a child process, once per process.
     fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError>;
+    /// The float type `point` stores tensors in by default. Burn sets it once per device and
+    /// process, before the first tensor, so points of different types cannot share a process:
+    /// the runner gives every point its own anyway, and callers that run several points in one
+    /// process (the criterion benches) group them by this.
+    fn float_storage(&self, _point: &Point) -> FloatStorage {
+        FloatStorage::F32
+    }
     /// Conclusions from all points, failed ones included.
     fn analyse(&self, points: &[MeasuredPoint]) -> Analysis;
 }

@@ -9,6 +9,7 @@
 pub mod accumulation;
 pub mod backend;
 pub mod batch_size;
+pub mod cache_release;
 pub mod checkpointing;
 pub mod device;
 pub mod driver;
@@ -41,6 +42,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &in_place::InPlace,
         &views::Views,
         &no_grad::NoGrad,
+        &cache_release::CacheRelease,
     ]
 }
 

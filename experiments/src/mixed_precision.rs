@@ -9,7 +9,7 @@
 //! from f32's.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
@@ -29,7 +29,7 @@ use crate::models::{mlp, Mlp, MlpShape};
 use crate::probe::host::HostProbe;
 use crate::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::snippets::mixed_precision::{forward_mixed, unscale, DynamicLossScale};
-use crate::timing::Timing;
+use crate::timing::{self, Timing};
 
 /// Seed of the students' initial weights.
 const INIT_SEED: u64 = 23;
@@ -234,6 +234,14 @@ impl Experiment for MixedPrecision {
          steps, and its loss curve is compared with f32's."
     }
 
+    fn on_devices(&self) -> &'static str {
+        "On a GPU, 16-bit matmuls run on tensor cores, so mixed precision is expected to raise \
+         throughput there, the opposite of what this CPU shows; that is an expectation, \
+         not a figure of this guide until a GPU result set sits beside this one. A \
+         device that lacks a type refuses its points (the software Vulkan driver has no \
+         bf16): they appear as failed points saying so."
+    }
+
     fn snippet(&self) -> &'static str {
         include_str!("snippets/mixed_precision.rs")
     }
@@ -284,6 +292,11 @@ impl Experiment for MixedPrecision {
                 repeats: point.repeats,
             },
         )?
+    }
+
+    fn float_storage(&self, point: &Point) -> FloatStorage {
+        parse_config::<MixedConfig>(self.id(), point)
+            .map_or(FloatStorage::F32, |c| c.precision.storage())
     }
 
     fn analyse(&self, points: &[MeasuredPoint]) -> Analysis {
@@ -432,9 +445,9 @@ impl OnBackend for MixedPoint {
         let mut scales = Vec::new();
         let mut skipped = 0_u64;
         let mut optimizer_state_bytes = None;
-        let mut runs = Vec::new();
-        let mut samples_s = Vec::new();
-        for step in 0..self.warmup + self.repeats.max(1) {
+        // One training step: its time (the device synchronised before the clock is read) and
+        // its phases.
+        let mut train_step = || {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
             let scale = scaler.as_ref().map_or(1.0, |s| s.scale);
@@ -465,7 +478,7 @@ impl OnBackend for MixedPoint {
                 }
             });
             sync();
-            let elapsed_s = clock.elapsed().as_secs_f64();
+            let elapsed = clock.elapsed();
             model = Some(m);
             if !applied {
                 skipped += 1;
@@ -474,11 +487,20 @@ impl OnBackend for MixedPoint {
                 optimizer_state_bytes =
                     Some(probe.read().in_use_bytes.saturating_sub(after_runtime));
             }
-            if step >= self.warmup {
-                samples_s.push(elapsed_s);
-                runs.push(meter.finish());
-            }
+            (elapsed, meter.finish())
+        };
+        for _ in 0..self.warmup {
+            train_step();
         }
+        timing::offer(c.batch as u64, &mut |iters| {
+            (0..iters).map(|_| train_step().0).sum::<Duration>()
+        });
+        let (samples_s, runs): (Vec<f64>, Vec<_>) = (0..self.repeats.max(1))
+            .map(|_| {
+                let (elapsed, phases) = train_step();
+                (elapsed.as_secs_f64(), phases)
+            })
+            .unzip();
         count_zeros(model.as_ref().expect("model is back"), "final");
         let timing = Timing::from_samples(samples_s);
         let phases = last_repeat(&runs);

@@ -7,7 +7,7 @@
 //! leaves behind.
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::experiment::{Check, PointResult};
 use crate::probe::{
@@ -22,6 +22,8 @@ pub struct OpMeasurement {
     pub phase: PhaseMemory,
     /// Bytes in use before the last repeat's input was made.
     pub before_input_bytes: u64,
+    /// Samples (rows) one run of the operation processes.
+    pub rows: usize,
     /// Time of the operation alone, input construction excluded.
     pub timing: Timing,
     /// Largest difference between repeats in the bytes the operation added.
@@ -42,13 +44,12 @@ impl OpMeasurement {
             .saturating_sub(self.before_input_bytes)
     }
 
-    /// The point's result: the operation's phase and time, `rows` as the samples of one
+    /// The point's result: the operation's phase and time, its rows as the samples of one
     /// operation, the bytes it added at its peak as `added_metric`, what it left held
     /// (`held_bytes`), the experiment's own `metrics`, and the check.
     pub fn into_result(
         self,
         probe: ProbeInfo,
-        rows: usize,
         added_metric: &str,
         mut metrics: BTreeMap<String, f64>,
         check: Check,
@@ -62,9 +63,9 @@ impl OpMeasurement {
         PointResult {
             probe,
             phases: vec![self.phase],
-            samples_per_s: self.timing.per_second(rows as f64),
+            samples_per_s: self.timing.per_second(self.rows as f64),
             step: self.timing,
-            samples_per_step: rows as u64,
+            samples_per_step: self.rows as u64,
             metrics,
             traces: BTreeMap::new(),
             checks: vec![check],
@@ -73,34 +74,47 @@ impl OpMeasurement {
 }
 
 /// Runs `op` on a fresh input from `make_input`, `warmup` times untimed and `repeats` times
-/// measured. `sync` waits for the device; it runs before each clock read.
+/// measured; each run processes `rows` samples. `sync` waits for the device; it runs before each
+/// clock read. After the warm-up the operation is offered to an installed
+/// [`StepTimer`](crate::timing::StepTimer), its input made outside the clock as here.
+#[allow(clippy::too_many_arguments)]
 pub fn measure_op<I, O>(
     probe: &dyn MemoryProbe,
     sync: &dyn Fn(),
     phase: &'static str,
     warmup: usize,
     repeats: usize,
+    rows: usize,
     mut make_input: impl FnMut() -> I,
     mut op: impl FnMut(I) -> O,
 ) -> OpMeasurement {
-    let mut runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(repeats.max(1));
-    let mut samples_s = Vec::with_capacity(repeats.max(1));
-    let mut before_input_bytes = 0;
-    for i in 0..warmup + repeats.max(1) {
+    // One run: bytes in use before the input, the time of the operation alone, its phase.
+    let mut run = || {
         sync();
         let before = probe.read().in_use_bytes;
         let input = make_input();
         let mut meter = PhaseMeter::new(probe, sync);
         let start = Instant::now();
         let output = meter.phase(phase, || op(input));
-        let elapsed_s = start.elapsed().as_secs_f64();
+        let elapsed = start.elapsed();
         let phases = meter.finish();
         drop(output);
-        if i >= warmup {
-            samples_s.push(elapsed_s);
-            runs.push(phases);
-            before_input_bytes = before;
-        }
+        (before, elapsed, phases)
+    };
+    for _ in 0..warmup {
+        run();
+    }
+    crate::timing::offer(rows as u64, &mut |iters| {
+        (0..iters).map(|_| run().1).sum::<Duration>()
+    });
+    let mut runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(repeats.max(1));
+    let mut samples_s = Vec::with_capacity(repeats.max(1));
+    let mut before_input_bytes = 0;
+    for _ in 0..repeats.max(1) {
+        let (before, elapsed, phases) = run();
+        samples_s.push(elapsed.as_secs_f64());
+        runs.push(phases);
+        before_input_bytes = before;
     }
     let phase = last_repeat(&runs)
         .into_iter()
@@ -109,6 +123,7 @@ pub fn measure_op<I, O>(
     OpMeasurement {
         phase,
         before_input_bytes,
+        rows,
         timing: Timing::from_samples(samples_s),
         repeat_delta_spread_bytes: delta_spread_bytes(&runs),
     }

@@ -134,11 +134,7 @@ impl OnBackend for TrainPoint {
             step(&mut warm_runs);
         }
         let mut runs = Vec::new();
-        let timing = timing::repeat::<()>(0, self.repeats, || {
-            step(&mut runs);
-            Ok(())
-        })
-        .expect("the step is infallible");
+        let timing = timing::repeat(0, self.repeats, c.batch as u64, || step(&mut runs));
         let phases = collapse_by_name(last_repeat(&runs));
 
         let forward = phases.iter().find(|p| p.phase == "forward");

@@ -257,6 +257,14 @@ impl Experiment for Views {
          buffer alive, so a one-row view of a large tensor holds all of it."
     }
 
+    fn on_devices(&self) -> &'static str {
+        "Views are views on the device backends too (shape, strides and offset over one buffer), \
+         and a view keeps its parent's buffer alive there as well. A round trip through \
+         TensorData is not a device copy: to_data copies the tensor to host memory, \
+         which the device probe does not count; only the tensor made again from it is \
+         device memory."
+    }
+
     fn snippet(&self) -> &'static str {
         include_str!("snippets/views.rs")
     }
@@ -328,6 +336,7 @@ impl OnBackend for ViewPoint {
             "operation",
             self.warmup,
             self.repeats,
+            c.rows,
             input,
             |x| c.op.apply(x),
         );
@@ -348,7 +357,7 @@ impl OnBackend for ViewPoint {
         );
 
         let metrics = BTreeMap::from([("parent_bytes".to_string(), c.parent_bytes() as f64)]);
-        m.into_result(probe.info(), c.rows, "copied_bytes", metrics, check)
+        m.into_result(probe.info(), "copied_bytes", metrics, check)
     }
 }
 

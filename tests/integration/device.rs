@@ -80,6 +80,7 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
             "run",
             "batch-size",
             "no-grad",
+            "cache-release",
             "--quick",
             "--device",
             "wgpu",
@@ -126,6 +127,31 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
     );
     let page = std::fs::read_to_string(out.join("batch-size.html")).unwrap();
     assert!(page.contains("cubecl-memory-manager"));
+
+    // Cache release on a real CubeCL pool: a tensor's bytes exactly, its pages kept reserved
+    // after the drop, returned by memory_cleanup().
+    let cache = records
+        .iter()
+        .find(|r| r.experiment == "cache-release")
+        .unwrap();
+    for p in &cache.points {
+        let r = p.result().unwrap();
+        let bytes = p.point.config["tensor_bytes"].as_f64().unwrap();
+        let above = |moment: &str, counter: &str| {
+            r.metric(&format!("{counter}_{moment}_bytes"))
+                - r.metric(&format!("{counter}_start_bytes"))
+        };
+        assert_eq!(r.metric("has_cache"), 1.0);
+        assert_eq!(above("alive", "in_use"), bytes, "{}", p.point.id);
+        assert_eq!(above("dropped", "in_use"), 0.0, "{}", p.point.id);
+        assert!(above("dropped", "reserved") >= bytes, "{}", p.point.id);
+        assert!(
+            above("released", "reserved") < above("dropped", "reserved"),
+            "{}",
+            p.point.id
+        );
+        assert_eq!(r.phases[0].delta_bytes() as f64, bytes, "{}", p.point.id);
+    }
 }
 
 #[test]

@@ -11,6 +11,7 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 mod checks;
 mod cli;
+mod criterion;
 #[cfg(feature = "wgpu")]
 mod device;
 mod probe;

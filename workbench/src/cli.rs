@@ -59,6 +59,10 @@ enum Command {
         /// Folder of the guide.
         #[arg(long)]
         out: PathBuf,
+        /// Criterion's output folder (`target/criterion`, after `cargo bench`): its estimates of
+        /// the same points are set beside the workbench's step times and kept in the records.
+        #[arg(long)]
+        criterion: Option<PathBuf>,
     },
     /// Name the device and show what its memory probe reads: in use, padding, reserved, live
     /// allocations, before and after one tensor lives and dies, and after the cache is released.
@@ -170,8 +174,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             run_experiments(&select(&ids)?, &runner, &out)
         }
-        Command::Render { results, out } => {
-            let records = record::load_dirs(&results)?;
+        Command::Render {
+            results,
+            out,
+            criterion,
+        } => {
+            let mut records = record::load_dirs(&results)?;
+            if let Some(dir) = criterion {
+                attach_estimates(&mut records, &dir)?;
+            }
             write_site(&records, Staging::new(&out)?)?;
             println!(
                 "wrote the guide to {} ({} experiments)",
@@ -187,6 +198,30 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             json,
         } => memory_summary(device.kind(), tensor_mib, json),
     }
+}
+
+/// Attaches criterion's estimates in `dir` to the records they match; says what matched nothing.
+fn attach_estimates(records: &mut [ExperimentRecord], dir: &Path) -> Result<(), BadInput> {
+    let sets = crate::criterion::load(dir)?;
+    let total = sets.len();
+    let unmatched = crate::criterion::attach(records, sets);
+    for set in &unmatched {
+        eprintln!(
+            "note: criterion's estimates of {} on {} at {} sizes match no record: left out",
+            set.experiment,
+            set.device.name(),
+            set.profile.name()
+        );
+    }
+    if unmatched.len() == total {
+        return Err(BadInput::NoMatchingEstimates(dir.to_path_buf()));
+    }
+    println!(
+        "criterion: estimates of {} experiments attached from {}",
+        total - unmatched.len(),
+        dir.display()
+    );
+    Ok(())
 }
 
 fn memory_summary(device: DeviceKind, tensor_mib: u64, json: bool) -> anyhow::Result<()> {

@@ -6,6 +6,7 @@
 //! [`site`] renders records into HTML and SVG without knowing anything of Burn.
 
 pub mod cli;
+pub mod criterion;
 pub mod error;
 pub mod output;
 pub mod record;

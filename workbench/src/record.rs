@@ -110,6 +110,10 @@ pub struct ExperimentRecord {
     pub points: Vec<MeasuredPoint>,
     /// What the experiment concluded.
     pub analysis: Analysis,
+    /// Criterion's estimates of the same points' steps (`workbench render --criterion`), where
+    /// the benches were run at the same sizes on the same device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub criterion: Vec<crate::criterion::CriterionEstimate>,
 }
 
 impl ExperimentRecord {

@@ -67,13 +67,14 @@ impl Runner {
             device: DeviceInfo {
                 kind: self.device,
                 backend: self.device.backend().into(),
-                dtype: "f32".into(),
+                dtype: stored_float_types(experiment, &measured),
                 probe,
                 identity: None,
             },
             wall_s: started.elapsed().as_secs_f64(),
             points: measured,
             analysis,
+            criterion: Vec::new(),
         }
     }
 
@@ -166,4 +167,21 @@ fn describe_exit(status: std::process::ExitStatus) -> String {
 pub fn tail(text: &str, lines: usize) -> String {
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The float types the points store tensors in: `f32`, or e.g. `f32, bf16, f16 (per point)`
+/// where the points differ (mixed precision: each point's configuration names its own).
+fn stored_float_types(experiment: &dyn Experiment, points: &[MeasuredPoint]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for p in points {
+        let name = experiment.float_storage(&p.point).name();
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    match names.as_slice() {
+        [] => "f32".into(),
+        [one] => (*one).into(),
+        many => format!("{} (per point)", many.join(", ")),
+    }
 }

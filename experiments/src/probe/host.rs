@@ -18,6 +18,9 @@ static IN_USE_BYTES: AtomicU64 = AtomicU64::new(0);
 static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+/// [`ProbeInfo::kind`] of this probe.
+pub const KIND: &str = "host-counting-allocator";
+
 /// A global allocator that forwards to [`System`] and counts the bytes it hands out.
 pub struct CountingAllocator;
 
@@ -92,7 +95,7 @@ impl HostProbe {
 impl MemoryProbe for HostProbe {
     fn info(&self) -> ProbeInfo {
         ProbeInfo {
-            kind: "host-counting-allocator".into(),
+            kind: KIND.into(),
             counts: "every heap byte of the process, counted by a global allocator with \
                      process-wide atomics; the peak is exact (updated on every allocation)"
                 .into(),

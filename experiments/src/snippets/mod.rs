@@ -5,6 +5,7 @@
 
 pub mod accumulation;
 pub mod batch_size;
+pub mod cache_release;
 pub mod checkpointing;
 pub mod in_place;
 pub mod mixed_precision;

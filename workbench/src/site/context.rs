@@ -55,6 +55,8 @@ pub struct ExperimentPage {
     pub title: String,
     /// What the technique does.
     pub explanation: String,
+    /// What it, or its measurement, means on the device backends.
+    pub on_devices: String,
     /// Burn code.
     pub snippet: String,
     /// The result sets, CPU first.
@@ -88,6 +90,8 @@ pub struct ResultSet {
     pub points: Vec<PointRow>,
     /// Points that failed, with the child's stderr.
     pub failures: Vec<FailureRow>,
+    /// Criterion's estimates of the same steps beside the workbench's timings, where attached.
+    pub criterion: Vec<CriterionRow>,
     /// What the memory figures count.
     pub probe: String,
     /// Provenance, as label/value pairs.
@@ -215,6 +219,33 @@ impl CellBytes {
             },
         }
     }
+}
+
+/// One point's step time as the workbench measured it and as criterion estimated it.
+#[derive(Debug, Serialize)]
+pub struct CriterionRow {
+    /// The point's label.
+    pub label: String,
+    /// Criterion's benchmark id.
+    pub benchmark: String,
+    /// The workbench's median step time.
+    pub workbench_median: String,
+    /// The workbench's fastest to slowest repeat, and how many.
+    pub workbench_spread: String,
+    /// Criterion's mean step time.
+    pub criterion_mean: String,
+    /// Its confidence interval.
+    pub criterion_interval: String,
+    /// Criterion's samples and steps.
+    pub criterion_samples: String,
+    /// Criterion's mean against the workbench's median, in percent.
+    pub diff_pct: String,
+    /// Samples per second by each: `workbench / criterion`.
+    pub samples_per_s: String,
+    /// `agree`, `differ` or why they were not compared.
+    pub verdict: String,
+    /// CSS class of the verdict.
+    pub verdict_class: String,
 }
 
 /// A failed point.
@@ -405,6 +436,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         ("wall time".into(), format!("{:.1} s", record.wall_s)),
     ];
     ResultSet {
+        criterion: criterion_rows(record),
         anchor: record.device.kind.name().into(),
         device_label: device_label(record),
         device_name: record
@@ -455,6 +487,79 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
     }
 }
 
+/// Criterion's estimates joined with the record's points. They agree when criterion's
+/// confidence interval of the mean overlaps the workbench's fastest-to-slowest range; they are
+/// compared only where the benchmarked point has the record's configuration.
+fn criterion_rows(record: &ExperimentRecord) -> Vec<CriterionRow> {
+    // In the record's point order; estimates of points the record lacks last.
+    let position = |id: &str| {
+        record
+            .points
+            .iter()
+            .position(|p| p.point.id == id)
+            .unwrap_or(usize::MAX)
+    };
+    let mut estimates: Vec<_> = record.criterion.iter().collect();
+    estimates.sort_by_key(|e| position(&e.point.id));
+    estimates
+        .into_iter()
+        .map(|e| {
+            let measured = record.points.iter().find(|p| p.point.id == e.point.id);
+            let same_config = measured.is_some_and(|p| {
+                p.point.config == e.point.config && p.point.warmup == e.point.warmup
+            });
+            let result = measured.and_then(|p| p.result());
+            let (verdict, class) = match (measured, result) {
+                (None, _) => ("no such point in this run".to_string(), "na"),
+                (Some(_), None) => ("the point failed in this run".to_string(), "na"),
+                (Some(_), Some(_)) if !same_config => (
+                    "not compared: the bench ran another configuration".to_string(),
+                    "na",
+                ),
+                (Some(_), Some(r)) => {
+                    if e.mean_lower_s <= r.step.max_s && r.step.min_s <= e.mean_upper_s {
+                        ("agree".to_string(), "ok")
+                    } else {
+                        ("differ".to_string(), "bad")
+                    }
+                }
+            };
+            let seconds = |s: f64| format::seconds(s);
+            CriterionRow {
+                label: measured.map_or_else(|| e.point.label.clone(), |p| p.point.label.clone()),
+                benchmark: e.benchmark.clone(),
+                workbench_median: result.map_or("n/a".into(), |r| seconds(r.step.median_s)),
+                workbench_spread: result.map_or("n/a".into(), |r| {
+                    format!(
+                        "{} to {} ({} repeats)",
+                        seconds(r.step.min_s),
+                        seconds(r.step.max_s),
+                        r.step.samples_s.len()
+                    )
+                }),
+                criterion_mean: seconds(e.mean_s),
+                criterion_interval: format!(
+                    "{} to {} ({:.0}%)",
+                    seconds(e.mean_lower_s),
+                    seconds(e.mean_upper_s),
+                    e.confidence_level * 100.0
+                ),
+                criterion_samples: format!("{} samples, {} steps", e.samples, e.iterations),
+                diff_pct: result.map_or("n/a".into(), |r| {
+                    format::pct(format::diff_pct(r.step.median_s, e.mean_s))
+                }),
+                samples_per_s: format!(
+                    "{} / {}",
+                    result.map_or("n/a".into(), |r| format::rate(r.samples_per_s)),
+                    format::rate(e.samples_per_s())
+                ),
+                verdict,
+                verdict_class: class.into(),
+            }
+        })
+        .collect()
+}
+
 impl SiteContext {
     /// The view of a set of records: one page per experiment, one result set per record of it
     /// (records in guide order, CPU first, as `record::load_dirs` returns them).
@@ -471,6 +576,7 @@ impl SiteContext {
                         href: format!("{}.html", record.experiment),
                         title: record.title.clone(),
                         explanation: experiment.map_or("", |e| e.explanation()).into(),
+                        on_devices: experiment.map_or("", |e| e.on_devices()).into(),
                         snippet: experiment.map_or("", |e| e.snippet()).trim_end().into(),
                         sets: vec![set],
                     })
