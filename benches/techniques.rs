@@ -116,6 +116,13 @@ fn run() -> Result<()> {
             }
             Ok(())
         }
+        // Listing needs no measurement: criterion's `--list` format, without starting a point.
+        None if options.args.iter().any(|a| a == "--list") => {
+            for (_, _, id) in &chosen {
+                println!("{}: benchmark", id.full());
+            }
+            Ok(())
+        }
         // The parent: one process per point, as the workbench measures them.
         None => {
             let exe = std::env::current_exe().context("finding this bench's executable")?;

@@ -329,10 +329,16 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
     if let Some(f) = largest_fresh {
         findings.push(format!(
             "Allocating {} took {} from the cache and {} after memory_cleanup() (medians; the \
-             cleanup itself and the refill of the cache are outside the clock).",
+             cleanup itself and the refill of the cache are outside the clock).{}",
             format::bytes(size),
             format::seconds(largest.result.step.median_s),
             format::seconds(f.result.step.median_s),
+            if has_cache {
+                ""
+            } else {
+                " Without a cache both are the same allocation: the difference is this \
+                 machine's run-to-run noise, not a cost of releasing."
+            }
         ));
     }
 
@@ -412,7 +418,8 @@ pub fn analyse(points: &[MeasuredPoint]) -> Analysis {
             memory_saved_bytes: has_cache.then_some(reserved_dropped - reserved_released),
             memory_saved_pct: (has_cache && reserved_dropped > 0.0)
                 .then(|| (reserved_dropped - reserved_released) / reserved_dropped * 100.0),
-            throughput_cost_pct: largest_fresh.map(|f| {
+            // Without a cache there is nothing to pay for: no cost to report.
+            throughput_cost_pct: largest_fresh.filter(|_| has_cache).map(|f| {
                 (largest.result.samples_per_s - f.result.samples_per_s)
                     / largest.result.samples_per_s
                     * 100.0

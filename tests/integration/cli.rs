@@ -4,16 +4,7 @@ use std::path::Path;
 
 use predicates::prelude::*;
 
-use crate::workbench;
-
-fn one_line_error(output: &std::process::Output) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(!stderr.contains("panicked"), "a panic: {stderr}");
-    assert!(!stderr.contains("backtrace"), "a backtrace: {stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
-    stderr
-}
+use crate::{one_line_error, workbench};
 
 /// `workbench render --results RESULTS --out OUT`.
 fn render(results: &Path, out: &Path) -> std::process::Output {

@@ -8,7 +8,7 @@ use workbench::record::load_dir;
 use workbench::site::context::SiteContext;
 use workbench::site::HtmlRenderer;
 
-use crate::{fixtures, main_element, workbench};
+use crate::{fixtures, main_element, one_line_error, workbench};
 
 fn criterion_fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion")
@@ -24,14 +24,6 @@ fn render(criterion: &Path, out: &Path) -> std::process::Output {
         .arg(out)
         .output()
         .unwrap()
-}
-
-fn one_line_error(output: &std::process::Output) -> String {
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
-    assert!(!stderr.contains("panicked"), "a panic: {stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
-    stderr
 }
 
 #[test]

@@ -37,3 +37,14 @@ pub fn main_element(html: &str) -> &str {
     let end = html.find("</main>").expect("page has </main>") + "</main>".len();
     &html[start..end]
 }
+
+/// The stderr of a run that must fail as bad input: exit status 2, one line, no panic and no
+/// backtrace.
+pub fn one_line_error(output: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "a panic: {stderr}");
+    assert!(!stderr.contains("backtrace"), "a backtrace: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
+    stderr
+}
