@@ -57,9 +57,30 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            // 2 for what the user asked for (a device, a profile, a filter), 1 for a failure.
+            ExitCode::from(if e.downcast_ref::<Refused>().is_some() {
+                2
+            } else {
+                1
+            })
         }
     }
+}
+
+/// A request this bench cannot carry out: an unknown or missing device, profile or filter.
+#[derive(Debug)]
+struct Refused(String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+fn refuse<T>(message: String) -> Result<T> {
+    Err(Refused(message).into())
 }
 
 /// What this bench process was asked to do.
@@ -79,8 +100,9 @@ struct Options {
 fn run() -> Result<()> {
     let options = options()?;
     if options.device != DeviceKind::Cpu {
-        experiments::driver::identify(options.device)
-            .map_err(|e| anyhow::anyhow!("{DEVICE_ENV}={}: {e}", options.device.name()))?;
+        if let Err(e) = experiments::driver::identify(options.device) {
+            return refuse(format!("{DEVICE_ENV}={}: {e}", options.device.name()));
+        }
     }
     let mut chosen = Vec::new();
     for experiment in experiments::all() {
@@ -126,6 +148,7 @@ fn run() -> Result<()> {
         // The parent: one process per point, as the workbench measures them.
         None => {
             let exe = std::env::current_exe().context("finding this bench's executable")?;
+            let mut failed = Vec::new();
             for (_, _, id) in &chosen {
                 let status = Command::new(&exe)
                     .args(&options.args)
@@ -133,9 +156,18 @@ fn run() -> Result<()> {
                     .env(PROFILE_ENV, options.profile.name())
                     .status()
                     .with_context(|| format!("starting the bench process of {}", id.full()))?;
+                // As in the workbench, a point that fails does not stop the others.
                 if !status.success() {
-                    bail!("{}: the bench process failed ({status})", id.full());
+                    failed.push(format!("{} ({status})", id.full()));
                 }
+            }
+            if !failed.is_empty() {
+                bail!(
+                    "{} of {} benchmarks failed: {}",
+                    failed.len(),
+                    chosen.len(),
+                    failed.join(", ")
+                );
             }
             Ok(())
         }
@@ -246,7 +278,11 @@ fn options() -> Result<Options> {
         Err(_) | Ok("") | Ok("cpu") => DeviceKind::Cpu,
         Ok("wgpu") => DeviceKind::Wgpu,
         Ok("cuda") => DeviceKind::Cuda,
-        Ok(other) => bail!("{DEVICE_ENV}={other}: not a device (cpu, wgpu, cuda)"),
+        Ok(other) => {
+            return refuse(format!(
+                "{DEVICE_ENV}={other}: not a device (cpu, wgpu, cuda)"
+            ))
+        }
     };
     let profile = match std::env::var(PROFILE_ENV).as_deref() {
         // Criterion takes at least 10 samples of a step: at the full sizes the CPU's slowest
@@ -254,7 +290,11 @@ fn options() -> Result<Options> {
         Err(_) | Ok("") if test_mode || device == DeviceKind::Cpu => Profile::Quick,
         Err(_) | Ok("") | Ok("full") => Profile::Full,
         Ok("quick") => Profile::Quick,
-        Ok(other) => bail!("{PROFILE_ENV}={other}: not a profile (full, quick)"),
+        Ok(other) => {
+            return refuse(format!(
+                "{PROFILE_ENV}={other}: not a profile (full, quick)"
+            ))
+        }
     };
     let only = std::env::var(POINT_ENV).ok().filter(|s| !s.is_empty());
     let filter = Filter::from_args(&args)?;
@@ -316,9 +356,18 @@ impl Filter {
         Ok(match positional {
             None => Filter::All,
             Some(f) if args.iter().any(|a| a == "--exact") => Filter::Exact(f),
-            Some(f) => Filter::Regex(
-                regex::Regex::new(&f).with_context(|| format!("benchmark filter {f:?}"))?,
-            ),
+            Some(f) => match regex::Regex::new(&f) {
+                Ok(r) => Filter::Regex(r),
+                Err(e) => {
+                    // regex's message spans lines; one line here.
+                    let why = e
+                        .to_string()
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    return refuse(format!("benchmark filter {f:?}: {why}"));
+                }
+            },
         })
     }
 
