@@ -8,7 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 have_vulkan_driver() {
-    ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json > /dev/null 2>&1
+    # One driver manifest in either folder is enough (an empty folder must not count).
+    for manifest in /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; do
+        [ -e "$manifest" ] && return 0
+    done
+    return 1
 }
 if ! have_vulkan_driver; then
     echo "== installing mesa-vulkan-drivers (the software Vulkan driver the wgpu tests run on)"

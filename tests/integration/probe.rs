@@ -1,7 +1,10 @@
 //! The host probe is exact: a tensor of N f32 raises the peak by 4N bytes, no more, no less.
 //!
 //! Byte-exact tests cannot share the process with other test threads that allocate, so each
-//! re-runs this test binary on itself alone (`--exact`), with `PROBE_CHILD` set.
+//! re-runs this test binary on itself alone (`--exact`), with `PROBE_CHILD` set. Even there the
+//! test harness's own thread can allocate at the same moment (seen once in CI: 144 bytes more
+//! than 4N), so each exact check gets a few attempts and must come out exact in one of them: an
+//! error in the probe would show in every attempt.
 
 use std::process::Command;
 
@@ -35,6 +38,27 @@ fn in_child(test: &str) -> bool {
     false
 }
 
+/// Runs `check` until it comes out exact, at most five times; fails with its last complaint.
+fn exact_in_one_of_five(mut check: impl FnMut() -> Result<(), String>) {
+    let mut last = String::new();
+    for _ in 0..5 {
+        match check() {
+            Ok(()) => return,
+            Err(e) => last = e,
+        }
+    }
+    panic!("not exact in 5 attempts; the last: {last}");
+}
+
+/// `Err` naming `what` unless `got == want`.
+fn equal(got: u64, want: u64, what: &str) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what}: {got} bytes, expected {want}"))
+    }
+}
+
 #[test]
 fn buffer_of_n_f32_raises_peak_by_exactly_4n() {
     if !in_child("buffer_of_n_f32_raises_peak_by_exactly_4n") {
@@ -43,45 +67,49 @@ fn buffer_of_n_f32_raises_peak_by_exactly_4n() {
     assert!(HostProbe::is_installed());
     let probe = HostProbe;
     for n in [1usize, 1000, 1 << 20] {
-        let before = probe.read();
-        probe.reset_peak();
-        let v = std::hint::black_box(vec![0f32; n]);
-        let during = probe.read();
-        assert_eq!(
-            during.peak_in_use_bytes - before.in_use_bytes,
-            4 * n as u64,
-            "n = {n}"
-        );
-        drop(v);
-        assert_eq!(
-            probe.read().in_use_bytes,
-            before.in_use_bytes,
-            "freed, n = {n}"
-        );
+        exact_in_one_of_five(|| {
+            let before = probe.read();
+            probe.reset_peak();
+            let v = std::hint::black_box(vec![0f32; n]);
+            let during = probe.read();
+            drop(v);
+            let after = probe.read();
+            equal(
+                during.peak_in_use_bytes.saturating_sub(before.in_use_bytes),
+                4 * n as u64,
+                &format!("peak rise, n = {n}"),
+            )?;
+            equal(
+                after.in_use_bytes,
+                before.in_use_bytes,
+                &format!("in use after the free, n = {n}"),
+            )
+        });
     }
 }
 
-/// Peak and live rise of making one Flex tensor of `n` f32 from its values, which must be equal
-/// (the values move into the tensor without a copy).
-fn tensor_rise(probe: &HostProbe, n: usize) -> u64 {
+/// Peak rise of making one Flex tensor of `n` f32 from its values; `Err` unless the live rise
+/// equals it (the values move into the tensor without a copy) and the drop frees it all.
+fn tensor_rise(probe: &HostProbe, n: usize) -> Result<u64, String> {
     let device = Default::default();
     let before = probe.read();
     probe.reset_peak();
     let t = Tensor::<Flex, 1>::from_data(TensorData::new(vec![0f32; n], [n]), &device);
     let during = probe.read();
-    let peak = during.peak_in_use_bytes - before.in_use_bytes;
-    assert_eq!(
-        during.in_use_bytes - before.in_use_bytes,
-        peak,
-        "no transient, n = {n}"
-    );
     drop(t);
-    assert_eq!(
-        probe.read().in_use_bytes,
+    let after = probe.read();
+    let peak = during.peak_in_use_bytes.saturating_sub(before.in_use_bytes);
+    equal(
+        during.in_use_bytes.saturating_sub(before.in_use_bytes),
+        peak,
+        &format!("live rise against the peak's (no transient), n = {n}"),
+    )?;
+    equal(
+        after.in_use_bytes,
         before.in_use_bytes,
-        "freed, n = {n}"
-    );
-    peak
+        &format!("in use after the drop, n = {n}"),
+    )?;
+    Ok(peak)
 }
 
 #[test]
@@ -94,17 +122,28 @@ fn tensor_of_n_f32_raises_peak_by_4n_plus_fixed_bookkeeping() {
     let warm = Tensor::<Flex, 1>::zeros([8], &Default::default());
     // A Flex tensor is its data buffer plus a few bytes of bookkeeping (shared-buffer header,
     // layout) that do not depend on its size: N more f32 raise the peak by exactly 4N.
-    let bookkeeping = tensor_rise(&probe, 1) - 4;
+    let mut bookkeeping = 0;
+    exact_in_one_of_five(|| {
+        bookkeeping = tensor_rise(&probe, 1)?.saturating_sub(4);
+        // Checked at a second size in the same attempt: a disturbed attempt is retried whole.
+        equal(
+            tensor_rise(&probe, 2)?,
+            8 + bookkeeping,
+            "n = 2 against n = 1",
+        )
+    });
     assert!(
         bookkeeping < 256,
         "{bookkeeping} bytes of bookkeeping per tensor"
     );
     for n in [1000usize, 1 << 20, 3 << 20] {
-        assert_eq!(
-            tensor_rise(&probe, n),
-            4 * n as u64 + bookkeeping,
-            "n = {n}"
-        );
+        exact_in_one_of_five(|| {
+            equal(
+                tensor_rise(&probe, n)?,
+                4 * n as u64 + bookkeeping,
+                &format!("peak rise, n = {n}"),
+            )
+        });
     }
     println!("bookkeeping per Flex tensor: {bookkeeping} bytes");
     drop(warm);
@@ -118,21 +157,35 @@ fn phase_meter_separates_phases() {
     let probe = HostProbe;
     let sync = || {};
     let n = 1 << 18;
-    let mut meter = PhaseMeter::new(&probe, &sync);
-    let kept = meter.phase("allocate", || vec![0f32; n]);
-    meter.phase("transient", || drop(std::hint::black_box(vec![0u8; 3 * n])));
-    drop(kept);
-    let phases = meter.finish();
-    assert_eq!(phases[0].phase, "allocate");
-    assert_eq!(phases[0].delta_bytes(), 4 * n as u64);
-    assert_eq!(
-        phases[0].live_after_bytes - phases[0].live_before_bytes,
-        4 * n as u64
-    );
-    // The second phase starts with the first's vector live and peaks 3n above it.
-    assert_eq!(phases[1].live_before_bytes, phases[0].live_after_bytes);
-    assert_eq!(phases[1].delta_bytes(), 3 * n as u64);
-    assert_eq!(phases[1].live_after_bytes, phases[1].live_before_bytes);
+    exact_in_one_of_five(|| {
+        let mut meter = PhaseMeter::new(&probe, &sync);
+        let kept = meter.phase("allocate", || vec![0f32; n]);
+        meter.phase("transient", || drop(std::hint::black_box(vec![0u8; 3 * n])));
+        drop(kept);
+        let phases = meter.finish();
+        assert_eq!(phases[0].phase, "allocate");
+        let (first, second) = (&phases[0], &phases[1]);
+        equal(first.delta_bytes(), 4 * n as u64, "allocate's peak rise")?;
+        equal(
+            first
+                .live_after_bytes
+                .saturating_sub(first.live_before_bytes),
+            4 * n as u64,
+            "allocate's live rise",
+        )?;
+        // The second phase starts with the first's vector live and peaks 3n above it.
+        equal(
+            second.live_before_bytes,
+            first.live_after_bytes,
+            "transient's start",
+        )?;
+        equal(second.delta_bytes(), 3 * n as u64, "transient's peak rise")?;
+        equal(
+            second.live_after_bytes,
+            second.live_before_bytes,
+            "transient's end",
+        )
+    });
 }
 
 #[test]
@@ -141,14 +194,15 @@ fn realloc_is_counted_as_the_size_change() {
         return;
     }
     let probe = HostProbe;
-    let mut v: Vec<u8> = Vec::with_capacity(1000);
-    let before = probe.read().in_use_bytes;
-    v.reserve_exact(5000);
-    let grown = probe.read().in_use_bytes;
-    assert_eq!(grown - before, v.capacity() as u64 - 1000);
-    v.shrink_to(10);
-    assert_eq!(
-        probe.read().in_use_bytes,
-        before - 1000 + v.capacity() as u64
-    );
+    exact_in_one_of_five(|| {
+        let mut v: Vec<u8> = Vec::with_capacity(1000);
+        let before = probe.read().in_use_bytes;
+        v.reserve_exact(5000);
+        let grown = probe.read().in_use_bytes;
+        let grown_capacity = v.capacity() as u64;
+        v.shrink_to(10);
+        let shrunk = probe.read().in_use_bytes;
+        equal(grown.saturating_sub(before), grown_capacity - 1000, "grown")?;
+        equal(shrunk, before - 1000 + v.capacity() as u64, "shrunk")
+    });
 }
