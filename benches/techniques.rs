@@ -24,7 +24,7 @@
 //! 4.3 ms in a fresh process. It also lets each point set its own float type (Burn sets it once
 //! per process).
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::rc::Rc;
@@ -132,8 +132,7 @@ fn run() -> Result<()> {
                 // the estimates are read by `workbench render --criterion`.
                 .without_plots()
                 .configure_from_args();
-            let criterion = Rc::new(RefCell::new(criterion));
-            if bench_point(&criterion, experiment, &point, &id, &options)? && !options.test_mode {
+            if bench_point(criterion, experiment, &point, &id, &options)? && !options.test_mode {
                 write_sidecar(&id.dir(&output_directory), experiment, &point, &options)?;
             }
             Ok(())
@@ -176,19 +175,19 @@ fn run() -> Result<()> {
 
 /// Times one point with criterion.
 fn bench_point(
-    criterion: &Rc<RefCell<Criterion>>,
+    criterion: Criterion,
     experiment: &dyn Experiment,
     point: &Point,
     id: &BenchId,
     options: &Options,
 ) -> Result<bool> {
-    let offered = Rc::new(RefCell::new(false));
+    let offered = Rc::new(Cell::new(false));
     let timer = CriterionTimer {
-        criterion: Rc::clone(criterion),
+        criterion,
         id: id.clone(),
         offered: Rc::clone(&offered),
     };
-    let (result, _timer) = with_step_timer(Box::new(timer), || {
+    let result = with_step_timer(Box::new(timer), || {
         experiment.run_point(point, options.device)
     });
     match result {
@@ -201,7 +200,7 @@ fn bench_point(
         }
         Err(e) => return Err(e).with_context(|| format!("{}/{}", experiment.id(), point.id)),
     }
-    if !*offered.borrow() {
+    if !offered.get() {
         bail!(
             "{}/{}: the point never offered its step to the timer",
             experiment.id(),
@@ -213,19 +212,21 @@ fn bench_point(
 
 /// Hands a point's prepared step to criterion.
 struct CriterionTimer {
-    criterion: Rc<RefCell<Criterion>>,
+    criterion: Criterion,
     id: BenchId,
-    offered: Rc<RefCell<bool>>,
+    /// Set when the point offers its step; read by the bench once the point returns.
+    offered: Rc<Cell<bool>>,
 }
 
 impl StepTimer for CriterionTimer {
-    fn time(&mut self, samples_per_step: u64, run: &mut dyn FnMut(u64) -> Duration) {
-        *self.offered.borrow_mut() = true;
-        let mut criterion = self.criterion.borrow_mut();
-        let mut group = criterion.benchmark_group(&self.id.group);
+    fn time(&mut self, samples_per_step: u64, step: &mut dyn FnMut() -> Duration) {
+        self.offered.set(true);
+        let mut group = self.criterion.benchmark_group(&self.id.group);
         group.throughput(Throughput::Elements(samples_per_step));
         let id = BenchmarkId::new(&self.id.function, &self.id.parameter);
-        group.bench_function(id, |b| b.iter_custom(&mut *run));
+        group.bench_function(id, |b| {
+            b.iter_custom(|iters| (0..iters).map(|_| step()).sum())
+        });
         group.finish();
     }
 }

@@ -7,7 +7,7 @@
 //! leaves behind.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::experiment::{Check, PointResult};
 use crate::probe::{
@@ -104,9 +104,7 @@ pub fn measure_op<I, O>(
     for _ in 0..warmup {
         run();
     }
-    crate::timing::offer(rows as u64, &mut |iters| {
-        (0..iters).map(|_| run().1).sum::<Duration>()
-    });
+    crate::timing::offer(rows as u64, &mut || run().1);
     let mut runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(repeats.max(1));
     let mut samples_s = Vec::with_capacity(repeats.max(1));
     let mut before_input_bytes = 0;

@@ -75,19 +75,17 @@ pub fn repeat(
         step();
         start.elapsed()
     };
-    offer(samples_per_step, &mut |iters| {
-        (0..iters).map(|_| timed()).sum()
-    });
+    offer(samples_per_step, &mut timed);
     Timing::from_samples((0..repeats.max(1)).map(|_| timed().as_secs_f64()).collect())
 }
 
 /// A timer from outside the workbench that takes over a measured loop's prepared step: the
 /// criterion benches install one, the workbench's runner never does.
 pub trait StepTimer {
-    /// Times the step. `run(iters)` runs it `iters` times and returns the time they took, each
-    /// run's clock read after the device was synchronised and any per-run set-up left out (as
-    /// criterion's `iter_custom` expects). Each run processes `samples_per_step` samples.
-    fn time(&mut self, samples_per_step: u64, run: &mut dyn FnMut(u64) -> Duration);
+    /// Times the step. Each call of `step` runs it once and returns the time it took, the clock
+    /// read after the device was synchronised and any per-run set-up (a fresh input) left out.
+    /// Each run processes `samples_per_step` samples.
+    fn time(&mut self, samples_per_step: u64, step: &mut dyn FnMut() -> Duration);
 }
 
 thread_local! {
@@ -96,27 +94,21 @@ thread_local! {
 
 /// Runs `work` with `timer` installed on this thread, so that the measured loop inside `work`
 /// (an experiment's point, run on this thread) hands its step to `timer` after its warm-up.
-/// Returns what `work` returned and the timer.
-pub fn with_step_timer<R>(
-    timer: Box<dyn StepTimer>,
-    work: impl FnOnce() -> R,
-) -> (R, Box<dyn StepTimer>) {
+pub fn with_step_timer<R>(timer: Box<dyn StepTimer>, work: impl FnOnce() -> R) -> R {
     let previous = STEP_TIMER.with(|t| t.borrow_mut().replace(timer));
     let output = work();
-    let timer = STEP_TIMER
-        .with(|t| std::mem::replace(&mut *t.borrow_mut(), previous))
-        .expect("the timer is back once work returns");
-    (output, timer)
+    STEP_TIMER.with(|t| *t.borrow_mut() = previous);
+    output
 }
 
 /// Hands a prepared step to the timer installed on this thread, if any; says whether there was
 /// one. Measured loops call this once, after their warm-up and before their own repeats.
-pub fn offer(samples_per_step: u64, run: &mut dyn FnMut(u64) -> Duration) -> bool {
+pub fn offer(samples_per_step: u64, step: &mut dyn FnMut() -> Duration) -> bool {
     // Taken out while it times, so that the step can never reach it again.
     let Some(mut timer) = STEP_TIMER.with(|t| t.borrow_mut().take()) else {
         return false;
     };
-    timer.time(samples_per_step, run);
+    timer.time(samples_per_step, step);
     STEP_TIMER.with(|t| *t.borrow_mut() = Some(timer));
     true
 }
@@ -135,18 +127,20 @@ mod tests {
     fn an_installed_timer_is_offered_the_step_once() {
         struct Count(u64);
         impl StepTimer for Count {
-            fn time(&mut self, samples_per_step: u64, run: &mut dyn FnMut(u64) -> Duration) {
+            fn time(&mut self, samples_per_step: u64, step: &mut dyn FnMut() -> Duration) {
                 assert_eq!(samples_per_step, 8);
-                run(5);
+                for _ in 0..5 {
+                    step();
+                }
                 self.0 += 5;
             }
         }
         let mut steps = 0;
-        let (timing, _) = with_step_timer(Box::new(Count(0)), || repeat(2, 3, 8, || steps += 1));
+        let timing = with_step_timer(Box::new(Count(0)), || repeat(2, 3, 8, || steps += 1));
         assert_eq!(steps, 2 + 5 + 3);
         assert_eq!(timing.samples_s.len(), 3);
         // Without a timer nothing is offered.
-        assert!(!offer(1, &mut |_| Duration::ZERO));
+        assert!(!offer(1, &mut || Duration::ZERO));
     }
 
     #[test]
