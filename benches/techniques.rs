@@ -35,6 +35,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use experiments::experiment::ExperimentError;
 use experiments::timing::{with_step_timer, StepTimer};
 use experiments::{DeviceKind, Experiment, Point, Profile};
+use workbench::criterion::{Sidecar, SIDECAR};
 
 // The same allocator as the `workbench` binary, so that the steps run under the same allocator
 // the workbench's timings were taken under (and the CPU backend's points can run at all).
@@ -49,8 +50,6 @@ const PROFILE_ENV: &str = "WORKBENCH_BENCH_PROFILE";
 /// Set by this bench for its child processes: the one benchmark (`group/function/parameter`)
 /// the child measures.
 const POINT_ENV: &str = "WORKBENCH_BENCH_POINT";
-/// File written beside criterion's results for each benchmark: the point it measured.
-const SIDECAR: &str = "workbench-point.json";
 
 fn main() -> ExitCode {
     match run() {
@@ -243,12 +242,12 @@ fn write_sidecar(
         // Criterion wrote nothing (e.g. `--list`, or a baseline comparison only).
         return Ok(());
     }
-    let sidecar = serde_json::json!({
-        "experiment": experiment.id(),
-        "device": options.device.name(),
-        "profile": options.profile.name(),
-        "point": point,
-    });
+    let sidecar = Sidecar {
+        experiment: experiment.id().into(),
+        device: options.device,
+        profile: options.profile,
+        point: point.clone(),
+    };
     std::fs::write(
         dir.join(SIDECAR),
         serde_json::to_string_pretty(&sidecar).expect("serialises"),

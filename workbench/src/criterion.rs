@@ -53,13 +53,18 @@ impl CriterionEstimate {
     }
 }
 
-/// The sidecar: which experiment, device and sizes a benchmark belongs to.
-#[derive(Debug, Deserialize)]
-struct Sidecar {
-    experiment: String,
-    device: DeviceKind,
-    profile: Profile,
-    point: Point,
+/// The [`SIDECAR`] file: which experiment, device and sizes a benchmark belongs to, and the
+/// point benchmarked. The benches write it, `load` reads it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Sidecar {
+    /// Experiment id.
+    pub experiment: String,
+    /// The device benchmarked.
+    pub device: DeviceKind,
+    /// The sizes.
+    pub profile: Profile,
+    /// The point, as the bench ran it.
+    pub point: Point,
 }
 
 /// One statistic of criterion's `estimates.json`.
