@@ -32,16 +32,18 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use criterion::{BenchmarkId, Criterion, Throughput};
-use experiments::experiment::ExperimentError;
-use experiments::timing::{with_step_timer, StepTimer};
-use experiments::{DeviceKind, Experiment, Point, Profile};
-use workbench::criterion::{Sidecar, SIDECAR};
+use experiments::harness::backend::Backends;
+use experiments::harness::timing::{with_step_timer, StepTimer};
+use experiments::{Experiment, ExperimentError};
+use results::criterion::{Sidecar, SIDECAR};
+use results::{DeviceKind, Point, Profile};
+use workbench::runner::{describe_exit, run_child};
 
 // The same allocator as the `workbench` binary, so that the steps run under the same allocator
 // the workbench's timings were taken under (and the CPU backend's points can run at all).
 #[global_allocator]
-static ALLOCATOR: experiments::probe::host::CountingAllocator =
-    experiments::probe::host::CountingAllocator;
+static ALLOCATOR: experiments::harness::probe::host::CountingAllocator =
+    experiments::harness::probe::host::CountingAllocator;
 
 /// Chooses the device: `cpu` (default), `wgpu` or `cuda`.
 const DEVICE_ENV: &str = "WORKBENCH_DEVICE";
@@ -99,7 +101,7 @@ struct Options {
 fn run() -> Result<()> {
     let options = options()?;
     if options.device != DeviceKind::Cpu {
-        if let Err(e) = experiments::driver::identify(options.device) {
+        if let Err(e) = options.device.identify() {
             return refuse(format!("{DEVICE_ENV}={}: {e}", options.device.name()));
         }
     }
@@ -148,15 +150,20 @@ fn run() -> Result<()> {
             let exe = std::env::current_exe().context("finding this bench's executable")?;
             let mut failed = Vec::new();
             for (_, _, id) in &chosen {
-                let status = Command::new(&exe)
+                let mut command = Command::new(&exe);
+                command
                     .args(&options.args)
                     .env(POINT_ENV, id.full())
-                    .env(PROFILE_ENV, options.profile.name())
-                    .status()
+                    .env(PROFILE_ENV, options.profile.name());
+                // The runner's own helper, as for the workbench's points; criterion's output
+                // passed through as it comes.
+                let child = run_child(command, &[], None, true)
                     .with_context(|| format!("starting the bench process of {}", id.full()))?;
                 // As in the workbench, a point that fails does not stop the others.
-                if !status.success() {
-                    failed.push(format!("{} ({status})", id.full()));
+                match child.status {
+                    Ok(status) if status.success() => {}
+                    Ok(status) => failed.push(format!("{} ({})", id.full(), describe_exit(status))),
+                    Err(reason) => failed.push(format!("{} ({reason})", id.full())),
                 }
             }
             if !failed.is_empty() {
@@ -275,14 +282,11 @@ fn options() -> Result<Options> {
     // --test, each benchmark only runs once.
     let test_mode = !has("--bench") || has("--test");
     let device = match std::env::var(DEVICE_ENV).as_deref() {
-        Err(_) | Ok("") | Ok("cpu") => DeviceKind::Cpu,
-        Ok("wgpu") => DeviceKind::Wgpu,
-        Ok("cuda") => DeviceKind::Cuda,
-        Ok(other) => {
-            return refuse(format!(
-                "{DEVICE_ENV}={other}: not a device (cpu, wgpu, cuda)"
-            ))
-        }
+        Err(_) | Ok("") => DeviceKind::Cpu,
+        Ok(name) => match name.parse::<DeviceKind>() {
+            Ok(device) => device,
+            Err(e) => return refuse(format!("{DEVICE_ENV}={name}: {e}")),
+        },
     };
     let profile = match std::env::var(PROFILE_ENV).as_deref() {
         // Criterion takes at least 10 samples of a step: at the full sizes the CPU's slowest

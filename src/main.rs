@@ -6,8 +6,8 @@
 
 #[cfg(not(feature = "uncounted-allocator"))]
 #[global_allocator]
-static ALLOCATOR: experiments::probe::host::CountingAllocator =
-    experiments::probe::host::CountingAllocator;
+static ALLOCATOR: experiments::harness::probe::host::CountingAllocator =
+    experiments::harness::probe::host::CountingAllocator;
 
 fn main() -> std::process::ExitCode {
     workbench::cli::main()

@@ -1,52 +1,43 @@
-//! The science of the Burn VRAM workbench: one module per memory-saving technique, the models
-//! they train, and the measurement primitives (memory probes, timing, fits).
+//! The science of the Burn VRAM workbench: one folder per memory-saving technique, and the
+//! shared harness they are measured with.
 //!
-//! Every experiment implements [`Experiment`]: it declares its points, measures one point at a
-//! time (the `workbench` runner calls it in a fresh child process per point) and analyses the
-//! measured points into a headline, findings, predictions beside measurements, and charts as data.
-//! Nothing here knows how the guide is rendered.
+//! - [`techniques`]: one folder per technique (`mod.rs`: what is measured; `predict.rs`: the
+//!   byte model; `analysis.rs`: findings, charts and headline; `snippet.rs`: the code shown).
+//! - [`harness`]: what every technique shares and none is named in: backends and the device
+//!   dispatch, memory probes, timing, the training step, models.
+//! - [`technique`]: the typed [`Technique`] trait and the [`Experiment`] the runner drives.
+//!
+//! Results are written as `results` types; nothing here knows how the guide is rendered.
 
-pub mod accumulation;
-pub mod backend;
-pub mod batch_size;
-pub mod cache_release;
-pub mod checkpointing;
-pub mod device;
-pub mod driver;
-pub mod experiment;
-pub mod fit;
-pub mod format;
-pub mod in_place;
-pub mod mixed_precision;
-pub mod models;
-pub mod no_grad;
-pub mod probe;
-pub mod single_op;
-#[doc(hidden)]
-pub mod snippets;
-pub mod summary;
-pub mod timing;
-pub mod train;
-pub mod views;
+pub mod error;
+pub mod estimate;
+pub mod harness;
+pub mod technique;
+pub mod techniques;
 
-pub use device::DeviceKind;
-pub use experiment::{Experiment, MeasuredPoint, Outcome, Point, PointResult, Profile};
+pub use error::ExperimentError;
+pub use technique::{Experiment, Technique};
 
-/// Every experiment, in the guide's order.
+/// Every technique, in the guide's order: adding a technique is its folder and one line here.
 pub fn all() -> Vec<&'static dyn Experiment> {
     vec![
-        &batch_size::BatchSize,
-        &accumulation::Accumulation,
-        &mixed_precision::MixedPrecision,
-        &checkpointing::GradientCheckpointing,
-        &in_place::InPlace,
-        &views::Views,
-        &no_grad::NoGrad,
-        &cache_release::CacheRelease,
+        &techniques::batch_size::BatchSize,
+        &techniques::accumulation::Accumulation,
+        &techniques::mixed_precision::MixedPrecision,
+        &techniques::checkpointing::GradientCheckpointing,
+        &techniques::in_place::InPlace,
+        &techniques::views::Views,
+        &techniques::no_grad::NoGrad,
+        &techniques::cache_release::CacheRelease,
     ]
 }
 
-/// The experiment with this id.
+/// The technique with this id.
 pub fn find(id: &str) -> Option<&'static dyn Experiment> {
     all().into_iter().find(|e| e.id() == id)
+}
+
+/// The position of the technique `id` in the guide (written into its records).
+pub fn guide_position(id: &str) -> Option<usize> {
+    all().iter().position(|e| e.id() == id)
 }

@@ -1,10 +1,10 @@
 //! The correctness checks themselves: they pass for the technique and fail when it is broken.
 
 use burn::backend::{Autodiff, Flex};
-use experiments::accumulation::{checks, checks_with_loss_scale};
-use experiments::backend::{CheckpointedCpuBackend, Checkpointing};
-use experiments::models::MlpShape;
-use experiments::train::TrainConfig;
+use experiments::harness::backend::{CheckpointedCpuBackend, Checkpointing};
+use experiments::harness::models::MlpShape;
+use experiments::harness::train::TrainConfig;
+use experiments::techniques::accumulation::{checks, checks_with_loss_scale};
 
 type B = Autodiff<Flex>;
 
@@ -72,15 +72,17 @@ fn checkpointed_gradients_equal_the_plain_ones() {
         checkpointing: Checkpointing::Balanced,
         ..config
     };
-    let check =
-        experiments::checkpointing::check::<CheckpointedCpuBackend>(&config, &Default::default());
+    let check = experiments::techniques::checkpointing::check::<CheckpointedCpuBackend>(
+        &config,
+        &Default::default(),
+    );
     assert!(check.passed, "{check:?}");
 }
 
 #[test]
 fn a_loss_curve_that_drifts_fails_the_mixed_precision_check() {
     let _rng = flex_rng();
-    use experiments::mixed_precision::{drift, drift_check};
+    use experiments::techniques::mixed_precision::{drift, drift_check};
     let reference: Vec<f64> = (0..60).map(|i| 1.0 / (1.0 + i as f64 / 10.0)).collect();
     // The yardstick: a run from other weights, 1% off everywhere.
     let other: Vec<f64> = reference.iter().map(|l| l * 1.01).collect();
@@ -98,7 +100,7 @@ fn a_loss_curve_that_drifts_fails_the_mixed_precision_check() {
 #[test]
 fn both_ways_of_writing_layer_norm_compute_the_same_values() {
     let _rng = flex_rng();
-    use experiments::snippets::in_place::{layer_norm_borrowed, layer_norm_owned};
+    use experiments::techniques::in_place::snippet::{layer_norm_borrowed, layer_norm_owned};
     type Inner = Flex;
     let device = Default::default();
     let x = burn::tensor::Tensor::<Inner, 2>::random(

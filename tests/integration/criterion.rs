@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use workbench::record::load_dir;
-use workbench::site::context::SiteContext;
-use workbench::site::HtmlRenderer;
+use guide::context::SiteContext;
+use guide::HtmlRenderer;
+use results::record::load_dir;
+use results::ExperimentRecord;
 
 use crate::{fixtures, main_element, one_line_error, workbench};
 
@@ -66,9 +67,9 @@ fn estimates_sit_beside_the_workbench_timings_and_stay_in_the_records() {
 #[test]
 fn criterion_table_snapshot() {
     let mut records = load_dir(&fixtures()).unwrap();
-    let sets = workbench::criterion::load(&criterion_fixtures()).unwrap();
+    let sets = results::criterion::load(&criterion_fixtures()).unwrap();
     assert_eq!(sets.len(), 2, "in-place and cache-release");
-    let unmatched = workbench::criterion::attach(&mut records, sets);
+    let unmatched = ExperimentRecord::attach_estimates(&mut records, sets);
     assert!(unmatched.is_empty());
     let context = SiteContext::new(&records);
     let index = context

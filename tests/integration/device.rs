@@ -5,9 +5,11 @@
 use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
 use burn::backend::Wgpu;
 use burn::tensor::{Tensor, TensorData};
-use experiments::probe::cube::CubeProbe;
-use experiments::probe::MemoryProbe;
-use workbench::record::load_dir;
+use experiments::harness::probe::cube::CubeProbe;
+use experiments::harness::probe::MemoryProbe;
+use experiments::techniques::cache_release::{Counter, Moment};
+use results::record::load_dir;
+use results::Metric;
 
 use crate::workbench;
 
@@ -60,7 +62,8 @@ fn memory_summary_shows_reserved_memory_released_by_cleanup() {
         .get_output()
         .stdout
         .clone();
-    let summary: experiments::summary::DeviceSummary = serde_json::from_slice(&out).unwrap();
+    let summary: experiments::harness::summary::DeviceSummary =
+        serde_json::from_slice(&out).unwrap();
     assert_eq!(summary.probe.kind, "cubecl-memory-manager");
     let at = |i: usize| summary.rows[i].memory;
     let (start, alive, dropped, cleaned) = (at(0), at(1), at(2), at(3));
@@ -107,7 +110,7 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
     // the forward pass is what is live at its end: the CPU's `graph_bytes`. (The CPU's exact
     // peak is one width per sample higher: the loss's square, alive only inside the pass.)
     // Padding is per allocation, not per sample.
-    let slope = |rs: &[workbench::record::ExperimentRecord], metric: &str| -> f64 {
+    let slope = |rs: &[results::ExperimentRecord], metric: Metric| -> f64 {
         let r = rs.iter().find(|r| r.experiment == "batch-size").unwrap();
         let points: Vec<(f64, f64)> = r
             .points
@@ -117,10 +120,10 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
                 (batch, p.result().unwrap().metric(metric))
             })
             .collect();
-        experiments::fit::LinearFit::fit(&points).unwrap().slope
+        results::LinearFit::fit(&points).unwrap().slope
     };
-    let device = slope(&records, "activation_bytes");
-    let host = slope(&cpu, "graph_bytes");
+    let device = slope(&records, Metric::ActivationBytes);
+    let host = slope(&cpu, Metric::GraphBytes);
     assert!(
         (device - host).abs() / host < 0.02,
         "bytes per sample left by the forward pass: wgpu {device}, cpu {host}"
@@ -137,16 +140,29 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
     for p in &cache.points {
         let r = p.result().unwrap();
         let bytes = p.point.config["tensor_bytes"].as_f64().unwrap();
-        let above = |moment: &str, counter: &str| {
-            r.metric(&format!("{counter}_{moment}_bytes"))
-                - r.metric(&format!("{counter}_start_bytes"))
+        let above = |moment: Moment, counter: Counter| {
+            r.metric(counter.at(moment)) - r.metric(counter.at(Moment::Start))
         };
-        assert_eq!(r.metric("has_cache"), 1.0);
-        assert_eq!(above("alive", "in_use"), bytes, "{}", p.point.id);
-        assert_eq!(above("dropped", "in_use"), 0.0, "{}", p.point.id);
-        assert!(above("dropped", "reserved") >= bytes, "{}", p.point.id);
+        assert_eq!(r.metric(Metric::HasCache), 1.0);
+        assert_eq!(
+            above(Moment::Alive, Counter::InUse),
+            bytes,
+            "{}",
+            p.point.id
+        );
+        assert_eq!(
+            above(Moment::Dropped, Counter::InUse),
+            0.0,
+            "{}",
+            p.point.id
+        );
         assert!(
-            above("released", "reserved") < above("dropped", "reserved"),
+            above(Moment::Dropped, Counter::Reserved) >= bytes,
+            "{}",
+            p.point.id
+        );
+        assert!(
+            above(Moment::Released, Counter::Reserved) < above(Moment::Dropped, Counter::Reserved),
             "{}",
             p.point.id
         );

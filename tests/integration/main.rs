@@ -4,7 +4,7 @@
 //! The binary installs the counting allocator so that the probe can be tested; tests that need
 //! exact byte counts re-run themselves in a child process, away from the other test threads.
 
-use experiments::probe::host::CountingAllocator;
+use experiments::harness::probe::host::CountingAllocator;
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;

@@ -10,8 +10,8 @@ use std::process::Command;
 
 use burn::backend::Flex;
 use burn::tensor::{Tensor, TensorData};
-use experiments::probe::host::HostProbe;
-use experiments::probe::{MemoryProbe, PhaseMeter};
+use experiments::harness::probe::host::HostProbe;
+use experiments::harness::probe::{MemoryProbe, PhaseMeter};
 
 /// Runs `test` (this module's test of that name) alone in a child process; true in the child.
 fn in_child(test: &str) -> bool {

@@ -1,6 +1,7 @@
 //! The results schema round-trips, and loads in guide order.
 
-use workbench::record::{load_dir, ExperimentRecord, SCHEMA_VERSION};
+use results::record::load_dir;
+use results::{ExperimentRecord, SCHEMA_VERSION};
 
 #[test]
 fn fixture_records_round_trip() {

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use experiments::{DeviceKind, Outcome, Point, Profile};
-use workbench::record::{load_dir, ExperimentRecord};
+use results::record::load_dir;
+use results::ExperimentRecord;
+use results::{DeviceKind, Metric, Outcome, Point, Profile, Trace};
 use workbench::runner::Runner;
 
 use crate::workbench;
@@ -141,7 +142,7 @@ fn quick_run_writes_the_whole_guide() {
         let record = records.iter().find(|r| r.experiment == id).unwrap();
         assert_eq!(
             record.analysis.headline.correctness,
-            experiments::experiment::Correctness::Passed,
+            results::Correctness::Passed,
             "{id}: {}",
             record.analysis.headline.correctness_detail
         );
@@ -195,7 +196,7 @@ fn quick_run_writes_the_whole_guide() {
 /// The quick run's own figures show each technique doing what its page says it does.
 fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     let record = |id: &str| records.iter().find(|r| r.experiment == id).unwrap();
-    let metric = |p: &experiments::MeasuredPoint, name: &str| p.result().unwrap().metric(name);
+    let metric = |p: &results::MeasuredPoint, metric: Metric| p.result().unwrap().metric(metric);
     let point = |id: &str, point: &str| {
         record(id)
             .points
@@ -211,8 +212,9 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     for p in &record("in-place").points {
         if let Some(rest) = p.point.id.strip_prefix("chain-keep-clone-") {
             let consumed = point("in-place", &format!("chain-consume-{rest}"));
-            let saved = metric(p, "added_peak_bytes") - metric(&consumed, "added_peak_bytes");
-            let tensor = metric(p, "tensor_bytes");
+            let saved =
+                metric(p, Metric::AddedPeakBytes) - metric(&consumed, Metric::AddedPeakBytes);
+            let tensor = metric(p, Metric::TensorBytes);
             assert!(
                 (saved - tensor).abs() < HANDLES,
                 "{}: {saved} vs {tensor}",
@@ -223,16 +225,20 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     // views-vs-clones: views copy nothing, a reshape of a transpose copies the parent, a row view
     // holds the whole parent and a row copy does not.
     for p in &record("views-vs-clones").points {
-        let parent = metric(p, "parent_bytes");
-        let copied = metric(p, "copied_bytes");
+        let parent = metric(p, Metric::ParentBytes);
+        let copied = metric(p, Metric::CopiedBytes);
         let op = p.point.id.split("-rows-").next().unwrap();
         match op {
             "slice-rows" | "slice-columns" | "narrow" | "transpose" | "reshape" | "expand" => {
                 assert!(copied < HANDLES, "{}: {copied}", p.point.id)
             }
             "reshape-transposed" => assert!((copied - parent).abs() < HANDLES, "{}", p.point.id),
-            "row-view" => assert!(metric(p, "held_bytes") >= parent, "{}", p.point.id),
-            "row-copy" => assert!(metric(p, "held_bytes") < parent / 64.0, "{}", p.point.id),
+            "row-view" => assert!(metric(p, Metric::HeldBytes) >= parent, "{}", p.point.id),
+            "row-copy" => assert!(
+                metric(p, Metric::HeldBytes) < parent / 64.0,
+                "{}",
+                p.point.id
+            ),
             _ => {}
         }
     }
@@ -241,18 +247,18 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
         if let Some(rest) = p.point.id.strip_suffix("-plain") {
             let balanced = point("checkpointing", &format!("{rest}-balanced"));
             assert!(
-                metric(&balanced, "activation_bytes") < metric(p, "activation_bytes"),
+                metric(&balanced, Metric::ActivationBytes) < metric(p, Metric::ActivationBytes),
                 "{rest}"
             );
         }
     }
     // mixed-precision: the task is learned in f32, and bf16 storage halves the weights.
     let f32_run = point("mixed-precision", "f32");
-    let losses = &f32_run.result().unwrap().traces["loss_by_step"];
+    let losses = &f32_run.result().unwrap().traces[&Trace::LossByStep];
     assert!(losses.len() >= 50);
     assert!(losses.last().unwrap() < &(0.5 * losses[0]), "{losses:?}");
     let bf16 = point("mixed-precision", "bf16");
-    assert!(metric(&bf16, "param_bytes") < 0.6 * metric(&f32_run, "param_bytes"));
+    assert!(metric(&bf16, Metric::ParamBytes) < 0.6 * metric(&f32_run, Metric::ParamBytes));
 }
 
 fn fake_child(dir: &Path, script: &str) -> std::path::PathBuf {

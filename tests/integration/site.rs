@@ -1,8 +1,8 @@
 //! Snapshots of the rendered `<main>` of every page, from the committed fixture records.
 
-use workbench::record::load_dir;
-use workbench::site::context::SiteContext;
-use workbench::site::HtmlRenderer;
+use guide::context::SiteContext;
+use guide::HtmlRenderer;
+use results::record::load_dir;
 
 use crate::main_element;
 
@@ -29,7 +29,7 @@ fn experiment_pages_main() {
 fn failed_points_are_shown_with_their_stderr() {
     let mut records = load_dir(&crate::fixtures()).unwrap();
     let record = &mut records[0];
-    record.points[0].outcome = experiments::Outcome::Failed {
+    record.points[0].outcome = results::Outcome::Failed {
         reason: "the child was killed by signal 9".into(),
         stderr_tail: "memory allocation of 17179869184 bytes failed".into(),
     };
@@ -65,15 +65,15 @@ fn pages_make_no_network_request() {
 
 #[test]
 fn a_device_result_set_sits_beside_the_cpu_one() {
-    use experiments::DeviceKind;
-    use workbench::site::Renderer;
+    use guide::Renderer;
+    use results::DeviceKind;
 
     let cpu = load_dir(&crate::fixtures()).unwrap();
     let mut device = cpu.clone();
     for record in &mut device {
         record.device.kind = DeviceKind::Wgpu;
         record.device.backend = DeviceKind::Wgpu.backend().into();
-        record.device.identity = Some(experiments::driver::DeviceIdentity {
+        record.device.identity = Some(results::DeviceIdentity {
             name: "llvmpipe (LLVM 15.0.6, 256 bits)".into(),
             driver: None,
             total_memory_bytes: None,

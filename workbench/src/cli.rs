@@ -7,17 +7,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use clap::{Parser, Subcommand, ValueEnum};
-use experiments::driver::DeviceIdentity;
-use experiments::format;
-use experiments::{DeviceKind, Experiment, Point, Profile};
+use clap::{Parser, Subcommand};
+use experiments::harness::backend::Backends;
+use experiments::harness::driver::DriverError;
+use experiments::{Experiment, ExperimentError};
+use guide::{HtmlRenderer, Renderer};
+use results::{format, record, DeviceIdentity, DeviceKind, ExperimentRecord, Point, Profile};
 
 use crate::error::BadInput;
 use crate::output::Staging;
-use crate::record::{self, ExperimentRecord};
 use crate::report::{JsonExport, Progress, Report, Reports};
 use crate::runner::Runner;
-use crate::site::{HtmlRenderer, Renderer};
 
 /// Measures what memory-saving techniques buy (peak memory) and cost (throughput) on Burn, and
 /// writes the results as a static HTML guide.
@@ -44,8 +44,8 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Device to measure on.
-        #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
-        device: DeviceArg,
+        #[arg(long, default_value_t = DeviceKind::Cpu, value_parser = device_parser())]
+        device: DeviceKind,
         /// Kill a point still running after this many seconds and record it as failed.
         #[arg(long, default_value_t = 900)]
         point_timeout_s: u64,
@@ -68,8 +68,8 @@ enum Command {
     /// allocations, before and after one tensor lives and dies, and after the cache is released.
     MemorySummary {
         /// Device to inspect.
-        #[arg(long, value_enum, default_value_t = DeviceArg::Cpu)]
-        device: DeviceArg,
+        #[arg(long, default_value_t = DeviceKind::Cpu, value_parser = device_parser())]
+        device: DeviceKind,
         /// Size of the tensor allocated and dropped, in MiB.
         #[arg(long, default_value_t = 64)]
         tensor_mib: u64,
@@ -84,51 +84,34 @@ enum Command {
         #[arg(long)]
         experiment: String,
         /// Device.
-        #[arg(long, value_enum)]
-        device: DeviceArg,
+        #[arg(long, value_parser = device_parser())]
+        device: DeviceKind,
     },
 }
 
-/// Devices the CLI accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum DeviceArg {
-    /// The CPU, through Burn's Flex backend.
-    Cpu,
-    /// wgpu (build with `--features wgpu`).
-    Wgpu,
-    /// CUDA (build with `--features cuda`).
-    Cuda,
-}
-
-impl DeviceArg {
-    fn kind(self) -> DeviceKind {
-        match self {
-            DeviceArg::Cpu => DeviceKind::Cpu,
-            DeviceArg::Wgpu => DeviceKind::Wgpu,
-            DeviceArg::Cuda => DeviceKind::Cuda,
-        }
-    }
+/// `--device`: the names [`DeviceKind`] parses, listed in the help and in clap's error for
+/// any other.
+fn device_parser() -> impl clap::builder::TypedValueParser<Value = DeviceKind> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(DeviceKind::ALL.map(DeviceKind::name))
+        .map(|name| name.parse::<DeviceKind>().expect("a listed device parses"))
 }
 
 /// Refuses a device this binary cannot measure (backend not built in, no driver), before
 /// anything runs; names the device otherwise.
 fn check_device(device: DeviceKind) -> Result<DeviceIdentity, BadInput> {
-    experiments::driver::identify(device).map_err(|e| unavailable(device, e))
+    device.identify().map_err(|e| unavailable(device, e))
 }
 
-fn unavailable(device: DeviceKind, e: experiments::driver::DriverError) -> BadInput {
+fn unavailable(device: DeviceKind, e: DriverError) -> BadInput {
     BadInput::DeviceUnavailable(format!("--device {}: {e}", device.name()))
 }
 
 /// An error of the experiments crate, as the CLI reports it: a device it cannot use is bad input
 /// (the backend identifies the device before it touches it); anything else gets `context`.
-fn experiment_error(
-    device: DeviceKind,
-    e: experiments::experiment::ExperimentError,
-    context: String,
-) -> anyhow::Error {
+fn experiment_error(device: DeviceKind, e: ExperimentError, context: String) -> anyhow::Error {
     match e {
-        experiments::experiment::ExperimentError::Driver(e) => unavailable(device, e).into(),
+        ExperimentError::Driver(e) => unavailable(device, e).into(),
         other => anyhow::Error::new(other).context(context),
     }
 }
@@ -168,7 +151,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let profile = if quick { Profile::Quick } else { Profile::Full };
             let runner = Runner {
                 exe: std::env::current_exe().context("cannot locate the workbench binary")?,
-                device: device.kind(),
+                device,
                 profile,
                 point_timeout: Duration::from_secs(point_timeout_s),
             };
@@ -179,7 +162,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out,
             criterion,
         } => {
-            let mut records = record::load_dirs(&results)?;
+            let mut records = record::load_dirs(&results).map_err(BadInput::from)?;
             if let Some(dir) = criterion {
                 attach_estimates(&mut records, &dir)?;
             }
@@ -191,20 +174,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
-        Command::Point { experiment, device } => measure_point(&experiment, device.kind()),
+        Command::Point { experiment, device } => measure_point(&experiment, device),
         Command::MemorySummary {
             device,
             tensor_mib,
             json,
-        } => memory_summary(device.kind(), tensor_mib, json),
+        } => memory_summary(device, tensor_mib, json),
     }
 }
 
 /// Attaches criterion's estimates in `dir` to the records they match; says what matched nothing.
 fn attach_estimates(records: &mut [ExperimentRecord], dir: &Path) -> Result<(), BadInput> {
-    let sets = crate::criterion::load(dir)?;
+    let sets = results::criterion::load(dir)?;
     let total = sets.len();
-    let unmatched = crate::criterion::attach(records, sets);
+    let unmatched = ExperimentRecord::attach_estimates(records, sets);
     for set in &unmatched {
         eprintln!(
             "note: criterion's estimates of {} on {} at {} sizes match no record: left out",
@@ -225,7 +208,7 @@ fn attach_estimates(records: &mut [ExperimentRecord], dir: &Path) -> Result<(), 
 }
 
 fn memory_summary(device: DeviceKind, tensor_mib: u64, json: bool) -> anyhow::Result<()> {
-    let summary = experiments::summary::summarise(device, tensor_mib << 20)
+    let summary = experiments::harness::summary::summarise(device, tensor_mib << 20)
         .map_err(|e| experiment_error(device, e, format!("memory summary of {}", device.name())))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);

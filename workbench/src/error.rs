@@ -29,45 +29,15 @@ pub enum BadInput {
         /// The OS error.
         reason: String,
     },
-    /// A file or folder that cannot be read.
-    #[error("cannot read {path}: {reason}")]
-    Unreadable {
-        /// What could not be read.
-        path: PathBuf,
-        /// The OS error.
-        reason: String,
-    },
-    /// A results folder without records.
-    #[error("no result records (*.json) in {0}")]
-    NoRecords(PathBuf),
-    /// A record that is not valid JSON of this schema.
-    #[error("malformed result record {path}: {reason}")]
-    MalformedRecord {
-        /// The record's path.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A criterion folder without the workbench benches' results.
-    #[error(
-        "no estimates of the workbench's benches in {0} (run `cargo bench` first; each benchmark \
-         folder holds a workbench-point.json)"
-    )]
-    NoEstimates(PathBuf),
     /// Criterion's estimates are of other experiments, devices or sizes than the records.
     #[error(
         "none of criterion's estimates in {0} matches a record (same experiment, device and \
          profile): run the benches at the records' sizes (WORKBENCH_BENCH_PROFILE)"
     )]
     NoMatchingEstimates(PathBuf),
-    /// A criterion result file that cannot be parsed.
-    #[error("malformed criterion result {path}: {reason}")]
-    MalformedEstimate {
-        /// The file's path.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
+    /// A stored result (a record, a results folder, criterion's output) that cannot be read.
+    #[error(transparent)]
+    Load(#[from] results::LoadError),
     /// A device this binary cannot use.
     #[error("{0}")]
     DeviceUnavailable(String),

@@ -2,14 +2,12 @@
 //! each point in a child process, the versioned results schema, and the guide renderer.
 //!
 //! Data flows one way: `experiments` measure points, the [`runner`] collects them into
-//! [`record::ExperimentRecord`]s (exported as JSON as soon as each experiment ends), and the
-//! [`site`] renders records into HTML and SVG without knowing anything of Burn.
+//! `results::ExperimentRecord`s (exported as JSON as soon as each experiment ends), and the
+//! `guide` crate renders records into HTML and SVG without knowing anything of Burn.
 
 pub mod cli;
-pub mod criterion;
 pub mod error;
 pub mod output;
-pub mod record;
+pub mod provenance;
 pub mod report;
 pub mod runner;
-pub mod site;

@@ -4,10 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use experiments::{MeasuredPoint, Point};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
-use crate::record::ExperimentRecord;
+use results::{ExperimentRecord, MeasuredPoint, Point};
 
 /// Hooks called by the runner. Every method has a default that does nothing.
 pub trait Report {
@@ -122,7 +120,7 @@ impl Report for Progress {
 
     fn point_finished(&self, experiment: &str, point: &MeasuredPoint) {
         self.bar.inc(1);
-        if let experiments::Outcome::Failed { reason, .. } = &point.outcome {
+        if let results::Outcome::Failed { reason, .. } = &point.outcome {
             let line = format!("{experiment}: {} failed: {reason}", point.point.label);
             self.bar.println(format!("warning: {line}"));
             if let Ok(mut f) = self.failures.lock() {
@@ -142,9 +140,9 @@ impl Report for Progress {
             match h.memory_saved_bytes {
                 Some(saved) => format!(
                     "saves {} ({}) of peak, throughput cost {}",
-                    experiments::format::bytes(saved),
-                    experiments::format::pct(h.memory_saved_pct.unwrap_or(f64::NAN)),
-                    experiments::format::pct(h.throughput_cost_pct.unwrap_or(f64::NAN)),
+                    results::format::bytes(saved),
+                    results::format::pct(h.memory_saved_pct.unwrap_or(f64::NAN)),
+                    results::format::pct(h.throughput_cost_pct.unwrap_or(f64::NAN)),
                 ),
                 None => "nothing measured".into(),
             }

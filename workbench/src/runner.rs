@@ -7,15 +7,17 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use experiments::experiment::{Experiment, Outcome};
-use experiments::{DeviceKind, MeasuredPoint, Point, PointResult, Profile};
+use experiments::Experiment;
+use results::{
+    DeviceInfo, DeviceKind, ExperimentRecord, MeasuredPoint, Outcome, Point, PointResult, Profile,
+    SCHEMA_VERSION,
+};
 
-use crate::record::{DeviceInfo, ExperimentRecord, Provenance, SCHEMA_VERSION};
 use crate::report::Report;
 
 /// How many trailing lines of a failed child's stderr are kept.
@@ -40,7 +42,7 @@ impl Runner {
     /// Runs every point of `experiment`, analyses them and tells `report` along the way.
     pub fn run(&self, experiment: &dyn Experiment, report: &dyn Report) -> ExperimentRecord {
         let points = experiment.points(self.profile, self.device);
-        let provenance = Provenance::current();
+        let provenance = crate::provenance::current();
         let started = Instant::now();
         report.experiment_started(experiment.id(), points.len());
         let measured: Vec<MeasuredPoint> = points
@@ -62,6 +64,8 @@ impl Runner {
             schema_version: SCHEMA_VERSION,
             experiment: experiment.id().into(),
             title: experiment.title().into(),
+            guide_position: experiments::guide_position(experiment.id()).unwrap_or(usize::MAX),
+            page: experiment.page(),
             profile: self.profile,
             provenance,
             device: DeviceInfo {
@@ -85,71 +89,128 @@ impl Runner {
             reason,
             stderr_tail: tail(stderr, STDERR_TAIL_LINES),
         };
-        let mut child = match Command::new(&self.exe)
+        let mut command = Command::new(&self.exe);
+        command
             .args(["point", "--experiment", experiment, "--device"])
-            .arg(self.device.name())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-        {
+            .arg(self.device.name());
+        let input = serde_json::to_vec(point).expect("a point serialises");
+        let child = match run_child(command, &input, Some(self.point_timeout), false) {
             Ok(child) => child,
             Err(e) => return failed(format!("cannot start {}: {e}", self.exe.display()), ""),
         };
-        let input = serde_json::to_vec(point).expect("a point serialises");
-        if let Some(mut stdin) = child.stdin.take() {
-            // A child that dies before reading shows up below through its exit status.
-            let _ = stdin.write_all(&input);
-        }
-        let stdout = read_in_background(child.stdout.take());
-        let stderr = read_in_background(child.stderr.take());
-
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Ok(status),
-                Ok(None) if started.elapsed() > self.point_timeout => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break Err(format!(
-                        "timed out after {:.0} s and was killed",
-                        self.point_timeout.as_secs_f64()
-                    ));
-                }
-                Ok(None) => thread::sleep(Duration::from_millis(20)),
-                Err(e) => break Err(format!("cannot wait for the child: {e}")),
-            }
-        };
-        // A grandchild that outlives a killed child could hold the pipes open: wait a little for
-        // the readers, not forever.
-        let stdout = stdout.recv_timeout(PIPE_GRACE).unwrap_or_default();
-        let stderr = stderr.recv_timeout(PIPE_GRACE).unwrap_or_default();
-        match status {
-            Err(reason) => failed(reason, &stderr),
-            Ok(status) if !status.success() => failed(describe_exit(status), &stderr),
-            Ok(_) => match serde_json::from_str::<PointResult>(stdout.trim()) {
+        match child.status {
+            Err(reason) => failed(reason, &child.stderr),
+            Ok(status) if !status.success() => failed(describe_exit(status), &child.stderr),
+            Ok(_) => match serde_json::from_str::<PointResult>(child.stdout.trim()) {
                 Ok(result) => Outcome::Measured {
                     result: Box::new(result),
                     wall_s: started.elapsed().as_secs_f64(),
                 },
-                Err(e) => failed(format!("the child printed no valid result: {e}"), &stderr),
+                Err(e) => failed(
+                    format!("the child printed no valid result: {e}"),
+                    &child.stderr,
+                ),
             },
         }
     }
 }
 
-fn read_in_background<R: Read + Send + 'static>(pipe: Option<R>) -> mpsc::Receiver<String> {
+/// What a child process did.
+#[derive(Debug)]
+pub struct ChildRun {
+    /// Its exit status, or why there is none (killed at the timeout, not waited for).
+    pub status: Result<ExitStatus, String>,
+    /// What it wrote to stdout.
+    pub stdout: String,
+    /// What it wrote to stderr.
+    pub stderr: String,
+}
+
+/// Runs `command` as a child with `input` on its stdin, killing it after `timeout` if it has
+/// one, and collects its stdout and stderr; with `echo`, they are also passed through to this
+/// process's own as they come. The one way the workbench (one child per point) and the
+/// criterion benches (one child per benchmark) start a measuring process.
+pub fn run_child(
+    mut command: Command,
+    input: &[u8],
+    timeout: Option<Duration>,
+    echo: bool,
+) -> std::io::Result<ChildRun> {
+    let started = Instant::now();
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A child that dies before reading shows up below through its exit status.
+        let _ = stdin.write_all(input);
+    }
+    let stdout = read_in_background(
+        child.stdout.take(),
+        echo.then(|| Box::new(std::io::stdout()) as Echo),
+    );
+    let stderr = read_in_background(
+        child.stderr.take(),
+        echo.then(|| Box::new(std::io::stderr()) as Echo),
+    );
+
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if timeout.is_some_and(|t| started.elapsed() > t) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!(
+                    "timed out after {:.0} s and was killed",
+                    timeout.unwrap_or_default().as_secs_f64()
+                ));
+            }
+            Ok(None) => thread::sleep(Duration::from_millis(20)),
+            Err(e) => break Err(format!("cannot wait for the child: {e}")),
+        }
+    };
+    // A grandchild that outlives a killed child could hold the pipes open: wait a little for
+    // the readers, not forever.
+    Ok(ChildRun {
+        status,
+        stdout: stdout.recv_timeout(PIPE_GRACE).unwrap_or_default(),
+        stderr: stderr.recv_timeout(PIPE_GRACE).unwrap_or_default(),
+    })
+}
+
+/// Where a child's output is passed through to.
+type Echo = Box<dyn Write + Send>;
+
+fn read_in_background<R: Read + Send + 'static>(
+    pipe: Option<R>,
+    mut echo: Option<Echo>,
+) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut buf);
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if let Some(out) = echo.as_mut() {
+                            let _ = out.write_all(&chunk[..n]);
+                            let _ = out.flush();
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                }
+            }
         }
         let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
     });
     rx
 }
 
-fn describe_exit(status: std::process::ExitStatus) -> String {
+/// An exit status in words (`the child was killed by signal 9`).
+pub fn describe_exit(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;

@@ -1,0 +1,138 @@
+//! Finding the device driver before any Burn device exists.
+//!
+//! Burn's device backends create their device on a thread of their own; without a driver that
+//! thread panics and the caller panics after it. These checks run first, so that a machine
+//! without a GPU or a Vulkan driver gets one clear line instead of a backtrace.
+
+use results::{DeviceIdentity, DeviceKind};
+
+/// Why a device cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DriverError {
+    /// The backend is not compiled into this binary.
+    #[error("the {0} backend is not built into this binary (rebuild with `--features {0}`)")]
+    NotBuilt(&'static str),
+    /// No driver (or no device) was found.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+/// Checks that `kind` can be used here and says what it is (through
+/// [`Backends::identify`](crate::harness::backend::Backends::identify)).
+pub(crate) fn identify(kind: DeviceKind) -> Result<DeviceIdentity, DriverError> {
+    match kind {
+        DeviceKind::Cpu => Ok(DeviceIdentity {
+            name: "host CPU (Flex)".into(),
+            driver: None,
+            total_memory_bytes: None,
+            free_memory_bytes: None,
+        }),
+        DeviceKind::Wgpu => wgpu_identity(),
+        DeviceKind::Cuda => cuda_identity(),
+    }
+}
+
+#[cfg(feature = "wgpu")]
+fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
+    // The adapter Burn's default wgpu device would pick (CubeCL's AutoGraphicsApi is Vulkan on
+    // Linux), looked up without creating a device.
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::VULKAN,
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    let adapters = cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::VULKAN));
+    let adapter = adapters.into_iter().next().ok_or_else(|| {
+        DriverError::NotFound(
+            "no Vulkan driver found: wgpu sees no adapter (install a Vulkan driver, e.g. \
+             Debian's mesa-vulkan-drivers for a software one)"
+                .into(),
+        )
+    })?;
+    let info = adapter.get_info();
+    Ok(DeviceIdentity {
+        name: format!("{} ({:?}, {:?})", info.name, info.device_type, info.backend),
+        driver: Some(
+            format!("{} {}", info.driver, info.driver_info)
+                .trim()
+                .to_string(),
+        ),
+        total_memory_bytes: None,
+        free_memory_bytes: None,
+    })
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
+    Err(DriverError::NotBuilt("wgpu"))
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
+    use cudarc::driver::{result, sys};
+    // cudarc loads libcuda lazily and panics if it is missing: look for it first.
+    let mut last_error = String::new();
+    let found = ["libcuda.so.1", "libcuda.so"].iter().any(|name| {
+        // SAFETY: loading the CUDA driver library runs its initialisers, as cudarc itself
+        // would on first use; the handle is dropped at once.
+        match unsafe { libloading::Library::new(*name) } {
+            Ok(_) => true,
+            Err(e) => {
+                // libloading's message is "dlopen failed"; the loader's reason is its source.
+                last_error = match std::error::Error::source(&e) {
+                    Some(reason) => format!("{e}: {reason}"),
+                    None => e.to_string(),
+                };
+                false
+            }
+        }
+    });
+    if !found {
+        return Err(DriverError::NotFound(format!(
+            "no CUDA driver found (libcuda.so): {last_error}"
+        )));
+    }
+    let not_found = |what: &str, e: result::DriverError| {
+        DriverError::NotFound(format!("CUDA driver present but {what} failed: {e:?}"))
+    };
+    result::init().map_err(|e| not_found("cuInit", e))?;
+    let count = result::device::get_count().map_err(|e| not_found("device count", e))?;
+    if count < 1 {
+        return Err(DriverError::NotFound(
+            "CUDA driver present but it reports no device".into(),
+        ));
+    }
+    let dev = result::device::get(0).map_err(|e| not_found("cuDeviceGet", e))?;
+    let name = result::device::get_name(dev).map_err(|e| not_found("device name", e))?;
+    // SAFETY: `dev` is a valid device handle from cuDeviceGet.
+    let total = unsafe { result::device::total_mem(dev) }
+        .ok()
+        .map(|b| b as u64);
+    let mut version: std::os::raw::c_int = 0;
+    // SAFETY: cuDriverGetVersion writes one int to the pointer it is given.
+    let driver = unsafe { sys::cuDriverGetVersion(&mut version) }
+        .result()
+        .ok()
+        .map(|_| {
+            format!(
+                "CUDA driver API {}.{}",
+                version / 1000,
+                (version % 1000) / 10
+            )
+        });
+    // Free memory needs a context: the primary context, which the CUDA backend uses too.
+    let free = cudarc::driver::CudaContext::new(0)
+        .ok()
+        .and_then(|_ctx| result::mem_get_info().ok())
+        .map(|(free, _)| free as u64);
+    Ok(DeviceIdentity {
+        name,
+        driver,
+        total_memory_bytes: total,
+        free_memory_bytes: free,
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
+    Err(DriverError::NotBuilt("cuda"))
+}

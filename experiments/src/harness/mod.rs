@@ -1,0 +1,12 @@
+//! What every technique shares, and none is named in: the backends and the device dispatch,
+//! the drivers, memory probes, timing, the training step, single-operation measurement and
+//! the models.
+
+pub mod backend;
+pub mod driver;
+pub mod models;
+pub mod probe;
+pub mod single_op;
+pub mod summary;
+pub mod timing;
+pub mod train;

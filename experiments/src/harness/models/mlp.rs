@@ -1,0 +1,217 @@
+//! A stack of square `Linear` layers with ReLU between them, trained to regress random targets.
+//!
+//! Square layers make every figure easy to predict: `depth * (width^2 + width)` parameters, and a
+//! forward pass that keeps about two `width`-sized tensors per layer and sample for backward.
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::nn::loss::{MseLoss, Reduction};
+use burn::nn::{Linear, LinearConfig};
+use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
+use burn::tensor::activation::relu;
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Distribution, Tensor};
+use serde::{Deserialize, Serialize};
+
+use crate::harness::probe::PhaseMeter;
+
+/// `depth` Linear(width, width) layers, ReLU between them (not after the last).
+#[derive(Module, Debug)]
+pub struct Mlp<B: Backend> {
+    /// The layers, input first.
+    pub layers: Vec<Linear<B>>,
+}
+
+impl<B: Backend> Mlp<B> {
+    /// Runs the layers.
+    pub fn forward(&self, input: Tensor<B, 2>) -> Tensor<B, 2> {
+        let last = self.layers.len().saturating_sub(1);
+        let mut x = input;
+        for (i, layer) in self.layers.iter().enumerate() {
+            x = layer.forward(x);
+            if i < last {
+                x = relu(x);
+            }
+        }
+        x
+    }
+}
+
+/// The shape of an [`Mlp`], from which its memory is predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MlpShape {
+    /// Features in and out of every layer.
+    pub width: usize,
+    /// Number of Linear layers.
+    pub depth: usize,
+}
+
+impl MlpShape {
+    /// Builds the model with Burn's default initialisation on `device`.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Mlp<B> {
+        let layers = (0..self.depth)
+            .map(|_| LinearConfig::new(self.width, self.width).init(device))
+            .collect();
+        Mlp { layers }
+    }
+
+    /// Number of parameters: weights and biases.
+    pub fn num_params(&self) -> u64 {
+        (self.depth * (self.width * self.width + self.width)) as u64
+    }
+
+    /// Predicted bytes at the forward pass's high point per sample, in `elem_bytes` floats,
+    /// above what was live before it: each hidden layer's Linear and ReLU outputs (kept for
+    /// backward), the last Linear output and the loss's difference (kept for the square's
+    /// backward). The square itself dies inside the mean.
+    pub fn predicted_activation_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        (2 * (self.depth as u64 - 1) + 2) * self.width as u64 * elem_bytes
+    }
+
+    /// Predicted bytes at the forward pass's high point per sample under
+    /// `BalancedCheckpointing`: ReLU is marked memory-bound, so its output is recomputed in
+    /// backward rather than kept, while each hidden Linear output (ReLU's input, produced by a
+    /// compute-bound op) is kept: one width per hidden layer. At the end of the pass the last
+    /// Linear output and the loss's difference are live as without checkpointing, and the last
+    /// hidden ReLU output, no longer kept, is still live while it feeds the last Linear.
+    pub fn predicted_checkpointed_activation_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        ((self.depth as u64 - 1) + 3) * self.width as u64 * elem_bytes
+    }
+
+    /// Predicted bytes an evaluation pass on the autodiff backend leaves recorded per sample once
+    /// its output is dropped: each hidden layer's Linear and ReLU outputs. The last output is
+    /// saved by no operation, so it dies with the output.
+    pub fn predicted_graph_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        2 * (self.depth as u64 - 1) * self.width as u64 * elem_bytes
+    }
+
+    /// Predicted bytes an evaluation pass without a graph holds at its peak per sample: a
+    /// layer's input and its output, every other op running in place on uniquely owned buffers.
+    pub fn predicted_inference_bytes_per_sample(&self, elem_bytes: u64) -> u64 {
+        2 * self.width as u64 * elem_bytes
+    }
+
+    /// Random inputs and regression targets for a batch, from the backend's seeded generator.
+    pub fn batch<B: Backend>(
+        &self,
+        batch: usize,
+        device: &B::Device,
+    ) -> (Tensor<B, 2>, Tensor<B, 2>) {
+        let x = Tensor::random([batch, self.width], Distribution::Normal(0.0, 1.0), device);
+        let y = Tensor::random([batch, self.width], Distribution::Normal(0.0, 1.0), device);
+        (x, y)
+    }
+}
+
+/// Mean squared error of the model's output against the targets.
+pub fn loss<B: Backend>(model: &Mlp<B>, x: Tensor<B, 2>, y: Tensor<B, 2>) -> Tensor<B, 1> {
+    MseLoss::new().forward(model.forward(x), y, Reduction::Mean)
+}
+
+/// One training step, each phase metered: forward (with the loss), backward, optimizer step.
+///
+/// With `micro_batches` k > 1 the batch is split into k slices (views, no copy); each slice's
+/// loss is scaled by 1/k, back-propagated, and its gradients added to a `GradientsAccumulator`
+/// (inside the `backward` phase); one optimizer step then applies the sum, which equals the
+/// gradient of the whole batch's mean loss. The meter records one forward and one backward
+/// phase per micro-batch.
+#[allow(clippy::too_many_arguments)]
+pub fn train_step<B, O>(
+    meter: &mut PhaseMeter<'_>,
+    model: Mlp<B>,
+    optim: &mut O,
+    lr: f64,
+    x: &Tensor<B, 2>,
+    y: &Tensor<B, 2>,
+    micro_batches: usize,
+) -> Mlp<B>
+where
+    B: AutodiffBackend,
+    O: Optimizer<Mlp<B>, B>,
+{
+    if micro_batches <= 1 {
+        let loss = meter.phase("forward", || loss(&model, x.clone(), y.clone()));
+        let grads = meter.phase("backward", || loss.backward());
+        return meter.phase("optimizer", || {
+            let grads = GradientsParams::from_grads(grads, &model);
+            optim.step(lr, model, grads)
+        });
+    }
+    let mut accumulator = GradientsAccumulator::<Mlp<B>>::new();
+    for (xi, yi) in micro_batch_slices(x, y, micro_batches) {
+        let loss = meter.phase("forward", || {
+            loss(&model, xi, yi).div_scalar(micro_batches as f64)
+        });
+        meter.phase("backward", || {
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            accumulator.accumulate(&model, grads);
+        });
+    }
+    meter.phase("optimizer", || optim.step(lr, model, accumulator.grads()))
+}
+
+/// The batch as `k` row slices of equal size (views of `x` and `y`; the last takes the rest).
+pub fn micro_batch_slices<B: Backend>(
+    x: &Tensor<B, 2>,
+    y: &Tensor<B, 2>,
+    k: usize,
+) -> Vec<(Tensor<B, 2>, Tensor<B, 2>)> {
+    let rows = x.dims()[0];
+    let size = rows.div_ceil(k.max(1));
+    (0..rows)
+        .step_by(size.max(1))
+        .map(|start| {
+            let len = size.min(rows - start);
+            (
+                x.clone().narrow(0, start, len),
+                y.clone().narrow(0, start, len),
+            )
+        })
+        .collect()
+}
+
+/// Collects a module's float parameters, or their gradients, as one flat vector in visit order.
+struct Flatten<'a> {
+    grads: Option<&'a GradientsParams>,
+    values: Vec<f32>,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for Flatten<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let data = match self.grads {
+            Some(grads) => match grads.get::<B::InnerBackend, D>(param.id) {
+                Some(g) => g.into_data(),
+                None => return,
+            },
+            None => param.val().into_data(),
+        };
+        // 16-bit values widen exactly to f32.
+        self.values.extend(
+            data.convert::<f32>()
+                .to_vec::<f32>()
+                .expect("float parameters"),
+        );
+    }
+}
+
+/// The model's parameters (`grads` None) or their gradients, as f32 values in visit order.
+pub fn flatten<B: AutodiffBackend>(model: &Mlp<B>, grads: Option<&GradientsParams>) -> Vec<f32> {
+    let mut visitor = Flatten {
+        grads,
+        values: Vec::new(),
+    };
+    Module::<B>::visit(model, &mut visitor);
+    visitor.values
+}
+
+/// Burn initialises parameters lazily: `init()` allocates nothing until a parameter is first
+/// read. This reads every float parameter once, so that the model's memory is live (and can be
+/// measured) before the first step.
+pub fn materialize<B: Backend, M: Module<B>>(module: &M) {
+    struct Touch;
+    impl<B: Backend> ModuleVisitor<B> for Touch {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            drop(param.val());
+        }
+    }
+    module.visit(&mut Touch);
+}

@@ -1,0 +1,147 @@
+//! Memory probes: what a measurement of "peak memory" reads, behind one trait.
+//!
+//! A probe reports the bytes held right now, the high-water mark since the last reset (the
+//! equivalent of PyTorch's `max_memory_allocated` after `reset_peak_memory_stats`), and, where the
+//! backend has a caching allocator, the bytes it has reserved. Every result carries a
+//! [`ProbeInfo`] so that a reader knows which of these was measured.
+
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+pub mod cube;
+pub mod host;
+
+use std::borrow::Cow;
+
+pub use results::{PhaseMemory, ProbeInfo};
+use serde::{Deserialize, Serialize};
+
+/// One reading of a probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryReading {
+    /// Bytes held by live allocations at the time of the reading.
+    pub in_use_bytes: u64,
+    /// Highest `in_use_bytes` since the last [`MemoryProbe::reset_peak`].
+    pub peak_in_use_bytes: u64,
+    /// Bytes reserved by the backend's allocator, where it has one (CubeCL pools); `None` on the
+    /// CPU backend, whose buffers come straight from the process heap.
+    pub reserved_bytes: Option<u64>,
+}
+
+/// A source of memory readings for one device.
+pub trait MemoryProbe {
+    /// What this probe counts.
+    fn info(&self) -> ProbeInfo;
+    /// Reads the counters (after the caller has synchronised the device).
+    fn read(&self) -> MemoryReading;
+    /// Sets the high-water mark to the bytes in use now, so that the next reading's peak is the
+    /// peak of the work done in between.
+    fn reset_peak(&self);
+
+    /// Every counter the backend keeps, for `workbench memory-summary` (the caller syncs first).
+    fn summary(&self) -> MemorySummary {
+        let r = self.read();
+        MemorySummary {
+            in_use_bytes: r.in_use_bytes,
+            padding_bytes: None,
+            reserved_bytes: r.reserved_bytes,
+            live_allocations: None,
+        }
+    }
+
+    /// Returns cached, unused memory to the system where the backend caches (CubeCL's
+    /// `memory_cleanup`, PyTorch's `empty_cache`). Says whether there is such a cache.
+    fn release_cache(&self) -> bool {
+        false
+    }
+}
+
+/// All counters of a probe at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemorySummary {
+    /// Bytes held by live tensors.
+    pub in_use_bytes: u64,
+    /// Bytes of alignment padding in live allocations, where the backend reports it.
+    pub padding_bytes: Option<u64>,
+    /// Bytes the backend's allocator holds, used or not, where it has one.
+    pub reserved_bytes: Option<u64>,
+    /// Live allocations, where the backend counts them.
+    pub live_allocations: Option<u64>,
+}
+
+/// Records per-phase memory around closures: reset the peak, run, synchronise, read.
+pub struct PhaseMeter<'a> {
+    probe: &'a dyn MemoryProbe,
+    sync: &'a dyn Fn(),
+    phases: Vec<PhaseMemory>,
+}
+
+impl<'a> PhaseMeter<'a> {
+    /// A meter over `probe`; `sync` waits for the device to finish queued work.
+    pub fn new(probe: &'a dyn MemoryProbe, sync: &'a dyn Fn()) -> Self {
+        Self {
+            probe,
+            sync,
+            phases: Vec::new(),
+        }
+    }
+
+    /// Runs `work` as the phase `name` and records its memory.
+    pub fn phase<T>(&mut self, name: &'static str, work: impl FnOnce() -> T) -> T {
+        // The meter's own allocation happens before the first reading, never inside a phase.
+        self.phases.reserve(1);
+        (self.sync)();
+        let live_before_bytes = self.probe.read().in_use_bytes;
+        self.probe.reset_peak();
+        let out = work();
+        (self.sync)();
+        let reading = self.probe.read();
+        self.phases.push(PhaseMemory {
+            phase: Cow::Borrowed(name),
+            live_before_bytes,
+            peak_bytes: reading.peak_in_use_bytes,
+            live_after_bytes: reading.in_use_bytes,
+            reserved_after_bytes: reading.reserved_bytes,
+        });
+        out
+    }
+
+    /// The phases recorded so far, in order.
+    pub fn finish(self) -> Vec<PhaseMemory> {
+        self.phases
+    }
+}
+
+/// The phases of the last of several repeated steps: the steady state, chosen by position so
+/// that two runs report the same repeat. [`delta_spread_bytes`] says how much the repeats differed.
+pub fn last_repeat(runs: &[Vec<PhaseMemory>]) -> Vec<PhaseMemory> {
+    runs.last().cloned().unwrap_or_default()
+}
+
+/// Largest difference, over phases, between the highest and lowest `delta_bytes` of the repeats.
+pub fn delta_spread_bytes(runs: &[Vec<PhaseMemory>]) -> u64 {
+    let phases = runs.first().map_or(0, Vec::len);
+    (0..phases)
+        .map(|i| {
+            let deltas = runs
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(PhaseMemory::delta_bytes);
+            let (lo, hi) = deltas.fold((u64::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
+            hi.saturating_sub(lo)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Phases of the same name (a forward per micro-batch) folded into one: the highest peak, with
+/// the bytes live before and after that occurrence. Order of first appearance is kept.
+pub fn collapse_by_name(phases: Vec<PhaseMemory>) -> Vec<PhaseMemory> {
+    let mut out: Vec<PhaseMemory> = Vec::new();
+    for phase in phases {
+        match out.iter_mut().find(|p| p.phase == phase.phase) {
+            Some(kept) if phase.peak_bytes > kept.peak_bytes => *kept = phase,
+            Some(_) => {}
+            None => out.push(phase),
+        }
+    }
+    out
+}

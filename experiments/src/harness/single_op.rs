@@ -1,0 +1,128 @@
+//! Measuring one tensor operation: the shared loop of the experiments that compare ways of
+//! writing the same computation (`in-place`, `views-vs-clones`) rather than training steps.
+//!
+//! Each repeat builds a fresh input outside the clock, then runs the operation as one metered
+//! phase: its peak above what was live before (the input included) is what the operation added,
+//! and what is still held after it, above what was live before the input was made, is what it
+//! leaves behind.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use results::{Check, Metric, PointResult, Timing};
+
+use crate::harness::probe::{
+    delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter, ProbeInfo,
+};
+
+/// What the repeats of one operation measured.
+#[derive(Debug, Clone)]
+pub struct OpMeasurement {
+    /// The phase of the last repeat (named by the caller).
+    pub phase: PhaseMemory,
+    /// Bytes in use before the last repeat's input was made.
+    pub before_input_bytes: u64,
+    /// Samples (rows) one run of the operation processes.
+    pub rows: usize,
+    /// Time of the operation alone, input construction excluded.
+    pub timing: Timing,
+    /// Largest difference between repeats in the bytes the operation added.
+    pub repeat_delta_spread_bytes: u64,
+}
+
+impl OpMeasurement {
+    /// Bytes the operation added at its peak, above everything live before it (input included).
+    pub fn added_peak_bytes(&self) -> u64 {
+        self.phase.delta_bytes()
+    }
+
+    /// Bytes still held once the operation returned, above what was live before its input was
+    /// made: the output, plus whatever the output keeps alive.
+    pub fn held_bytes(&self) -> u64 {
+        self.phase
+            .live_after_bytes
+            .saturating_sub(self.before_input_bytes)
+    }
+
+    /// The point's result: the operation's phase and time, its rows as the samples of one
+    /// operation, the bytes it added at its peak as `added_metric`, what it left held
+    /// (`held_bytes`), the experiment's own `metrics`, and the check.
+    pub fn into_result(
+        self,
+        probe: ProbeInfo,
+        added_metric: Metric,
+        mut metrics: BTreeMap<Metric, f64>,
+        check: Check,
+    ) -> PointResult {
+        metrics.insert(added_metric, self.added_peak_bytes() as f64);
+        metrics.insert(Metric::HeldBytes, self.held_bytes() as f64);
+        metrics.insert(
+            Metric::RepeatDeltaSpreadBytes,
+            self.repeat_delta_spread_bytes as f64,
+        );
+        PointResult {
+            probe,
+            phases: vec![self.phase],
+            samples_per_s: self.timing.per_second(self.rows as f64),
+            step: self.timing,
+            samples_per_step: self.rows as u64,
+            metrics,
+            traces: BTreeMap::new(),
+            checks: vec![check],
+        }
+    }
+}
+
+/// Runs `op` on a fresh input from `make_input`, `warmup` times untimed and `repeats` times
+/// measured; each run processes `rows` samples. `sync` waits for the device; it runs before each
+/// clock read. After the warm-up the operation is offered to an installed
+/// [`StepTimer`](crate::harness::timing::StepTimer), its input made outside the clock as here.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_op<I, O>(
+    probe: &dyn MemoryProbe,
+    sync: &dyn Fn(),
+    phase: &'static str,
+    warmup: usize,
+    repeats: usize,
+    rows: usize,
+    mut make_input: impl FnMut() -> I,
+    mut op: impl FnMut(I) -> O,
+) -> OpMeasurement {
+    // One run: bytes in use before the input, the time of the operation alone, its phase.
+    let mut run = || {
+        sync();
+        let before = probe.read().in_use_bytes;
+        let input = make_input();
+        let mut meter = PhaseMeter::new(probe, sync);
+        let start = Instant::now();
+        let output = meter.phase(phase, || op(input));
+        let elapsed = start.elapsed();
+        let phases = meter.finish();
+        drop(output);
+        (before, elapsed, phases)
+    };
+    for _ in 0..warmup {
+        run();
+    }
+    crate::harness::timing::offer(rows as u64, &mut || run().1);
+    let mut runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(repeats.max(1));
+    let mut samples_s = Vec::with_capacity(repeats.max(1));
+    let mut before_input_bytes = 0;
+    for _ in 0..repeats.max(1) {
+        let (before, elapsed, phases) = run();
+        samples_s.push(elapsed.as_secs_f64());
+        runs.push(phases);
+        before_input_bytes = before;
+    }
+    let phase = last_repeat(&runs)
+        .into_iter()
+        .next()
+        .expect("one phase per repeat");
+    OpMeasurement {
+        phase,
+        before_input_bytes,
+        rows,
+        timing: Timing::from_samples(samples_s),
+        repeat_delta_spread_bytes: delta_spread_bytes(&runs),
+    }
+}

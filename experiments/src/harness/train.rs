@@ -1,0 +1,207 @@
+//! The measured training step shared by the techniques that train: model, Adam, inputs, a
+//! warm-up pass, then metered steps, with the model's memory split into its components. A
+//! technique that has something to prove hands its own [`TrainChecks`]; the step names none.
+
+use std::collections::BTreeMap;
+
+use burn::optim::AdamConfig;
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::Tensor;
+use results::{Check, DeviceKind, Metric, PointResult};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ExperimentError;
+use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
+use crate::harness::models::mlp::{self, Mlp};
+use crate::harness::models::MlpShape;
+use crate::harness::probe::{
+    collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
+};
+use crate::harness::timing;
+use crate::technique::Repeats;
+
+/// Configuration of one measured training point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TrainConfig {
+    /// The model trained.
+    pub shape: MlpShape,
+    /// Samples per step.
+    pub batch: usize,
+    /// Adam learning rate.
+    pub lr: f64,
+    /// Seed of the backend's generator (weights and data).
+    pub seed: u64,
+    /// Micro-batches the batch is split into, gradients accumulated (1: one plain step).
+    #[serde(default = "one")]
+    pub micro_batches: usize,
+    /// What the autodiff backend keeps for backward.
+    #[serde(default)]
+    pub checkpointing: Checkpointing,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// A technique's proof that its training step computes the same thing, run on the model after
+/// the measured steps, with the step's inputs.
+pub trait TrainChecks {
+    /// The checks of `config`'s point (empty where it has nothing to prove).
+    fn checks<B: AutodiffBackend>(
+        &self,
+        config: &TrainConfig,
+        x: &Tensor<B, 2>,
+        y: &Tensor<B, 2>,
+        model: Mlp<B>,
+        device: &B::Device,
+    ) -> Vec<Check>;
+}
+
+/// Nothing to prove: a sweep, not a substitute.
+pub struct NoChecks;
+
+impl TrainChecks for NoChecks {
+    fn checks<B: AutodiffBackend>(
+        &self,
+        _: &TrainConfig,
+        _: &Tensor<B, 2>,
+        _: &Tensor<B, 2>,
+        _: Mlp<B>,
+        _: &B::Device,
+    ) -> Vec<Check> {
+        Vec::new()
+    }
+}
+
+/// Measures a training point of `config` on `device`, proving it with `checks`.
+pub fn run_train_point<K: TrainChecks>(
+    config: TrainConfig,
+    repeats: Repeats,
+    device: DeviceKind,
+    checks: K,
+) -> Result<PointResult, ExperimentError> {
+    device.dispatch(
+        Setup {
+            checkpointing: config.checkpointing,
+            ..Default::default()
+        },
+        TrainPoint {
+            config,
+            warmup: repeats.warmup,
+            repeats: repeats.repeats,
+            checks,
+        },
+    )
+}
+
+/// Measures training steps of one configuration.
+pub struct TrainPoint<K> {
+    /// What to train.
+    pub config: TrainConfig,
+    /// Untimed steps first (at least one: the first step allocates the Adam state).
+    pub warmup: usize,
+    /// Measured steps.
+    pub repeats: usize,
+    /// The technique's proof.
+    pub checks: K,
+}
+
+impl<K: TrainChecks> OnBackend for TrainPoint<K> {
+    type Output = PointResult;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
+        let c = self.config;
+        let sync = || backend::sync::<B>(&device);
+        B::seed(&device, c.seed);
+
+        let start = probe.read().in_use_bytes;
+        let model = c.shape.init::<B>(&device);
+        sync();
+        let after_init = probe.read().in_use_bytes;
+        mlp::materialize(&model);
+        sync();
+        let after_model = probe.read().in_use_bytes;
+        let (x, y) = c.shape.batch::<B>(c.batch, &device);
+        sync();
+        let after_inputs = probe.read().in_use_bytes;
+        // One forward and backward without an optimizer step, so that the backend's own buffers
+        // (matmul packing workspaces, the thread pool) exist before the optimizer state is read.
+        for (xi, yi) in mlp::micro_batch_slices(&x, &y, c.micro_batches) {
+            drop(mlp::loss(&model, xi, yi).backward());
+        }
+        sync();
+        let after_runtime = probe.read().in_use_bytes;
+
+        let mut optim = AdamConfig::new().init::<B, mlp::Mlp<B>>();
+        let mut model = Some(model);
+        let mut step = |runs: &mut Vec<_>| {
+            let mut meter = PhaseMeter::new(probe, &sync);
+            let m = model.take().expect("model is put back after each step");
+            model = Some(mlp::train_step(
+                &mut meter,
+                m,
+                &mut optim,
+                c.lr,
+                &x,
+                &y,
+                c.micro_batches,
+            ));
+            runs.push(meter.finish());
+        };
+
+        // The first step allocates Adam's moments: what stays live after it is optimizer state.
+        let mut warm_runs = Vec::new();
+        step(&mut warm_runs);
+        sync();
+        let optimizer_state_bytes = probe.read().in_use_bytes.saturating_sub(after_runtime);
+        for _ in 1..self.warmup {
+            step(&mut warm_runs);
+        }
+        let mut runs = Vec::new();
+        let timing = timing::repeat(0, self.repeats, c.batch as u64, || step(&mut runs));
+        let phases = collapse_by_name(last_repeat(&runs));
+
+        let forward = phases.iter().find(|p| p.phase == "forward");
+        let backward = phases.iter().find(|p| p.phase == "backward");
+        let mut metrics = BTreeMap::new();
+        metrics.insert(Metric::ParamBytes, (after_model - start) as f64);
+        metrics.insert(Metric::ParamBytesAfterInit, (after_init - start) as f64);
+        metrics.insert(Metric::ProcessBaselineBytes, start as f64);
+        metrics.insert(
+            Metric::RuntimeBytes,
+            after_runtime.saturating_sub(after_inputs) as f64,
+        );
+        metrics.insert(Metric::InputBytes, (after_inputs - after_model) as f64);
+        metrics.insert(Metric::OptimizerStateBytes, optimizer_state_bytes as f64);
+        if let (Some(f), Some(b)) = (forward, backward) {
+            metrics.insert(Metric::ActivationBytes, f.delta_bytes() as f64);
+            metrics.insert(
+                Metric::GraphBytes,
+                f.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
+            );
+            metrics.insert(
+                Metric::GradBytes,
+                b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
+            );
+            metrics.insert(Metric::LiveBeforeStepBytes, f.live_before_bytes as f64);
+        }
+        metrics.insert(Metric::NumParams, c.shape.num_params() as f64);
+        metrics.insert(
+            Metric::RepeatDeltaSpreadBytes,
+            delta_spread_bytes(&runs) as f64,
+        );
+
+        let model = model.take().expect("model is back");
+        let checks = self.checks.checks::<B>(&c, &x, &y, model, &device);
+        PointResult {
+            probe: probe.info(),
+            phases,
+            samples_per_s: timing.per_second(c.batch as f64),
+            step: timing,
+            samples_per_step: c.batch as u64,
+            metrics,
+            traces: BTreeMap::new(),
+            checks,
+        }
+    }
+}

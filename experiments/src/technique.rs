@@ -1,0 +1,224 @@
+//! The technique trait: what every memory-saving technique declares, and the one blanket
+//! implementation that turns it into an [`Experiment`] the runner can drive.
+//!
+//! A technique is typed: it declares its `Config` (serialisable), plans its points at a
+//! profile's and device's [`Sizes`], measures one point from its typed config (the runner calls
+//! this in a fresh child process), and analyses its measured points as typed [`Row`]s. The
+//! JSON of a point's config, the dispatch from a point to the typed call and the building of
+//! rows are written once, here, in `impl<T: Technique> Experiment for T`.
+
+use results::{
+    Analysis, DeviceKind, FloatStorage, MeasuredPoint, PageText, Point, PointResult, Profile,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::ExperimentError;
+
+/// The sizes a technique's points are built at, from the profile and the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizes {
+    /// The quick profile, on any device.
+    Quick,
+    /// The full profile on the CPU and on wgpu.
+    Full,
+    /// The full profile on CUDA: sizes that fill a large GPU far more, still within minutes.
+    FullCuda,
+}
+
+impl Sizes {
+    /// The sizes of `profile` on `device`.
+    pub fn of(profile: Profile, device: DeviceKind) -> Self {
+        match (profile, device) {
+            (Profile::Quick, _) => Sizes::Quick,
+            (Profile::Full, DeviceKind::Cuda) => Sizes::FullCuda,
+            (Profile::Full, _) => Sizes::Full,
+        }
+    }
+}
+
+/// Untimed and timed repeats of a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Repeats {
+    /// Untimed steps before the measured ones.
+    pub warmup: usize,
+    /// Measured steps.
+    pub repeats: usize,
+}
+
+impl Repeats {
+    /// The repeats of a training or single-operation point at `profile`.
+    pub fn of(profile: Profile) -> Self {
+        match profile {
+            Profile::Quick => Self {
+                warmup: 1,
+                repeats: 3,
+            },
+            Profile::Full => Self {
+                warmup: 2,
+                repeats: 7,
+            },
+        }
+    }
+}
+
+/// A point a technique plans, with its typed configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned<C> {
+    /// Unique within the technique, kebab-case (`batch-64`).
+    pub id: String,
+    /// What a reader sees (`batch 64`).
+    pub label: String,
+    /// Warm-up and measured repeats.
+    pub repeats: Repeats,
+    /// The technique's configuration of this point.
+    pub config: C,
+}
+
+impl<C> Planned<C> {
+    /// A point with the repeats of `profile`.
+    pub fn new(id: String, label: String, profile: Profile, config: C) -> Self {
+        Self {
+            id,
+            label,
+            repeats: Repeats::of(profile),
+            config,
+        }
+    }
+}
+
+/// A measured point of a technique, as its analysis reads it.
+#[derive(Debug, Clone)]
+pub struct Row<'a, C> {
+    /// The point's configuration.
+    pub config: C,
+    /// The point's label.
+    pub label: &'a str,
+    /// What it measured.
+    pub result: &'a PointResult,
+}
+
+impl<C> Row<'_, C> {
+    /// The step's peak (the highest phase peak), in bytes.
+    pub fn peak(&self) -> f64 {
+        self.result.peak_bytes() as f64
+    }
+}
+
+/// A memory-saving technique, measured.
+pub trait Technique: Sync {
+    /// The configuration of one point.
+    type Config: Serialize + DeserializeOwned + Clone;
+    /// Kebab-case id, used in the CLI, file names and links.
+    const ID: &'static str;
+    /// Page title.
+    const TITLE: &'static str;
+    /// What the technique does, in two or three sentences.
+    const EXPLANATION: &'static str;
+    /// What the technique or its measurement means on the device backends (wgpu, CUDA), where
+    /// that differs from the CPU.
+    const ON_DEVICES: &'static str;
+    /// Burn 0.21 code applying the technique, as shown on the page (its `snippet.rs`, compiled).
+    const SNIPPET: &'static str;
+
+    /// The points to measure.
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<Self::Config>>;
+    /// Measures one point. Called in a child process, once per process.
+    fn run_point(
+        &self,
+        config: &Self::Config,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Result<PointResult, ExperimentError>;
+    /// The float type a point stores tensors in by default (see [`Experiment::float_storage`]).
+    fn float_storage(&self, _config: &Self::Config) -> FloatStorage {
+        FloatStorage::F32
+    }
+    /// Conclusions from the measured points (`rows`, in the order run) and all points, failed
+    /// ones included.
+    fn analyse(&self, rows: Vec<Row<'_, Self::Config>>, points: &[MeasuredPoint]) -> Analysis;
+}
+
+/// A technique as the runner drives it: points as JSON, one measured per child process.
+pub trait Experiment: Sync {
+    /// Kebab-case id.
+    fn id(&self) -> &'static str;
+    /// Page title.
+    fn title(&self) -> &'static str;
+    /// The page's text, written into every record.
+    fn page(&self) -> PageText;
+    /// The points to measure.
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point>;
+    /// Measures one point. Called in a child process, once per process.
+    fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError>;
+    /// The float type `point` stores tensors in by default. Burn sets it once per device and
+    /// process, before the first tensor, so points of different types cannot share a process.
+    fn float_storage(&self, point: &Point) -> FloatStorage;
+    /// Conclusions from all points, failed ones included.
+    fn analyse(&self, points: &[MeasuredPoint]) -> Analysis;
+}
+
+impl<T: Technique> Experiment for T {
+    fn id(&self) -> &'static str {
+        T::ID
+    }
+
+    fn title(&self) -> &'static str {
+        T::TITLE
+    }
+
+    fn page(&self) -> PageText {
+        PageText {
+            explanation: T::EXPLANATION.into(),
+            on_devices: T::ON_DEVICES.into(),
+            snippet: T::SNIPPET.into(),
+        }
+    }
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
+        Technique::points(self, profile, device)
+            .into_iter()
+            .map(|p| Point {
+                id: p.id,
+                label: p.label,
+                warmup: p.repeats.warmup,
+                repeats: p.repeats.repeats,
+                config: serde_json::to_value(&p.config).expect("a config serialises"),
+            })
+            .collect()
+    }
+
+    fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError> {
+        let repeats = Repeats {
+            warmup: point.warmup,
+            repeats: point.repeats,
+        };
+        Technique::run_point(self, &config::<T>(point)?, repeats, device)
+    }
+
+    fn float_storage(&self, point: &Point) -> FloatStorage {
+        config::<T>(point).map_or(FloatStorage::F32, |c| Technique::float_storage(self, &c))
+    }
+
+    fn analyse(&self, points: &[MeasuredPoint]) -> Analysis {
+        let rows = points
+            .iter()
+            .filter_map(|p| {
+                Some(Row {
+                    config: config::<T>(&p.point).ok()?,
+                    label: &p.point.label,
+                    result: p.result()?,
+                })
+            })
+            .collect();
+        Technique::analyse(self, rows, points)
+    }
+}
+
+/// A point's config parsed into the technique's own type.
+fn config<T: Technique>(point: &Point) -> Result<T::Config, ExperimentError> {
+    serde_json::from_value(point.config.clone()).map_err(|source| ExperimentError::BadConfig {
+        experiment: T::ID,
+        source,
+    })
+}

@@ -1,0 +1,110 @@
+//! Batch size: the first knob to turn on an OOM, and what it trades.
+//!
+//! Question: how much memory does a smaller batch save, and what does it cost in throughput?
+//! Method: one Adam training step of an MLP at batch sizes over a 32x (quick) to 128x (full)
+//! range, each in its own process; the step's peak split into parameters, Adam state, inputs,
+//! backend buffers, activations (fitted against the batch) and gradients.
+//! Answer: the peak is the model, its Adam state and the inputs plus the larger of the
+//! activations (linear in the batch) and the parameter gradients (fixed): below the crossover a
+//! smaller batch saves almost nothing; above it memory grows by a fixed number of bytes per
+//! sample, while throughput falls as batches shrink.
+
+mod analysis;
+pub mod predict;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use results::{Analysis, DeviceKind, MeasuredPoint, PointResult, Profile};
+
+use crate::error::ExperimentError;
+use crate::harness::backend::Checkpointing;
+use crate::harness::models::MlpShape;
+use crate::harness::train::{run_train_point, NoChecks, TrainConfig};
+use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+
+/// The batch-size sweep.
+pub struct BatchSize;
+
+/// The model at each size (also the model of the other training techniques).
+pub fn shape(sizes: Sizes) -> MlpShape {
+    match sizes {
+        Sizes::Quick => MlpShape {
+            width: 256,
+            depth: 4,
+        },
+        Sizes::Full => MlpShape {
+            width: 1024,
+            depth: 8,
+        },
+        Sizes::FullCuda => MlpShape {
+            width: 4096,
+            depth: 16,
+        },
+    }
+}
+
+/// The batch sizes: a 32x range in quick, 128x in full, 256x on a GPU.
+pub fn batches(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![8, 16, 32, 64, 128, 256],
+        Sizes::Full => vec![16, 32, 64, 128, 256, 512, 1024, 2048],
+        Sizes::FullCuda => vec![64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
+    }
+}
+
+impl Technique for BatchSize {
+    type Config = TrainConfig;
+    const ID: &'static str = "batch-size";
+    const TITLE: &'static str = "Batch size";
+    const EXPLANATION: &'static str =
+        "A training step holds the model, its optimizer state and the batch, plus the larger of \
+         two things: the activations the forward pass keeps for backward, which grow linearly \
+         with the batch, and the parameter gradients, which do not. Shrinking the batch saves \
+         activation memory only; once gradients set the peak, a smaller batch buys nothing and \
+         costs throughput. The sweep measures where that crossover lies.";
+    const ON_DEVICES: &'static str =
+        "On wgpu and CUDA the probe is CubeCL's memory manager, read at phase boundaries after a \
+         device sync: parameters, Adam state and the bytes the forward pass leaves for \
+         backward are exact, but a peak inside a phase (the loss's temporaries) is not \
+         seen, so the activation slope is a lower bound; the pool pages reserved at each \
+         phase's end bound the peak from above. On a GPU it is reserved bytes that run \
+         out, so read both columns.";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {
+        let sizes = Sizes::of(profile, device);
+        batches(sizes)
+            .into_iter()
+            .map(|batch| {
+                let config = TrainConfig {
+                    shape: shape(sizes),
+                    batch,
+                    lr: 1e-4,
+                    seed: 42,
+                    micro_batches: 1,
+                    checkpointing: Checkpointing::None,
+                };
+                Planned::new(
+                    format!("batch-{batch}"),
+                    format!("batch {batch}"),
+                    profile,
+                    config,
+                )
+            })
+            .collect()
+    }
+
+    fn run_point(
+        &self,
+        config: &TrainConfig,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Result<PointResult, ExperimentError> {
+        run_train_point(*config, repeats, device, NoChecks)
+    }
+
+    fn analyse(&self, rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        analysis::analyse(rows, points)
+    }
+}

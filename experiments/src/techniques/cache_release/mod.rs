@@ -1,0 +1,256 @@
+//! Cache release: what an allocator keeps after a tensor is freed, what `memory_cleanup()`
+//! gives back, and what the next allocation pays for it.
+//!
+//! Question: what does a caching allocator keep after a tensor dies, what does releasing it
+//! (`memory_cleanup()`, PyTorch's `empty_cache`) give back, and what does the next allocation
+//! pay?
+//! Method: for tensors at three sizes, each point in its own process, bytes in use and reserved
+//! at the start, with the tensor alive, after it is dropped and after the cleanup; one
+//! allocation served from the pool timed against one made after a cleanup.
+//! Answer: CubeCL's memory manager (wgpu, CUDA) keeps the pages of freed tensors reserved until
+//! `memory_cleanup()` returns them; on the CPU there is no pool to release, and Flex's
+//! `Tensor::empty` peaks at twice the tensor.
+
+mod analysis;
+pub mod predict;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use burn::tensor::backend::AutodiffBackend;
+use results::{Analysis, DeviceKind, MeasuredPoint, Metric, PointResult, Profile};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ExperimentError;
+use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::probe::MemoryProbe;
+use crate::harness::single_op::measure_op;
+use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use snippet::{allocate, release_cache};
+
+/// Where the measured allocation comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// The previous tensor of the same size was dropped just before: its pages are reused.
+    Cached,
+    /// `memory_cleanup()` ran after the drop: the pages come from the driver again.
+    AfterCleanup,
+}
+
+impl Source {
+    /// The source's id part.
+    pub fn id(self) -> &'static str {
+        match self {
+            Source::Cached => "cached",
+            Source::AfterCleanup => "after-cleanup",
+        }
+    }
+
+    /// The source in sentences.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Cached => "from the cache",
+            Source::AfterCleanup => "after memory_cleanup()",
+        }
+    }
+}
+
+/// Configuration of one cache-release point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CacheConfig {
+    /// Bytes of the f32 tensor allocated and freed.
+    pub tensor_bytes: u64,
+    /// Where each measured allocation comes from.
+    pub source: Source,
+}
+
+/// The cache-release experiment.
+pub struct CacheRelease;
+
+fn sizes_mib(sizes: Sizes) -> Vec<u64> {
+    match sizes {
+        Sizes::Quick => vec![4, 16, 64],
+        Sizes::Full => vec![16, 128, 1024],
+        Sizes::FullCuda => vec![256, 4096, 32768],
+    }
+}
+
+/// A moment of the demonstration at which the counters are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moment {
+    /// Before the tensor exists.
+    Start,
+    /// With the tensor alive.
+    Alive,
+    /// After the tensor is dropped.
+    Dropped,
+    /// After `memory_cleanup()`.
+    Released,
+}
+
+/// A counter of the probe read at each [`Moment`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    /// Bytes held by live tensors.
+    InUse,
+    /// Bytes the backend's pools hold.
+    Reserved,
+}
+
+impl Counter {
+    /// The metric of this counter at `moment`.
+    pub fn at(self, moment: Moment) -> Metric {
+        match (self, moment) {
+            (Counter::InUse, Moment::Start) => Metric::InUseStartBytes,
+            (Counter::InUse, Moment::Alive) => Metric::InUseAliveBytes,
+            (Counter::InUse, Moment::Dropped) => Metric::InUseDroppedBytes,
+            (Counter::InUse, Moment::Released) => Metric::InUseReleasedBytes,
+            (Counter::Reserved, Moment::Start) => Metric::ReservedStartBytes,
+            (Counter::Reserved, Moment::Alive) => Metric::ReservedAliveBytes,
+            (Counter::Reserved, Moment::Dropped) => Metric::ReservedDroppedBytes,
+            (Counter::Reserved, Moment::Released) => Metric::ReservedReleasedBytes,
+        }
+    }
+}
+
+impl Technique for CacheRelease {
+    type Config = CacheConfig;
+    const ID: &'static str = "cache-release";
+    const TITLE: &'static str = "Cache release (empty_cache)";
+    const EXPLANATION: &'static str =
+        "A caching allocator keeps the memory of freed tensors reserved, so that the next tensor \
+         of that size costs no call to the driver; nvidia-smi shows the reserved bytes, not the \
+         bytes in use. Burn's GPU backends cache through CubeCL's memory manager, and \
+         memory_cleanup() returns its unused pages (PyTorch's empty_cache). Releasing helps \
+         another process, not this one: the next allocation pays for it. The experiment reads \
+         in use and reserved with a large tensor alive, after it is dropped and after the \
+         cleanup, and times an allocation from the cache against one after a cleanup.";
+    const ON_DEVICES: &'static str =
+        "This is a device technique. On the CPU (Flex) there is no pool: a freed tensor's \
+         bytes go back to the process heap at once, the counting allocator sees no reserved \
+         bytes, and both allocations below are the same (the system allocator may keep pages \
+         the counting allocator cannot see).";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<CacheConfig>> {
+        let mut points = Vec::new();
+        for mib in sizes_mib(Sizes::of(profile, device)) {
+            for source in [Source::Cached, Source::AfterCleanup] {
+                points.push(Planned::new(
+                    format!("{}-{mib}-mib", source.id()),
+                    format!("{mib} MiB {}", source.name()),
+                    profile,
+                    CacheConfig {
+                        tensor_bytes: mib << 20,
+                        source,
+                    },
+                ));
+            }
+        }
+        points
+    }
+
+    fn run_point(
+        &self,
+        config: &CacheConfig,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Result<PointResult, ExperimentError> {
+        device.dispatch(
+            Setup::default(),
+            CachePoint {
+                config: *config,
+                warmup: repeats.warmup,
+                repeats: repeats.repeats,
+            },
+        )
+    }
+
+    fn analyse(&self, rows: Vec<Row<'_, CacheConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        analysis::analyse(rows, points)
+    }
+}
+
+/// Measures one size and source.
+pub struct CachePoint {
+    /// What to allocate, and from where.
+    pub config: CacheConfig,
+    /// Untimed allocations first.
+    pub warmup: usize,
+    /// Timed allocations.
+    pub repeats: usize,
+}
+
+impl OnBackend for CachePoint {
+    type Output = PointResult;
+
+    fn run<AB: AutodiffBackend>(self, device: AB::Device, probe: &dyn MemoryProbe) -> PointResult {
+        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
+        let c = self.config;
+        let sync = || backend::sync::<AB>(&device);
+        let elements = (c.tensor_bytes / 4) as usize;
+        let allocate = || allocate::<B<AB>>(elements, &device);
+        // The probe reports reserved bytes where the backend has a pool to release.
+        let has_cache = probe.summary().reserved_bytes.is_some();
+
+        // The demonstration: counters at four moments.
+        let mut metrics = BTreeMap::new();
+        let mut moment = |moment: Moment| {
+            sync();
+            let s = probe.summary();
+            metrics.insert(Counter::InUse.at(moment), s.in_use_bytes as f64);
+            if let Some(r) = s.reserved_bytes {
+                metrics.insert(Counter::Reserved.at(moment), r as f64);
+            }
+        };
+        moment(Moment::Start);
+        let tensor = allocate();
+        moment(Moment::Alive);
+        drop(tensor);
+        moment(Moment::Dropped);
+        let clock = Instant::now();
+        release_cache::<AB>(&device);
+        sync();
+        let cleanup_s = clock.elapsed().as_secs_f64();
+        moment(Moment::Released);
+
+        // The timed allocation, from the cache or after a cleanup; the set-up (the cleanup, or
+        // one tensor of the size allocated and freed to fill the pool) is outside the clock.
+        let m = measure_op(
+            probe,
+            &sync,
+            "allocate",
+            self.warmup,
+            self.repeats,
+            1,
+            || match c.source {
+                Source::AfterCleanup => release_cache::<AB>(&device),
+                Source::Cached => drop(allocate()),
+            },
+            |()| allocate(),
+        );
+
+        metrics.insert(Metric::TensorBytes, c.tensor_bytes as f64);
+        metrics.insert(Metric::CleanupS, cleanup_s);
+        metrics.insert(Metric::HasCache, if has_cache { 1.0 } else { 0.0 });
+        metrics.insert(
+            Metric::RepeatDeltaSpreadBytes,
+            m.repeat_delta_spread_bytes as f64,
+        );
+        let timing = m.timing;
+        PointResult {
+            probe: probe.info(),
+            phases: vec![m.phase],
+            samples_per_s: timing.per_second(1.0),
+            step: timing,
+            samples_per_step: 1,
+            metrics,
+            traces: BTreeMap::new(),
+            checks: vec![],
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Gradient checkpointing: keep fewer activations, recompute them in backward.
+//!
+//! Question: how much of a training step's peak does Burn's checkpointing save, from which
+//! depth and batch on, at what cost in time, and are the gradients unchanged?
+//! Method: `Autodiff<B>` against `Autodiff<B, BalancedCheckpointing>` (the training code is the
+//! same, generic over the backend) across depth at a fixed batch and across batch at a fixed
+//! depth, each point in its own process; forward activations predicted per layer from
+//! burn-autodiff's rules; the proof compares one step's gradients with and without.
+//! Answer: the balanced strategy recomputes the outputs of memory-bound operations (ReLU) from
+//! the nearest kept output of a compute-bound one (a Linear): activations fall to about half,
+//! which lowers the step's peak only once activations, not parameter gradients, set it; the
+//! gradients are identical.
+
+mod analysis;
+pub mod predict;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use burn::backend::Autodiff;
+use burn::optim::GradientsParams;
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::Tensor;
+use results::{Analysis, Check, DeviceKind, MeasuredPoint, PointResult, Profile};
+
+use crate::error::ExperimentError;
+use crate::harness::backend::Checkpointing;
+use crate::harness::models::mlp::{self, Mlp};
+use crate::harness::models::MlpShape;
+use crate::harness::train::{run_train_point, TrainChecks, TrainConfig};
+use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+
+/// Recomputation runs the same kernels on the same values: the gradients must be identical up
+/// to a reordered reduction.
+const TOLERANCE: f64 = 1e-6;
+
+/// The checkpointing experiment.
+pub struct GradientCheckpointing;
+
+/// The sweeps of a profile: width, the depths (at a fixed batch), and the batches (at a
+/// fixed depth).
+struct Sweeps {
+    width: usize,
+    depths: Vec<usize>,
+    depth_sweep_batch: usize,
+    batches: Vec<usize>,
+    batch_sweep_depth: usize,
+}
+
+fn sweeps(sizes: Sizes) -> Sweeps {
+    match sizes {
+        Sizes::Quick => Sweeps {
+            width: 128,
+            depths: vec![4, 16, 64],
+            depth_sweep_batch: 256,
+            batches: vec![16, 64, 256, 1024],
+            batch_sweep_depth: 16,
+        },
+        Sizes::Full => Sweeps {
+            width: 512,
+            depths: vec![4, 8, 16, 32, 64],
+            depth_sweep_batch: 1024,
+            batches: vec![64, 128, 256, 512, 1024, 2048, 4096],
+            batch_sweep_depth: 16,
+        },
+        Sizes::FullCuda => Sweeps {
+            width: 2048,
+            depths: vec![4, 8, 16, 32, 64],
+            depth_sweep_batch: 4096,
+            batches: vec![256, 512, 1024, 2048, 4096, 8192, 16384],
+            batch_sweep_depth: 16,
+        },
+    }
+}
+
+impl Technique for GradientCheckpointing {
+    type Config = TrainConfig;
+    const ID: &'static str = "checkpointing";
+    const TITLE: &'static str = "Gradient checkpointing";
+    const EXPLANATION: &'static str =
+        "Backward needs tensors from the forward pass; checkpointing keeps fewer of them and \
+         recomputes the rest when backward asks. In Burn it is a property of the autodiff \
+         backend: Autodiff<B, BalancedCheckpointing> recomputes the outputs of memory-bound ops \
+         (ReLU, additions) from the nearest kept output of a compute-bound op (a Linear), \
+         trading a little compute for activation memory. It lowers the step's peak only where \
+         activations, not parameter gradients, set it.";
+    const ON_DEVICES: &'static str =
+        "Which tensors are kept and which recomputed is decided by Burn's autodiff, above the \
+         backend, so the memory rules (and the predictions) are the same on every \
+         device. What changes on a GPU is the price of recomputing: memory-bound ops are \
+         cheap there relative to matmuls, which is why the balanced strategy recomputes \
+         those.";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {
+        let s = sweeps(Sizes::of(profile, device));
+        let mut configs: Vec<(usize, usize)> = s
+            .depths
+            .iter()
+            .map(|&d| (d, s.depth_sweep_batch))
+            .chain(s.batches.iter().map(|&b| (s.batch_sweep_depth, b)))
+            .collect();
+        configs.sort_unstable();
+        configs.dedup();
+        let mut points = Vec::new();
+        for (depth, batch) in configs {
+            for checkpointing in [Checkpointing::None, Checkpointing::Balanced] {
+                let name = match checkpointing {
+                    Checkpointing::None => "plain",
+                    Checkpointing::Balanced => "balanced",
+                };
+                let config = TrainConfig {
+                    shape: MlpShape {
+                        width: s.width,
+                        depth,
+                    },
+                    batch,
+                    lr: 1e-4,
+                    seed: 5,
+                    micro_batches: 1,
+                    checkpointing,
+                };
+                points.push(Planned::new(
+                    format!("depth-{depth}-batch-{batch}-{name}"),
+                    format!("depth {depth}, batch {batch}, {name}"),
+                    profile,
+                    config,
+                ));
+            }
+        }
+        points
+    }
+
+    fn run_point(
+        &self,
+        config: &TrainConfig,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Result<PointResult, ExperimentError> {
+        run_train_point(*config, repeats, device, CheckpointingCheck)
+    }
+
+    fn analyse(&self, rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        analysis::analyse(rows, points)
+    }
+}
+
+/// The proof of a checkpointed point, run by the training point (nothing to prove without
+/// checkpointing).
+struct CheckpointingCheck;
+
+impl TrainChecks for CheckpointingCheck {
+    fn checks<B: AutodiffBackend>(
+        &self,
+        config: &TrainConfig,
+        _x: &Tensor<B, 2>,
+        _y: &Tensor<B, 2>,
+        model: Mlp<B>,
+        device: &B::Device,
+    ) -> Vec<Check> {
+        drop(model);
+        if config.checkpointing == Checkpointing::None {
+            Vec::new()
+        } else {
+            vec![check::<B>(config, device)]
+        }
+    }
+}
+
+/// The gradients of one step from fresh weights, computed on `B` (checkpointing as its type
+/// says) and on the same inner backend without checkpointing, compared.
+pub fn check<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Check {
+    let plain = gradients::<Autodiff<B::InnerBackend>>(config, device);
+    let candidate = gradients::<B>(config, device);
+    Check::compare(
+        "parameter gradients with checkpointing against without",
+        &plain,
+        &candidate,
+        TOLERANCE,
+    )
+}
+
+/// Every parameter's gradient after one forward and backward from the seeded initial weights,
+/// flattened in module order.
+fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Vec<f32> {
+    B::seed(device, config.seed);
+    let model = config.shape.init::<B>(device);
+    mlp::materialize(&model);
+    let (x, y) = config.shape.batch::<B>(config.batch, device);
+    let grads = GradientsParams::from_grads(mlp::loss(&model, x, y).backward(), &model);
+    mlp::flatten(&model, Some(&grads))
+}

@@ -1,0 +1,25 @@
+//! The byte model of checkpointing: burn-autodiff's rules for what the forward pass keeps per
+//! sample with and without the balanced strategy (see [`MlpShape`]), in the shared step rule
+//! of [`crate::estimate`].
+
+use crate::estimate;
+use crate::harness::backend::Checkpointing;
+use crate::harness::models::MlpShape;
+use crate::harness::train::TrainConfig;
+
+/// Bytes the forward pass keeps per sample: `2 x depth` widths without checkpointing,
+/// `depth + 2` with the balanced strategy (each Linear output kept, ReLU's recomputed).
+pub fn activation_bytes_per_sample(shape: MlpShape, checkpointing: Checkpointing) -> f64 {
+    estimate::activation_bytes_per_sample(shape, checkpointing)
+}
+
+/// Parameter gradients: 4 bytes per parameter.
+pub fn grad_bytes(shape: MlpShape) -> f64 {
+    estimate::param_bytes(shape)
+}
+
+/// The step's peak of a point: model, Adam state and inputs, plus the larger of the forward
+/// pass's activations and the parameter gradients.
+pub fn step_peak(config: &TrainConfig) -> f64 {
+    estimate::training_step_peak(config.shape, config.batch as f64, 1, config.checkpointing)
+}

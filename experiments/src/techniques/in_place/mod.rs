@@ -1,0 +1,253 @@
+//! In-place operations: ownership decides memory.
+//!
+//! Question: what does keeping a clone of a tensor alive while transforming it cost in memory,
+//! against handing the tensor over by value?
+//! Method: the same computation (an element-wise chain, a layer normalisation) written both
+//! ways, at three sizes, each point in its own process; the bytes each adds above its input
+//! predicted from Flex's rules; the proof compares the outputs of the two ways on the same
+//! values.
+//! Answer: Flex (like Burn's other backends) writes an operation's result into its input's
+//! buffer when the input is uniquely owned and contiguous, so the clone costs exactly one
+//! tensor's elements; `square()` is `x * x` and always allocates.
+
+mod analysis;
+pub mod predict;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use std::collections::BTreeMap;
+
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Distribution, Tensor};
+use results::{Analysis, Check, DeviceKind, MeasuredPoint, Metric, PointResult, Profile};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ExperimentError;
+use crate::estimate::F32_BYTES;
+use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::probe::MemoryProbe;
+use crate::harness::single_op::measure_op;
+use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use snippet::{chain, layer_norm_borrowed, layer_norm_owned};
+
+/// Layer normalisation's epsilon.
+const EPS: f64 = 1e-5;
+/// The two ways run the same kernels on the same values; the tolerance only allows for a
+/// reordered reduction.
+const TOLERANCE: f64 = 1e-6;
+
+/// The computation measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Case {
+    /// Four element-wise ops: `log(1 + exp(x / 2))`.
+    Chain,
+    /// Layer normalisation over each row, without affine parameters.
+    LayerNorm,
+}
+
+/// How the computation gets its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Style {
+    /// The caller keeps `x` (a clone goes in): the first write needs a new buffer.
+    KeepClone,
+    /// `x` is handed over by value: writes land in its buffer.
+    Consume,
+}
+
+impl Case {
+    /// The computation's name in sentences.
+    pub fn name(self) -> &'static str {
+        match self {
+            Case::Chain => "element-wise chain",
+            Case::LayerNorm => "layer norm",
+        }
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Case::Chain => "chain",
+            Case::LayerNorm => "layer-norm",
+        }
+    }
+}
+
+impl Style {
+    /// The style's name in sentences.
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::KeepClone => "keep a clone",
+            Style::Consume => "consume",
+        }
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Style::KeepClone => "keep-clone",
+            Style::Consume => "consume",
+        }
+    }
+}
+
+/// Configuration of one in-place point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct InPlaceConfig {
+    /// The computation.
+    pub case: Case,
+    /// How it gets its input.
+    pub style: Style,
+    /// Rows of the f32 input (the "samples" of the throughput figure).
+    pub rows: usize,
+    /// Columns of the input.
+    pub cols: usize,
+    /// Seed of the backend's generator.
+    pub seed: u64,
+}
+
+impl InPlaceConfig {
+    /// Bytes of the input tensor's elements.
+    pub fn tensor_bytes(&self) -> u64 {
+        (self.rows * self.cols) as u64 * F32_BYTES
+    }
+}
+
+/// The in-place experiment.
+pub struct InPlace;
+
+const COLS: usize = 1024;
+
+fn rows(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![256, 1024, 4096],
+        Sizes::Full => vec![1024, 4096, 16384],
+        Sizes::FullCuda => vec![16384, 65536, 262144],
+    }
+}
+
+impl Technique for InPlace {
+    type Config = InPlaceConfig;
+    const ID: &'static str = "in-place";
+    const TITLE: &'static str = "In-place operations and ownership";
+    const EXPLANATION: &'static str = "Burn's CPU backend writes an operation's result into its input's buffer when the input is \
+         uniquely owned and contiguous, so ownership decides memory: code that keeps a clone of x \
+         alive while transforming it pays for a new buffer at the first write, code that hands x \
+         over by value does not. The same computation is measured written both ways, for an \
+         element-wise chain and a layer normalisation, and the difference is predicted in bytes \
+         from the backend's rules.";
+    const ON_DEVICES: &'static str =
+        "CubeCL backends also write into a uniquely owned input (burn-cubecl checks that the \
+         handle can be mutated), and with fusion (a default feature of burn-wgpu and burn-cuda) a \
+         chain of element-wise ops can run as one kernel whose intermediates never reach \
+         device memory. The predictions here follow Flex's rules, so on a device the \
+         measured bytes are the finding and the predictions only a reference.";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<InPlaceConfig>> {
+        let mut points = Vec::new();
+        for case in [Case::Chain, Case::LayerNorm] {
+            for rows in rows(Sizes::of(profile, device)) {
+                for style in [Style::KeepClone, Style::Consume] {
+                    points.push(Planned::new(
+                        format!("{}-{}-rows-{rows}", case.id(), style.id()),
+                        format!("{}, {}, {rows} x {COLS}", case.name(), style.name()),
+                        profile,
+                        InPlaceConfig {
+                            case,
+                            style,
+                            rows,
+                            cols: COLS,
+                            seed: 11,
+                        },
+                    ));
+                }
+            }
+        }
+        points
+    }
+
+    fn run_point(
+        &self,
+        config: &InPlaceConfig,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Result<PointResult, ExperimentError> {
+        device.dispatch(
+            Setup::default(),
+            InPlacePoint {
+                config: *config,
+                warmup: repeats.warmup,
+                repeats: repeats.repeats,
+            },
+        )
+    }
+
+    fn analyse(&self, rows: Vec<Row<'_, InPlaceConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        analysis::analyse(rows, points)
+    }
+}
+
+/// Runs `case` in `style` on `x`. With [`Style::KeepClone`] the input is returned beside the
+/// output, so that it stays alive through the measurement as the caller's copy would.
+fn compute<B: Backend>(
+    case: Case,
+    style: Style,
+    x: Tensor<B, 2>,
+) -> (Tensor<B, 2>, Option<Tensor<B, 2>>) {
+    match (case, style) {
+        (Case::Chain, Style::KeepClone) => (chain(x.clone()), Some(x)),
+        (Case::Chain, Style::Consume) => (chain(x), None),
+        (Case::LayerNorm, Style::KeepClone) => (layer_norm_borrowed(&x, EPS), Some(x)),
+        (Case::LayerNorm, Style::Consume) => (layer_norm_owned(x, EPS), None),
+    }
+}
+
+/// Measures one computation written one way.
+pub struct InPlacePoint {
+    /// What to run.
+    pub config: InPlaceConfig,
+    /// Untimed repeats first.
+    pub warmup: usize,
+    /// Measured repeats.
+    pub repeats: usize,
+}
+
+impl OnBackend for InPlacePoint {
+    type Output = PointResult;
+
+    fn run<AB: AutodiffBackend>(self, device: AB::Device, probe: &dyn MemoryProbe) -> PointResult {
+        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
+        let c = self.config;
+        let sync = || backend::sync::<AB>(&device);
+        B::<AB>::seed(&device, c.seed);
+        let input = || {
+            Tensor::<B<AB>, 2>::random([c.rows, c.cols], Distribution::Normal(0.0, 1.0), &device)
+        };
+        let m = measure_op(
+            probe,
+            &sync,
+            "computation",
+            self.warmup,
+            self.repeats,
+            c.rows,
+            input,
+            |x| compute(c.case, c.style, x),
+        );
+
+        // The check: both ways on the same values.
+        let x = input();
+        let kept = compute(c.case, Style::KeepClone, x.clone()).0;
+        let consumed = compute(c.case, Style::Consume, x).0;
+        let values = |t: Tensor<B<AB>, 2>| t.into_data().to_vec::<f32>().unwrap_or_default();
+        let check = Check::compare(
+            "output when the input is consumed against keeping a clone",
+            &values(kept),
+            &values(consumed),
+            TOLERANCE,
+        );
+
+        let metrics = BTreeMap::from([(Metric::TensorBytes, c.tensor_bytes() as f64)]);
+        m.into_result(probe.info(), Metric::AddedPeakBytes, metrics, check)
+    }
+}

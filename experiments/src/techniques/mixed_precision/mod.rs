@@ -1,0 +1,534 @@
+//! Mixed precision: store or compute in 16-bit floats.
+//!
+//! Question: what do bf16 and f16, as storage or as mixed precision with f32 master weights,
+//! save in memory, what do they cost, and do they still train to the same loss?
+//! Method: the same student network trained to match a fixed teacher for the same steps in six
+//! precisions (f32; bf16 storage; f16 storage with and without a dynamic loss scale; mixed bf16
+//! and mixed f16), each in its own process (Burn sets the float type once per process); memory
+//! by component predicted from shapes and bytes per value; exactly-zero gradients counted with
+//! and without the loss scale; the proof holds each loss curve's drift from f32's to the drift
+//! between two f32 runs from other initial weights, measured in the same run.
+//! Answer: 16-bit storage halves weights, optimizer state, gradients and activations; mixed
+//! precision halves activations only and adds a 16-bit copy of the weights. f16's narrow range
+//! flushes small gradients to zero unless the loss is scaled.
+
+mod analysis;
+pub mod predict;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use burn::nn::loss::{MseLoss, Reduction};
+use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{Distribution, FloatDType, Tensor};
+use results::{
+    Analysis, DeviceKind, FloatStorage, MeasuredPoint, Metric, PointResult, Profile, Timing, Trace,
+};
+use serde::{Deserialize, Serialize};
+
+pub use analysis::{drift, drift_check};
+
+use crate::error::ExperimentError;
+use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::models::{mlp, Mlp, MlpShape};
+use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::timing;
+use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use snippet::{forward_mixed, unscale, DynamicLossScale};
+
+/// Seed of the students' initial weights.
+const INIT_SEED: u64 = 23;
+/// The point that trains in f32 from other initial weights: how far two f32 runs of the same
+/// task drift apart is the tolerance a precision's drift is held to.
+pub const YARDSTICK_ID: &str = "f32-other-init";
+
+/// The dynamic loss scale's start (PyTorch GradScaler's default, 2^16).
+pub const INITIAL_LOSS_SCALE: f64 = 65536.0;
+/// Finite steps in a row before the scale doubles (GradScaler: 2000; shortened to fit a run of
+/// a few hundred steps).
+pub const GROWTH_INTERVAL: usize = 25;
+
+/// How tensors are stored and computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    /// Everything in f32: the reference.
+    F32,
+    /// Everything stored in bf16.
+    Bf16,
+    /// Everything stored in f16, with a dynamic loss scale.
+    F16,
+    /// Everything stored in f16, no loss scale: small gradients underflow.
+    F16Unscaled,
+    /// f32 weights, gradients and Adam state; forward computed in bf16.
+    MixedBf16,
+    /// f32 weights, gradients and Adam state; forward computed in f16, dynamic loss scale.
+    MixedF16,
+}
+
+/// Every precision, in the page's order.
+pub const PRECISIONS: [Precision; 6] = [
+    Precision::F32,
+    Precision::Bf16,
+    Precision::F16,
+    Precision::F16Unscaled,
+    Precision::MixedBf16,
+    Precision::MixedF16,
+];
+
+impl Precision {
+    /// Kebab-case id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16",
+            Precision::F16 => "f16",
+            Precision::F16Unscaled => "f16-unscaled",
+            Precision::MixedBf16 => "mixed-bf16",
+            Precision::MixedF16 => "mixed-f16",
+        }
+    }
+
+    /// What a reader sees.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16 storage",
+            Precision::F16 => "f16 storage + loss scale",
+            Precision::F16Unscaled => "f16 storage, no loss scale",
+            Precision::MixedBf16 => "mixed bf16 (f32 master)",
+            Precision::MixedF16 => "mixed f16 (f32 master) + loss scale",
+        }
+    }
+
+    /// The device's default float type.
+    pub fn storage(self) -> FloatStorage {
+        match self {
+            Precision::Bf16 => FloatStorage::Bf16,
+            Precision::F16 | Precision::F16Unscaled => FloatStorage::F16,
+            _ => FloatStorage::F32,
+        }
+    }
+
+    /// The float type the forward pass is computed in, where it differs from storage.
+    pub fn compute(self) -> Option<FloatStorage> {
+        match self {
+            Precision::MixedBf16 => Some(FloatStorage::Bf16),
+            Precision::MixedF16 => Some(FloatStorage::F16),
+            _ => None,
+        }
+    }
+
+    /// Whether the loss is scaled dynamically.
+    pub fn loss_scaled(self) -> bool {
+        matches!(self, Precision::F16 | Precision::MixedF16)
+    }
+}
+
+/// Configuration of one mixed-precision point: a training run of `warmup + repeats` steps.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MixedConfig {
+    /// The student (and the shape of the teacher's data).
+    pub shape: MlpShape,
+    /// Samples per step (the same batch every step: the task is to fit it).
+    pub batch: usize,
+    /// Adam learning rate.
+    pub lr: f64,
+    /// Seed of the teacher and the data.
+    pub seed: u64,
+    /// Seed of the student's initial weights.
+    pub init_seed: u64,
+    /// Storage and compute types.
+    pub precision: Precision,
+}
+
+/// The mixed-precision experiment.
+pub struct MixedPrecision;
+
+fn config(sizes: Sizes) -> (MlpShape, usize, usize, usize) {
+    // (shape, batch, untimed steps, timed steps): 50 steps or more in all.
+    match sizes {
+        Sizes::Quick => (
+            MlpShape {
+                width: 128,
+                depth: 4,
+            },
+            64,
+            10,
+            50,
+        ),
+        Sizes::Full => (
+            MlpShape {
+                width: 512,
+                depth: 8,
+            },
+            256,
+            20,
+            100,
+        ),
+        Sizes::FullCuda => (
+            MlpShape {
+                width: 4096,
+                depth: 8,
+            },
+            4096,
+            20,
+            100,
+        ),
+    }
+}
+
+/// When the exactly-zero gradient elements are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// At the initial weights.
+    Initial,
+    /// At the trained weights.
+    Final,
+}
+
+impl When {
+    /// Zero gradient elements without a loss scale.
+    pub fn unscaled_zeros(self) -> Metric {
+        match self {
+            When::Initial => Metric::ZeroGradElementsUnscaledInitial,
+            When::Final => Metric::ZeroGradElementsUnscaledFinal,
+        }
+    }
+
+    /// Zero gradient elements with the first finite loss scale.
+    pub fn scaled_zeros(self) -> Metric {
+        match self {
+            When::Initial => Metric::ZeroGradElementsScaledInitial,
+            When::Final => Metric::ZeroGradElementsScaledFinal,
+        }
+    }
+
+    /// That loss scale.
+    pub fn finite_scale(self) -> Metric {
+        match self {
+            When::Initial => Metric::FiniteLossScaleInitial,
+            When::Final => Metric::FiniteLossScaleFinal,
+        }
+    }
+}
+
+impl Technique for MixedPrecision {
+    type Config = MixedConfig;
+    const ID: &'static str = "mixed-precision";
+    const TITLE: &'static str = "Mixed precision (bf16, f16)";
+    const EXPLANATION: &'static str =
+        "Storing every tensor in bf16 or f16 halves weights, optimizer state, gradients and \
+         activations; mixed precision proper keeps f32 master weights, gradients and optimizer \
+         state and computes the forward pass in 16 bits, which halves activations only and adds \
+         a 16-bit copy of the weights. f16's narrow range flushes small gradients to zero unless \
+         the loss is scaled up before backward (a dynamic loss scale); bf16 has f32's range and \
+         needs none. Every precision trains the same student on the same task for the same \
+         steps, and its loss curve is compared with f32's.";
+    const ON_DEVICES: &'static str =
+        "On a GPU, 16-bit matmuls run on tensor cores, so mixed precision is expected to raise \
+         throughput there, the opposite of what this CPU shows; that is an expectation, \
+         not a figure of this guide until a GPU result set sits beside this one. A \
+         device that lacks a type refuses its points (the software Vulkan driver has no \
+         bf16): they appear as failed points saying so.";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<MixedConfig>> {
+        let (shape, batch, warmup, repeats) = config(Sizes::of(profile, device));
+        let point = |id: &str, label: &str, precision, init_seed| Planned {
+            id: id.into(),
+            label: label.into(),
+            repeats: Repeats { warmup, repeats },
+            config: MixedConfig {
+                shape,
+                batch,
+                lr: 1e-3,
+                seed: 17,
+                init_seed,
+                precision,
+            },
+        };
+        let mut points: Vec<_> = PRECISIONS
+            .iter()
+            .map(|&p| point(p.id(), p.name(), p, INIT_SEED))
+            .collect();
+        // The yardstick for drift: f32 again, from other initial weights.
+        points.push(point(
+            YARDSTICK_ID,
+            "f32, other initial weights",
+            Precision::F32,
+            INIT_SEED + 1,
+        ));
+        points
+    }
+
+    fn run_point(
+        &self,
+        config: &MixedConfig,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Result<PointResult, ExperimentError> {
+        // The outer error: no device; the inner one: the device lacks the float type.
+        device.dispatch(
+            Setup {
+                float: config.precision.storage(),
+                ..Default::default()
+            },
+            MixedPoint {
+                config: *config,
+                warmup: repeats.warmup,
+                repeats: repeats.repeats,
+            },
+        )?
+    }
+
+    fn float_storage(&self, config: &MixedConfig) -> FloatStorage {
+        config.precision.storage()
+    }
+
+    fn analyse(&self, rows: Vec<Row<'_, MixedConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        analysis::analyse(rows, points)
+    }
+}
+
+/// The student's loss against the teacher's targets, the forward pass in `compute` if given.
+fn loss<B: AutodiffBackend>(
+    model: &Mlp<B>,
+    x: Tensor<B, 2>,
+    y: Tensor<B, 2>,
+    compute: Option<FloatStorage>,
+) -> Tensor<B, 1> {
+    let out = match compute {
+        None => model.forward(x),
+        Some(c) => forward_mixed(&model.layers, x, backend::float_dtype(c)),
+    };
+    MseLoss::new().forward(out, y, Reduction::Mean)
+}
+
+/// The value of a one-element tensor, read as f32 (the read synchronises the device).
+fn scalar<B: AutodiffBackend>(t: &Tensor<B, 1>) -> f64 {
+    t.clone()
+        .inner()
+        .cast(FloatDType::F32)
+        .into_data()
+        .to_vec::<f32>()
+        .ok()
+        .and_then(|v| v.first().copied())
+        .map_or(f64::NAN, f64::from)
+}
+
+/// Parameter-gradient elements that are exactly zero, and all elements, as the optimizer would
+/// see them after unscaling.
+fn zero_gradients<B: AutodiffBackend>(model: &Mlp<B>, grads: &GradientsParams) -> (u64, u64) {
+    let values = mlp::flatten(model, Some(grads));
+    let zeros = values.iter().filter(|v| **v == 0.0).count();
+    (zeros as u64, values.len() as u64)
+}
+
+/// One forward and backward at `scale`, unscaled as the training step does: the gradient
+/// elements that are exactly zero, all elements, and whether all were finite.
+fn zeros_at_scale<B: AutodiffBackend>(
+    model: &Mlp<B>,
+    x: &Tensor<B, 2>,
+    y: &Tensor<B, 2>,
+    compute: Option<FloatStorage>,
+    scale: f64,
+) -> (u64, u64, bool) {
+    let grads = loss(model, x.clone(), y.clone(), compute)
+        .mul_scalar(scale)
+        .backward();
+    let mut grads = GradientsParams::from_grads(grads, model);
+    let finite = unscale(model, &mut grads, scale);
+    let (zeros, total) = zero_gradients(model, &grads);
+    (zeros, total, finite)
+}
+
+/// One training run in one precision.
+pub struct MixedPoint {
+    /// What to train.
+    pub config: MixedConfig,
+    /// Untimed steps first (their losses are recorded).
+    pub warmup: usize,
+    /// Timed steps.
+    pub repeats: usize,
+}
+
+impl OnBackend for MixedPoint {
+    type Output = Result<PointResult, ExperimentError>;
+
+    fn run<B: AutodiffBackend>(
+        self,
+        device: B::Device,
+        probe: &dyn MemoryProbe,
+    ) -> Result<PointResult, ExperimentError> {
+        let c = self.config;
+        let p = c.precision;
+        // A device without the type (lavapipe has no bf16) refuses here, not with a panic in a
+        // kernel.
+        if let Some(compute) = p.compute() {
+            let dtype = burn::tensor::DType::from(backend::float_dtype(compute));
+            if !B::supports_dtype(&device, dtype) {
+                return Err(ExperimentError::Backend(format!(
+                    "this device does not support {dtype:?}"
+                )));
+            }
+        }
+        let sync = || backend::sync::<B>(&device);
+
+        let start = probe.read().in_use_bytes;
+        B::seed(&device, c.init_seed);
+        let model = c.shape.init::<B>(&device);
+        mlp::materialize(&model);
+        sync();
+        let after_model = probe.read().in_use_bytes;
+        B::seed(&device, c.seed);
+        // The task: match a fixed random linear teacher on a fixed batch.
+        let x = Tensor::<B, 2>::random(
+            [c.batch, c.shape.width],
+            Distribution::Normal(0.0, 1.0),
+            &device,
+        );
+        let teacher = Tensor::<B, 2>::random(
+            [c.shape.width, c.shape.width],
+            Distribution::Normal(0.0, 1.0 / (c.shape.width as f64).sqrt()),
+            &device,
+        );
+        let y = Tensor::from_inner(x.clone().inner().matmul(teacher.inner()));
+        sync();
+        let after_inputs = probe.read().in_use_bytes;
+
+        // Underflow at the initial weights (and, below, the trained ones): gradients as the
+        // optimizer would see them, with no loss scale and with the first scale (halving from
+        // 2^16) whose gradients are finite.
+        let mut metrics = BTreeMap::new();
+        let mut count_zeros = |model: &Mlp<B>, when: When| {
+            let zeros_at = |scale: f64| zeros_at_scale(model, &x, &y, p.compute(), scale);
+            let (zeros, total, _) = zeros_at(1.0);
+            metrics.insert(when.unscaled_zeros(), zeros as f64);
+            metrics.insert(Metric::GradElements, total as f64);
+            if p.loss_scaled() {
+                let mut scale = INITIAL_LOSS_SCALE;
+                for _ in 0..32 {
+                    let (zeros, _, finite) = zeros_at(scale);
+                    if finite {
+                        metrics.insert(when.scaled_zeros(), zeros as f64);
+                        metrics.insert(when.finite_scale(), scale);
+                        break;
+                    }
+                    scale /= 2.0;
+                }
+            }
+        };
+        count_zeros(&model, When::Initial);
+        sync();
+        let after_runtime = probe.read().in_use_bytes;
+
+        let mut optim = AdamConfig::new().init::<B, Mlp<B>>();
+        let mut scaler = p
+            .loss_scaled()
+            .then(|| DynamicLossScale::new(INITIAL_LOSS_SCALE, GROWTH_INTERVAL));
+        let mut model = Some(model);
+        let mut losses = Vec::new();
+        let mut scales = Vec::new();
+        let mut skipped = 0_u64;
+        let mut optimizer_state_bytes = None;
+        // One training step: its time (the device synchronised before the clock is read) and
+        // its phases.
+        let mut train_step = || {
+            let mut meter = PhaseMeter::new(probe, &sync);
+            let m = model.take().expect("model is put back after each step");
+            let scale = scaler.as_ref().map_or(1.0, |s| s.scale);
+            let clock = Instant::now();
+            let l = meter.phase("forward", || loss(&m, x.clone(), y.clone(), p.compute()));
+            losses.push(scalar(&l));
+            scales.push(scale);
+            let grads = meter.phase("backward", || {
+                if scaler.is_some() {
+                    l.mul_scalar(scale).backward()
+                } else {
+                    l.backward()
+                }
+            });
+            let (m, applied) = meter.phase("optimizer", || {
+                let mut grads = GradientsParams::from_grads(grads, &m);
+                let apply = match scaler.as_mut() {
+                    Some(s) => {
+                        let finite = unscale(&m, &mut grads, scale);
+                        s.update(finite)
+                    }
+                    None => true,
+                };
+                if apply {
+                    (optim.step(c.lr, m, grads), true)
+                } else {
+                    (m, false)
+                }
+            });
+            sync();
+            let elapsed = clock.elapsed();
+            model = Some(m);
+            if !applied {
+                skipped += 1;
+            } else if optimizer_state_bytes.is_none() {
+                // The first applied step allocates Adam's moments.
+                optimizer_state_bytes =
+                    Some(probe.read().in_use_bytes.saturating_sub(after_runtime));
+            }
+            (elapsed, meter.finish())
+        };
+        for _ in 0..self.warmup {
+            train_step();
+        }
+        timing::offer(c.batch as u64, &mut || train_step().0);
+        let (samples_s, runs): (Vec<f64>, Vec<_>) = (0..self.repeats.max(1))
+            .map(|_| {
+                let (elapsed, phases) = train_step();
+                (elapsed.as_secs_f64(), phases)
+            })
+            .unzip();
+        count_zeros(model.as_ref().expect("model is back"), When::Final);
+        let timing = Timing::from_samples(samples_s);
+        let phases = last_repeat(&runs);
+        let forward = phases.iter().find(|ph| ph.phase == "forward");
+        let backward = phases.iter().find(|ph| ph.phase == "backward");
+
+        metrics.insert(Metric::ParamBytes, (after_model - start) as f64);
+        metrics.insert(Metric::InputBytes, (after_inputs - after_model) as f64);
+        metrics.insert(
+            Metric::OptimizerStateBytes,
+            optimizer_state_bytes.map_or(f64::NAN, |b| b as f64),
+        );
+        if let (Some(f), Some(b)) = (forward, backward) {
+            metrics.insert(Metric::ActivationBytes, f.delta_bytes() as f64);
+            metrics.insert(
+                Metric::GradBytes,
+                b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
+            );
+        }
+        metrics.insert(Metric::SkippedSteps, skipped as f64);
+        metrics.insert(Metric::NumParams, c.shape.num_params() as f64);
+        metrics.insert(
+            Metric::RepeatDeltaSpreadBytes,
+            delta_spread_bytes(&runs) as f64,
+        );
+        let mut traces = BTreeMap::new();
+        traces.insert(Trace::LossByStep, losses);
+        if p.loss_scaled() {
+            traces.insert(Trace::LossScaleByStep, scales);
+        }
+        Ok(PointResult {
+            probe: probe.info(),
+            phases,
+            samples_per_s: timing.per_second(c.batch as f64),
+            step: timing,
+            samples_per_step: c.batch as u64,
+            metrics,
+            traces,
+            checks: vec![],
+        })
+    }
+}

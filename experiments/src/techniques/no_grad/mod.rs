@@ -1,0 +1,260 @@
+//! No-grad evaluation: run the model without building an autodiff graph.
+//!
+//! Question: what does evaluating on the autodiff backend cost against `model.valid()`, and what
+//! do forward passes that are never back-propagated leave behind?
+//! Method: evaluation passes of the MLP at three batch sizes both ways, each point in its own
+//! process: the peak above the model and inputs, the bytes held after each pass (fitted per
+//! pass), and what a later `backward()` releases; the proof compares the outputs of both ways.
+//! Answer: on Burn's `Autodiff` backend every forward pass records the tensors backward would
+//! need; `valid()` returns the same module on the inner backend, where a pass keeps nothing and
+//! the outputs are identical. The graph of a pass that is never back-propagated stays alive
+//! until the next `backward()`, so an evaluation loop on the autodiff backend grows pass by pass.
+
+mod analysis;
+pub mod predict;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use std::collections::BTreeMap;
+
+use burn::module::AutodiffModule;
+use burn::tensor::backend::AutodiffBackend;
+use results::{
+    Analysis, Check, DeviceKind, LinearFit, MeasuredPoint, Metric, PointResult, Profile, Trace,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ExperimentError;
+use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::models::MlpShape;
+use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::timing;
+use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use crate::techniques::batch_size::shape;
+
+/// Relative tolerance of the output comparison: the same kernels run on the same data, so the
+/// outputs are expected to be identical; the tolerance only allows for a reordered reduction.
+const TOLERANCE: f64 = 1e-6;
+
+/// How the evaluation pass is run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvalMode {
+    /// `model.forward(x)` on the autodiff backend, the output never back-propagated.
+    Autodiff,
+    /// `model.valid().forward(x.inner())`: the inner backend, no graph.
+    Valid,
+}
+
+impl EvalMode {
+    /// The mode's name in ids and labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvalMode::Autodiff => "autodiff",
+            EvalMode::Valid => "valid",
+        }
+    }
+}
+
+/// Configuration of one no-grad point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EvalConfig {
+    /// The model evaluated.
+    pub shape: MlpShape,
+    /// Samples per pass.
+    pub batch: usize,
+    /// Autodiff or `valid()`.
+    pub mode: EvalMode,
+    /// Seed of the backend's generator.
+    pub seed: u64,
+}
+
+/// The no-grad experiment.
+pub struct NoGrad;
+
+fn batches(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![64, 128, 256],
+        Sizes::Full => vec![256, 1024, 4096],
+        // Each pass that is not back-propagated leaves its graph (480 KiB per sample at this
+        // model's GPU size) for all ten passes: 19 GiB at the largest batch.
+        Sizes::FullCuda => vec![1024, 2048, 4096],
+    }
+}
+
+impl Technique for NoGrad {
+    type Config = EvalConfig;
+    const ID: &'static str = "no-grad";
+    const TITLE: &'static str = "No-grad evaluation";
+    const EXPLANATION: &'static str =
+        "Evaluating a model on the autodiff backend records, for every operation, what backward \
+         would need: the activations of the whole pass stay alive. Calling `model.valid()` gives \
+         the same module on the inner backend, where a pass only holds the tensor being computed. \
+         In Burn the graph of a forward pass that is never back-propagated is not freed when its \
+         output is dropped: it lingers until the next `backward()`, so an evaluation loop on the \
+         autodiff backend grows memory pass after pass.";
+    const ON_DEVICES: &'static str =
+        "The trap is the same on a device: an autodiff forward pass that is never \
+         back-propagated keeps its graph, and the graph holds device buffers. CubeCL's \
+         pools then keep those pages reserved after the graph is freed, until \
+         memory_cleanup() returns them (see memory-summary).";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<EvalConfig>> {
+        let sizes = Sizes::of(profile, device);
+        let shape = shape(sizes);
+        let mut points = Vec::new();
+        for batch in batches(sizes) {
+            for mode in [EvalMode::Autodiff, EvalMode::Valid] {
+                points.push(Planned::new(
+                    format!("{}-batch-{batch}", mode.name()),
+                    format!("{} batch {batch}", mode.name()),
+                    profile,
+                    EvalConfig {
+                        shape,
+                        batch,
+                        mode,
+                        seed: 7,
+                    },
+                ));
+            }
+        }
+        points
+    }
+
+    fn run_point(
+        &self,
+        config: &EvalConfig,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Result<PointResult, ExperimentError> {
+        device.dispatch(
+            Setup::default(),
+            EvalPoint {
+                config: *config,
+                warmup: repeats.warmup,
+                repeats: repeats.repeats,
+            },
+        )
+    }
+
+    fn analyse(&self, rows: Vec<Row<'_, EvalConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        analysis::analyse(rows, points)
+    }
+}
+
+/// Measures evaluation passes of one configuration.
+pub struct EvalPoint {
+    /// What to evaluate, and how.
+    pub config: EvalConfig,
+    /// Untimed passes first.
+    pub warmup: usize,
+    /// Measured passes.
+    pub repeats: usize,
+}
+
+impl OnBackend for EvalPoint {
+    type Output = PointResult;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
+        let c = self.config;
+        let sync = || backend::sync::<B>(&device);
+        B::seed(&device, c.seed);
+        let model = c.shape.init::<B>(&device);
+        crate::harness::models::mlp::materialize(&model);
+        let (x, _) = c.shape.batch::<B>(c.batch, &device);
+        let inner_model = model.valid();
+        let inner_x = x.clone().inner();
+        // One pass without a graph first, so that the backend's own buffers (matmul workspaces,
+        // the thread pool) exist before the baseline is read and are not taken for retention.
+        drop(inner_model.forward(inner_x.clone()));
+        sync();
+        let base = probe.read().in_use_bytes;
+
+        let mut runs = Vec::new();
+        let mut retained = Vec::new();
+        let mut pass = |runs: &mut Vec<_>| {
+            let mut meter = PhaseMeter::new(probe, &sync);
+            match c.mode {
+                EvalMode::Autodiff => drop(meter.phase("evaluation", || model.forward(x.clone()))),
+                EvalMode::Valid => {
+                    drop(meter.phase("evaluation", || inner_model.forward(inner_x.clone())))
+                }
+            }
+            runs.push(meter.finish());
+            sync();
+            retained.push(probe.read().in_use_bytes.saturating_sub(base) as f64);
+        };
+        let mut warm_runs = Vec::new();
+        for _ in 0..self.warmup {
+            pass(&mut warm_runs);
+        }
+        let timing = timing::repeat(0, self.repeats, c.batch as u64, || pass(&mut runs));
+        let phases = last_repeat(&runs);
+
+        // The check: the same input through both paths. Read after the measurement so that its
+        // own graph is not counted above.
+        let reference = inner_model
+            .forward(inner_x.clone())
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap_or_default();
+        let candidate = model
+            .forward(x.clone())
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap_or_default();
+        let check = Check::compare(
+            "outputs of valid() against the autodiff backend",
+            &reference,
+            &candidate,
+            TOLERANCE,
+        );
+
+        let mut metrics = BTreeMap::new();
+        if c.mode == EvalMode::Autodiff {
+            // Does a backward() release the graphs that no backward consumed?
+            sync();
+            let held = probe.read().in_use_bytes.saturating_sub(base);
+            drop(model.forward(x.clone()).mean().backward());
+            sync();
+            let after = probe.read().in_use_bytes.saturating_sub(base);
+            metrics.insert(Metric::HeldBeforeBackwardBytes, held as f64);
+            metrics.insert(Metric::HeldAfterBackwardBytes, after as f64);
+        }
+
+        let per_pass = LinearFit::fit(
+            &retained
+                .iter()
+                .enumerate()
+                .map(|(i, &b)| ((i + 1) as f64, b))
+                .collect::<Vec<_>>(),
+        );
+        metrics.insert(Metric::LiveBeforeBytes, base as f64);
+        metrics.insert(
+            Metric::RepeatDeltaSpreadBytes,
+            delta_spread_bytes(&runs) as f64,
+        );
+        if let Some(phase) = phases.first() {
+            metrics.insert(Metric::EvalBytes, phase.delta_bytes() as f64);
+        }
+        metrics.insert(
+            Metric::RetainedPerPassBytes,
+            per_pass.map_or(f64::NAN, |f| f.slope),
+        );
+        let mut traces = BTreeMap::new();
+        traces.insert(Trace::RetainedBytesByPass, retained);
+
+        PointResult {
+            probe: probe.info(),
+            phases,
+            samples_per_s: timing.per_second(c.batch as f64),
+            step: timing,
+            samples_per_step: c.batch as u64,
+            metrics,
+            traces,
+            checks: vec![check],
+        }
+    }
+}

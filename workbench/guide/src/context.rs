@@ -1,0 +1,580 @@
+//! View models: records turned into the formatted strings the templates print. Templates do no
+//! arithmetic; every figure here comes from a record, formatted by `results::format`.
+
+use results::{format, Correctness, DeviceKind, ExperimentRecord, Outcome, PhaseMemory};
+use serde::Serialize;
+
+/// Everything the templates see.
+#[derive(Debug, Serialize)]
+pub struct SiteContext {
+    /// One row per technique, in guide order.
+    pub rows: Vec<IndexRow>,
+    /// One page per experiment.
+    pub pages: Vec<ExperimentPage>,
+}
+
+/// A row of the index table.
+#[derive(Debug, Serialize)]
+pub struct IndexRow {
+    /// Experiment id.
+    pub id: String,
+    /// Page title.
+    pub title: String,
+    /// Link to the page.
+    pub href: String,
+    /// Device and backend, e.g. `cpu (Flex)`.
+    pub device: String,
+    /// What the figures compare.
+    pub compared: String,
+    /// Memory saved, bytes and percent.
+    pub memory_saved: String,
+    /// Throughput cost in percent.
+    pub throughput_cost: String,
+    /// `passed`, `failed`, `not applicable`, `unknown`.
+    pub verdict: String,
+    /// CSS class of the verdict.
+    pub verdict_class: String,
+    /// What the checks found.
+    pub verdict_detail: String,
+    /// Points that failed, if any.
+    pub failed_points: usize,
+}
+
+/// One experiment's page: the technique, then one result set per device it was measured on.
+#[derive(Debug, Serialize)]
+pub struct ExperimentPage {
+    /// Experiment id.
+    pub id: String,
+    /// File name of the page.
+    pub href: String,
+    /// Title.
+    pub title: String,
+    /// What the technique does.
+    pub explanation: String,
+    /// What it, or its measurement, means on the device backends.
+    pub on_devices: String,
+    /// Burn code.
+    pub snippet: String,
+    /// The result sets, CPU first.
+    pub sets: Vec<ResultSet>,
+}
+
+/// What one run on one device measured for an experiment.
+#[derive(Debug, Serialize)]
+pub struct ResultSet {
+    /// Anchor of the set on the page: the device kind (`cpu`, `cuda`).
+    pub anchor: String,
+    /// Which device and what its probe counts, in a few words (`cpu (Flex ...)`).
+    pub device_label: String,
+    /// The device's own name where its driver gave one (`NVIDIA H200`).
+    pub device_name: String,
+    /// The index row of this set, repeated as its summary.
+    pub headline: IndexRow,
+    /// Findings, as sentences.
+    pub findings: Vec<String>,
+    /// Charts with their file names.
+    pub charts: Vec<ChartView>,
+    /// Predicted against measured.
+    pub comparisons: Vec<ComparisonRow>,
+    /// Fitted lines.
+    pub fits: Vec<FitRow>,
+    /// Published figures beside ours.
+    pub published: Vec<PublishedRow>,
+    /// Names of the phases, the columns of the points table.
+    pub phase_names: Vec<String>,
+    /// The measured points.
+    pub points: Vec<PointRow>,
+    /// Points that failed, with the child's stderr.
+    pub failures: Vec<FailureRow>,
+    /// Criterion's estimates of the same steps beside the workbench's timings, where attached.
+    pub criterion: Vec<CriterionRow>,
+    /// What the memory figures count.
+    pub probe: String,
+    /// Provenance, as label/value pairs.
+    pub environment: Vec<(String, String)>,
+    /// Link to the raw JSON.
+    pub json_href: String,
+}
+
+/// A chart on a page.
+#[derive(Debug, Serialize)]
+pub struct ChartView {
+    /// SVG file, relative to the page.
+    pub src: String,
+    /// Title, used as alt text.
+    pub title: String,
+}
+
+/// A prediction beside a measurement.
+#[derive(Debug, Serialize)]
+pub struct ComparisonRow {
+    /// What is compared.
+    pub quantity: String,
+    /// Predicted, formatted.
+    pub predicted: String,
+    /// Measured, formatted.
+    pub measured: String,
+    /// Measured minus predicted, formatted.
+    pub diff: String,
+    /// Difference relative to the prediction.
+    pub diff_pct: String,
+    /// Whether the prediction misses by more than 10%.
+    pub off: bool,
+    /// How the prediction was made.
+    pub note: String,
+    /// Exact bytes, for the tooltip.
+    pub exact: String,
+}
+
+/// A fitted line.
+#[derive(Debug, Serialize)]
+pub struct FitRow {
+    /// What was fitted.
+    pub what: String,
+    /// Slope, formatted as bytes.
+    pub slope: String,
+    /// Intercept, formatted as bytes.
+    pub intercept: String,
+    /// R squared.
+    pub r_squared: String,
+    /// Points fitted.
+    pub n: usize,
+}
+
+/// A published figure.
+#[derive(Debug, Serialize)]
+pub struct PublishedRow {
+    /// Source.
+    pub source: String,
+    /// Their figure.
+    pub claim: String,
+    /// Ours.
+    pub ours: String,
+}
+
+/// A measured point.
+#[derive(Debug, Serialize)]
+pub struct PointRow {
+    /// Label.
+    pub label: String,
+    /// Peak of each phase (absolute bytes in use), in `phase_names` order.
+    pub phase_peaks: Vec<CellBytes>,
+    /// Bytes live before the first phase.
+    pub live_before: CellBytes,
+    /// Median step time.
+    pub step_median: String,
+    /// Fastest to slowest repeat.
+    pub step_spread: String,
+    /// Repeats measured.
+    pub repeats: usize,
+    /// Samples per second.
+    pub samples_per_s: String,
+    /// Check outcome, if any.
+    pub check: String,
+    /// Whether the check failed.
+    pub check_failed: bool,
+}
+
+/// Bytes formatted for a table cell, with the exact count for the tooltip.
+#[derive(Debug, Serialize)]
+pub struct CellBytes {
+    /// Formatted in binary units.
+    pub text: String,
+    /// Exact byte count.
+    pub exact: String,
+}
+
+impl CellBytes {
+    /// A phase's peak; on a backend with a caching allocator, with the bytes it held at the
+    /// phase's end (the upper bound of the peak) after it.
+    fn phase_peak(phase: Option<&PhaseMemory>) -> Self {
+        let mut cell = Self::new(phase.map(|ph| ph.peak_bytes));
+        if let Some(reserved) = phase.and_then(|ph| ph.reserved_after_bytes) {
+            cell.text = format!(
+                "{} (reserved {})",
+                cell.text,
+                format::bytes(reserved as f64)
+            );
+            cell.exact = format!(
+                "{}; reserved at the phase's end: {reserved} bytes",
+                cell.exact
+            );
+        }
+        cell
+    }
+
+    fn new(bytes: Option<u64>) -> Self {
+        match bytes {
+            Some(b) => Self {
+                text: format::bytes(b as f64),
+                exact: format!("{b} bytes"),
+            },
+            None => Self {
+                text: "n/a".into(),
+                exact: String::new(),
+            },
+        }
+    }
+}
+
+/// One point's step time as the workbench measured it and as criterion estimated it.
+#[derive(Debug, Serialize)]
+pub struct CriterionRow {
+    /// The point's label.
+    pub label: String,
+    /// Criterion's benchmark id.
+    pub benchmark: String,
+    /// The workbench's median step time.
+    pub workbench_median: String,
+    /// The workbench's fastest to slowest repeat, and how many.
+    pub workbench_spread: String,
+    /// Criterion's mean step time.
+    pub criterion_mean: String,
+    /// Its confidence interval.
+    pub criterion_interval: String,
+    /// Criterion's samples and steps.
+    pub criterion_samples: String,
+    /// Criterion's mean against the workbench's median, in percent.
+    pub diff_pct: String,
+    /// Samples per second by each: `workbench / criterion`.
+    pub samples_per_s: String,
+    /// `agree`, `differ` or why they were not compared.
+    pub verdict: String,
+    /// CSS class of the verdict.
+    pub verdict_class: String,
+}
+
+/// A failed point.
+#[derive(Debug, Serialize)]
+pub struct FailureRow {
+    /// Label.
+    pub label: String,
+    /// Why.
+    pub reason: String,
+    /// The child's stderr tail.
+    pub stderr_tail: String,
+}
+
+/// Bytes a prediction of zero may miss by before it is marked: a tensor handle's bookkeeping
+/// (tens to a few hundred bytes) is not predicted.
+const ZERO_PREDICTION_SLACK_BYTES: f64 = 1024.0;
+
+/// Whether a measurement misses its prediction by more than 10% (more than
+/// [`ZERO_PREDICTION_SLACK_BYTES`] where the prediction is zero).
+fn misses(predicted: f64, measured: f64) -> bool {
+    if predicted == 0.0 {
+        measured.abs() > ZERO_PREDICTION_SLACK_BYTES
+    } else {
+        let pct = format::diff_pct(predicted, measured);
+        pct.is_nan() || pct.abs() > 10.0
+    }
+}
+
+/// File name of a chart's SVG; charts of a device result set carry the device's name.
+pub fn chart_file(record: &ExperimentRecord, chart: &str) -> String {
+    match record.device.kind.subfolder() {
+        None => format!("charts/{}--{chart}.svg", record.experiment),
+        Some(device) => format!("charts/{}--{device}--{chart}.svg", record.experiment),
+    }
+}
+
+fn index_row(record: &ExperimentRecord) -> IndexRow {
+    let device = record.device.kind;
+    let h = &record.analysis.headline;
+    let (verdict, verdict_class) = match h.correctness {
+        Correctness::Passed => ("passed", "ok"),
+        Correctness::Failed => ("failed", "bad"),
+        Correctness::NotApplicable => ("not applicable", "na"),
+        Correctness::Unknown => ("unknown", "na"),
+    };
+    IndexRow {
+        id: record.experiment.clone(),
+        title: record.title.clone(),
+        href: match device.subfolder() {
+            None => format!("{}.html", record.experiment),
+            Some(anchor) => format!("{}.html#{anchor}", record.experiment),
+        },
+        device: device_label(record),
+        compared: h.compared.clone(),
+        memory_saved: match (h.memory_saved_bytes, h.memory_saved_pct) {
+            (Some(b), Some(p)) => format!("{} ({})", format::bytes(b), format::pct(p)),
+            _ => "n/a".into(),
+        },
+        throughput_cost: h
+            .throughput_cost_pct
+            .map_or_else(|| "n/a".into(), format::pct),
+        verdict: verdict.into(),
+        verdict_class: verdict_class.into(),
+        verdict_detail: h.correctness_detail.clone(),
+        failed_points: record.failed_points(),
+    }
+}
+
+/// The device of a record in a few words: kind, backend, and the name its driver gave.
+fn device_label(record: &ExperimentRecord) -> String {
+    let d = &record.device;
+    match d.identity.as_ref().filter(|_| d.kind != DeviceKind::Cpu) {
+        Some(id) => format!("{}: {} ({})", d.kind.name(), id.name, d.backend),
+        None => format!("{} ({})", d.kind.name(), d.backend),
+    }
+}
+
+fn result_set(record: &ExperimentRecord) -> ResultSet {
+    let a = &record.analysis;
+    let mut phase_names: Vec<String> = Vec::new();
+    for p in record.points.iter().filter_map(|p| p.result()) {
+        for phase in &p.phases {
+            if !phase_names.iter().any(|n| *n == phase.phase) {
+                phase_names.push(phase.phase.to_string());
+            }
+        }
+    }
+    let points = record
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.result()?)))
+        .map(|(p, r)| PointRow {
+            label: p.point.label.clone(),
+            phase_peaks: phase_names
+                .iter()
+                .map(|n| CellBytes::phase_peak(r.phase(n)))
+                .collect(),
+            live_before: CellBytes::new(r.phases.first().map(|ph| ph.live_before_bytes)),
+            step_median: format::seconds(r.step.median_s),
+            step_spread: format!(
+                "{} to {}",
+                format::seconds(r.step.min_s),
+                format::seconds(r.step.max_s)
+            ),
+            repeats: r.step.samples_s.len(),
+            samples_per_s: format::rate(r.samples_per_s),
+            check: if r.checks.is_empty() {
+                "none".into()
+            } else {
+                r.checks
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{}: {} |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
+                            c.what,
+                            if c.passed { "equal," } else { "DIFFERENT," },
+                            c.max_abs_diff,
+                            c.max_rel_diff,
+                            c.tolerance
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
+            check_failed: r.checks.iter().any(|c| !c.passed),
+        })
+        .collect();
+    let failures = record
+        .points
+        .iter()
+        .filter_map(|p| match &p.outcome {
+            Outcome::Failed {
+                reason,
+                stderr_tail,
+            } => Some(FailureRow {
+                label: p.point.label.clone(),
+                reason: reason.clone(),
+                stderr_tail: stderr_tail.clone(),
+            }),
+            Outcome::Measured { .. } => None,
+        })
+        .collect();
+    let comparisons = a
+        .comparisons
+        .iter()
+        .map(|c| {
+            let pct = format::diff_pct(c.predicted_bytes, c.measured_bytes);
+            ComparisonRow {
+                quantity: c.quantity.clone(),
+                predicted: format::bytes(c.predicted_bytes),
+                measured: format::bytes(c.measured_bytes),
+                diff: format::bytes(c.measured_bytes - c.predicted_bytes),
+                diff_pct: format::pct(pct),
+                off: misses(c.predicted_bytes, c.measured_bytes),
+                note: c.note.clone(),
+                exact: format!(
+                    "predicted {:.0} bytes, measured {:.0} bytes",
+                    c.predicted_bytes, c.measured_bytes
+                ),
+            }
+        })
+        .collect();
+    let p = &record.provenance;
+    let environment = vec![
+        ("device".into(), record.device.kind.name().to_string()),
+        ("backend".into(), record.device.backend.clone()),
+        ("dtype".into(), record.device.dtype.clone()),
+        ("profile".into(), record.profile.name().to_string()),
+        (
+            "CPU".into(),
+            format!("{} ({} cores)", p.cpu_model, p.cpu_cores),
+        ),
+        ("OS".into(), p.os.clone()),
+        ("burn".into(), p.burn_version.clone()),
+        (
+            "workbench".into(),
+            format!("{} at {}", p.workbench_version, p.git_commit),
+        ),
+        (
+            "build".into(),
+            format!("{}, {}", p.build_profile, p.rustc_version),
+        ),
+        ("started".into(), p.started_at.clone()),
+        ("wall time".into(), format!("{:.1} s", record.wall_s)),
+    ];
+    ResultSet {
+        criterion: criterion_rows(record),
+        anchor: record.device.kind.name().into(),
+        device_label: device_label(record),
+        device_name: record
+            .device
+            .identity
+            .as_ref()
+            .map_or_else(String::new, |id| id.name.clone()),
+        headline: index_row(record),
+        findings: a.findings.clone(),
+        charts: a
+            .charts
+            .iter()
+            .map(|c| ChartView {
+                src: chart_file(record, &c.id),
+                title: c.title.clone(),
+            })
+            .collect(),
+        comparisons,
+        fits: a
+            .fits
+            .iter()
+            .map(|f| FitRow {
+                what: f.what.clone(),
+                slope: format::bytes(f.fit.slope),
+                intercept: format::bytes(f.fit.intercept),
+                r_squared: format!("{:.6}", f.fit.r_squared),
+                n: f.fit.n,
+            })
+            .collect(),
+        published: a
+            .published
+            .iter()
+            .map(|f| PublishedRow {
+                source: f.source.clone(),
+                claim: f.claim.clone(),
+                ours: f.ours.clone(),
+            })
+            .collect(),
+        phase_names,
+        points,
+        failures,
+        probe: record.device.probe.as_ref().map_or_else(
+            || "no point was measured".into(),
+            |p| format!("{}: {}", p.kind, p.counts),
+        ),
+        environment,
+        json_href: record.data_path(),
+    }
+}
+
+/// Criterion's estimates joined with the record's points. They agree when criterion's
+/// confidence interval of the mean overlaps the workbench's fastest-to-slowest range; they are
+/// compared only where the benchmarked point has the record's configuration.
+fn criterion_rows(record: &ExperimentRecord) -> Vec<CriterionRow> {
+    // In the record's point order; estimates of points the record lacks last.
+    let position = |id: &str| {
+        record
+            .points
+            .iter()
+            .position(|p| p.point.id == id)
+            .unwrap_or(usize::MAX)
+    };
+    let mut estimates: Vec<_> = record.criterion.iter().collect();
+    estimates.sort_by_key(|e| position(&e.point.id));
+    estimates
+        .into_iter()
+        .map(|e| {
+            let measured = record.points.iter().find(|p| p.point.id == e.point.id);
+            let same_config = measured.is_some_and(|p| {
+                p.point.config == e.point.config && p.point.warmup == e.point.warmup
+            });
+            let result = measured.and_then(|p| p.result());
+            let (verdict, class) = match (measured, result) {
+                (None, _) => ("no such point in this run".to_string(), "na"),
+                (Some(_), None) => ("the point failed in this run".to_string(), "na"),
+                (Some(_), Some(_)) if !same_config => (
+                    "not compared: the bench ran another configuration".to_string(),
+                    "na",
+                ),
+                (Some(_), Some(r)) => {
+                    if e.mean_lower_s <= r.step.max_s && r.step.min_s <= e.mean_upper_s {
+                        ("agree".to_string(), "ok")
+                    } else {
+                        ("differ".to_string(), "bad")
+                    }
+                }
+            };
+            let seconds = |s: f64| format::seconds(s);
+            CriterionRow {
+                label: measured.map_or_else(|| e.point.label.clone(), |p| p.point.label.clone()),
+                benchmark: e.benchmark.clone(),
+                workbench_median: result.map_or("n/a".into(), |r| seconds(r.step.median_s)),
+                workbench_spread: result.map_or("n/a".into(), |r| {
+                    format!(
+                        "{} to {} ({} repeats)",
+                        seconds(r.step.min_s),
+                        seconds(r.step.max_s),
+                        r.step.samples_s.len()
+                    )
+                }),
+                criterion_mean: seconds(e.mean_s),
+                criterion_interval: format!(
+                    "{} to {} ({:.0}%)",
+                    seconds(e.mean_lower_s),
+                    seconds(e.mean_upper_s),
+                    e.confidence_level * 100.0
+                ),
+                criterion_samples: format!("{} samples, {} steps", e.samples, e.iterations),
+                diff_pct: result.map_or("n/a".into(), |r| {
+                    format::pct(format::diff_pct(r.step.median_s, e.mean_s))
+                }),
+                samples_per_s: format!(
+                    "{} / {}",
+                    result.map_or("n/a".into(), |r| format::rate(r.samples_per_s)),
+                    format::rate(e.samples_per_s())
+                ),
+                verdict,
+                verdict_class: class.into(),
+            }
+        })
+        .collect()
+}
+
+impl SiteContext {
+    /// The view of a set of records: one page per experiment, one result set per record of it
+    /// (records in guide order, CPU first, as `record::load_dirs` returns them).
+    pub fn new(records: &[ExperimentRecord]) -> Self {
+        let mut pages: Vec<ExperimentPage> = Vec::new();
+        for record in records {
+            let set = result_set(record);
+            match pages.iter_mut().find(|p| p.id == record.experiment) {
+                Some(page) => page.sets.push(set),
+                None => pages.push(ExperimentPage {
+                    id: record.experiment.clone(),
+                    href: format!("{}.html", record.experiment),
+                    title: record.title.clone(),
+                    explanation: record.page.explanation.clone(),
+                    on_devices: record.page.on_devices.clone(),
+                    snippet: record.page.snippet.trim_end().into(),
+                    sets: vec![set],
+                }),
+            }
+        }
+        Self {
+            rows: records.iter().map(index_row).collect(),
+            pages,
+        }
+    }
+}

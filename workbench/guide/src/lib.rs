@@ -1,0 +1,118 @@
+//! The guide: records in, a static site out (HTML from embedded minijinja templates, SVG charts,
+//! the raw JSON, one CSS file). It makes no network request and works from `file://`.
+//!
+//! It depends on the `results` schema alone, never on Burn: every page is rendered from what its
+//! record carries (text, snippet, guide position, analysis), so that an old result set renders
+//! as it was measured. [`context`] turns records into view models of plain strings, [`charts`]
+//! draws a chart's data as SVG, and [`HtmlRenderer`] writes the files.
+
+pub mod charts;
+pub mod context;
+
+use std::path::Path;
+
+use minijinja::Environment;
+
+use context::SiteContext;
+use results::ExperimentRecord;
+
+const BASE: &str = include_str!("templates/base.html");
+const INDEX: &str = include_str!("templates/index.html");
+const EXPERIMENT: &str = include_str!("templates/experiment.html");
+const STYLE: &str = include_str!("templates/style.css");
+
+/// Errors while writing the site.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A template failed to render.
+    #[error("template error: {0}")]
+    Template(#[from] minijinja::Error),
+    /// A chart failed to draw.
+    #[error(transparent)]
+    Chart(#[from] charts::ChartError),
+    /// A file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// What was being written.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Turns records into files under a folder.
+pub trait Renderer {
+    /// Writes the rendering of `records` into `out` (an existing, empty folder).
+    fn render(&self, records: &[ExperimentRecord], out: &Path) -> Result<(), RenderError>;
+}
+
+/// The HTML guide.
+#[derive(Debug, Default)]
+pub struct HtmlRenderer;
+
+fn write(path: &Path, contents: &str) -> Result<(), RenderError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| RenderError::Io {
+            path: parent.display().to_string(),
+            source,
+        })?;
+    }
+    std::fs::write(path, contents).map_err(|source| RenderError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The template environment, with every template embedded.
+pub fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    for (name, source) in [
+        ("base.html", BASE),
+        ("index.html", INDEX),
+        ("experiment.html", EXPERIMENT),
+    ] {
+        env.add_template(name, source)
+            .expect("embedded templates parse");
+    }
+    env
+}
+
+impl HtmlRenderer {
+    /// Renders the index page to a string.
+    pub fn index_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        Ok(environment()
+            .get_template("index.html")?
+            .render(minijinja::context! { site => context, page_title => "Burn VRAM workbench" })?)
+    }
+
+    /// Renders one experiment's page to a string.
+    pub fn experiment_html(
+        &self,
+        context: &SiteContext,
+        index: usize,
+    ) -> Result<String, RenderError> {
+        let page = &context.pages[index];
+        Ok(environment().get_template("experiment.html")?.render(
+            minijinja::context! { site => context, page => page, page_title => &page.title },
+        )?)
+    }
+}
+
+impl Renderer for HtmlRenderer {
+    fn render(&self, records: &[ExperimentRecord], out: &Path) -> Result<(), RenderError> {
+        let context = SiteContext::new(records);
+        write(&out.join("style.css"), STYLE)?;
+        write(&out.join("index.html"), &self.index_html(&context)?)?;
+        for record in records {
+            for chart in &record.analysis.charts {
+                let svg = charts::render_svg(chart)?;
+                write(&out.join(context::chart_file(record, &chart.id)), &svg)?;
+            }
+            write(&out.join(record.data_path()), &record.to_json())?;
+        }
+        for (i, page) in context.pages.iter().enumerate() {
+            write(&out.join(&page.href), &self.experiment_html(&context, i)?)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,336 @@
+//! What a technique concludes from its measured points: the index row, findings, predictions
+//! beside measurements, fits, charts as data and published figures. Written into the record
+//! when it is measured, so that the guide shows it as it was.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fit::LinearFit;
+use crate::point::{Check, MeasuredPoint, PointResult};
+
+/// The check with the largest relative difference over all measured points, for each kind of
+/// check, described in one sentence for the headline.
+pub fn worst_check(points: &[MeasuredPoint]) -> String {
+    let mut by_what: Vec<&Check> = Vec::new();
+    for check in points
+        .iter()
+        .filter_map(|p| p.result())
+        .flat_map(|r| r.checks.iter())
+    {
+        match by_what.iter_mut().find(|c| c.what == check.what) {
+            Some(worst) if check.max_rel_diff > worst.max_rel_diff => *worst = check,
+            Some(_) => {}
+            None => by_what.push(check),
+        }
+    }
+    if by_what.is_empty() {
+        return "no check ran".into();
+    }
+    by_what
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: largest difference {:.3e} (relative {:.3e}, tolerance {:.0e}){}",
+                c.what,
+                c.max_abs_diff,
+                c.max_rel_diff,
+                c.tolerance,
+                if c.passed { "" } else { ", FAILED" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Overall verdict of a technique's correctness checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Correctness {
+    /// Every check passed.
+    Passed,
+    /// At least one check failed: the technique changed the result.
+    Failed,
+    /// The technique has nothing to compare (a sweep, not a substitute).
+    NotApplicable,
+    /// No point could be checked (all failed to run).
+    Unknown,
+}
+
+impl Correctness {
+    /// Combines the checks of all measured points.
+    pub fn of(points: &[MeasuredPoint]) -> Self {
+        let checks: Vec<&Check> = points
+            .iter()
+            .filter_map(|p| p.result())
+            .flat_map(|r| r.checks.iter())
+            .collect();
+        if checks.is_empty() {
+            if points.iter().any(|p| p.result().is_some()) {
+                Correctness::NotApplicable
+            } else {
+                Correctness::Unknown
+            }
+        } else if checks.iter().all(|c| c.passed) {
+            Correctness::Passed
+        } else {
+            Correctness::Failed
+        }
+    }
+}
+
+/// One side of a headline comparison: the bytes it peaks at and the rate it runs at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Side {
+    /// The peak the comparison is about (the step's, or the peak above the inputs).
+    pub peak_bytes: f64,
+    /// Samples (or rows, or allocations) per second.
+    pub samples_per_s: f64,
+}
+
+impl Side {
+    /// A point's step peak and samples per second.
+    pub fn step(result: &PointResult) -> Self {
+        Self {
+            peak_bytes: result.peak_bytes() as f64,
+            samples_per_s: result.samples_per_s,
+        }
+    }
+
+    /// `peak_bytes` of the comparison's own choosing, with the point's samples per second.
+    pub fn with_peak(peak_bytes: f64, result: &PointResult) -> Self {
+        Self {
+            peak_bytes,
+            samples_per_s: result.samples_per_s,
+        }
+    }
+}
+
+/// The one-row summary of a technique for the index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    /// Which configurations the two figures below compare, in words.
+    pub compared: String,
+    /// Peak bytes saved by the technique (baseline minus technique; negative means it costs).
+    pub memory_saved_bytes: Option<f64>,
+    /// The same as a percentage of the baseline's peak.
+    pub memory_saved_pct: Option<f64>,
+    /// Throughput lost, as a percentage of the baseline's samples/s (negative: it is faster).
+    pub throughput_cost_pct: Option<f64>,
+    /// Verdict of the correctness checks.
+    pub correctness: Correctness,
+    /// One sentence on what the checks found.
+    pub correctness_detail: String,
+}
+
+impl Headline {
+    /// The technique against its baseline: bytes saved (baseline minus technique), the same as
+    /// a percentage of the baseline's peak, and throughput lost as a percentage of the
+    /// baseline's. Every technique's index row is computed here.
+    pub fn versus(
+        compared: impl Into<String>,
+        baseline: Side,
+        technique: Side,
+        correctness: Correctness,
+        correctness_detail: impl Into<String>,
+    ) -> Self {
+        let saved = baseline.peak_bytes - technique.peak_bytes;
+        Self {
+            compared: compared.into(),
+            memory_saved_bytes: Some(saved),
+            memory_saved_pct: Some(saved / baseline.peak_bytes * 100.0),
+            throughput_cost_pct: Some(
+                (baseline.samples_per_s - technique.samples_per_s) / baseline.samples_per_s * 100.0,
+            ),
+            correctness,
+            correctness_detail: correctness_detail.into(),
+        }
+    }
+}
+
+/// Axis scale of a chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Powers of two evenly spaced (batch sizes, depths).
+    Log2,
+}
+
+/// One measured value on a chart, with its spread where it has one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartPoint {
+    /// Position on the x axis.
+    pub x: f64,
+    /// Position on the y axis.
+    pub y: f64,
+    /// Lower end of the spread (e.g. the fastest repeat), drawn as an error bar.
+    pub y_low: Option<f64>,
+    /// Upper end of the spread.
+    pub y_high: Option<f64>,
+}
+
+/// A named line on a chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// Points in x order.
+    pub points: Vec<ChartPoint>,
+    /// Drawn dashed without markers: a prediction or a fit rather than a measurement.
+    pub predicted: bool,
+}
+
+impl Series {
+    /// A series of plain `(x, y)` points, without spread.
+    pub fn line(name: &str, predicted: bool, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            name: name.into(),
+            predicted,
+            points: points
+                .into_iter()
+                .map(|(x, y)| ChartPoint {
+                    x,
+                    y,
+                    y_low: None,
+                    y_high: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Throughput of measured points with the fastest and slowest repeat as the spread.
+    pub fn throughput<'a>(
+        name: &str,
+        points: impl IntoIterator<Item = (f64, &'a PointResult)>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            predicted: false,
+            points: points
+                .into_iter()
+                .map(|(x, r)| {
+                    let samples = r.samples_per_step as f64;
+                    ChartPoint {
+                        x,
+                        y: r.samples_per_s,
+                        y_low: Some(samples / r.step.max_s),
+                        y_high: Some(samples / r.step.min_s),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A chart as data; the guide turns it into SVG.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chart {
+    /// Anchor and file name (`peak-vs-batch`).
+    pub id: String,
+    /// Title drawn above the chart.
+    pub title: String,
+    /// x-axis label, with unit.
+    pub x_label: String,
+    /// y-axis label, with unit.
+    pub y_label: String,
+    /// x-axis scale.
+    pub x_scale: Scale,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+/// A figure predicted from shapes and dtypes, beside the measured one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// What is compared (`Adam state`, `activations per sample`).
+    pub quantity: String,
+    /// The prediction, in bytes.
+    pub predicted_bytes: f64,
+    /// The measurement, in bytes.
+    pub measured_bytes: f64,
+    /// How the prediction was made, and why it may differ.
+    pub note: String,
+}
+
+/// A fitted line reported on the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportedFit {
+    /// What was fitted, with units (`forward activation bytes against batch size`).
+    pub what: String,
+    /// The fit.
+    pub fit: LinearFit,
+}
+
+/// A published figure on the same technique, set beside ours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedFigure {
+    /// Who published it, and where.
+    pub source: String,
+    /// What they report.
+    pub claim: String,
+    /// Our figure on the same question, from this run, in words.
+    pub ours: String,
+}
+
+/// Everything a technique concludes from its measured points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// The index row.
+    pub headline: Headline,
+    /// Sentences stating what the measurements show, each quoting its figures.
+    pub findings: Vec<String>,
+    /// Predictions beside measurements.
+    pub comparisons: Vec<Comparison>,
+    /// Fitted lines.
+    pub fits: Vec<ReportedFit>,
+    /// Charts, as data.
+    pub charts: Vec<Chart>,
+    /// Published figures beside ours.
+    pub published: Vec<PublishedFigure>,
+}
+
+impl Analysis {
+    /// The analysis of an experiment none of whose points was measured.
+    pub fn unmeasured(correctness: Correctness) -> Self {
+        Self {
+            headline: Headline {
+                compared: "no point was measured".into(),
+                memory_saved_bytes: None,
+                memory_saved_pct: None,
+                throughput_cost_pct: None,
+                correctness,
+                correctness_detail: "no measurement".into(),
+            },
+            findings: vec![],
+            comparisons: vec![],
+            fits: vec![],
+            charts: vec![],
+            published: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versus_saves_against_the_baseline() {
+        let h = Headline::versus(
+            "a against b",
+            Side {
+                peak_bytes: 200.0,
+                samples_per_s: 10.0,
+            },
+            Side {
+                peak_bytes: 150.0,
+                samples_per_s: 8.0,
+            },
+            Correctness::Passed,
+            "equal",
+        );
+        assert_eq!(h.memory_saved_bytes, Some(50.0));
+        assert_eq!(h.memory_saved_pct, Some(25.0));
+        assert_eq!(h.throughput_cost_pct, Some(20.0));
+    }
+}

@@ -1,0 +1,31 @@
+//! The results of the Burn VRAM workbench, without Burn.
+//!
+//! Question: what does a measurement say, in a form that outlives the code that made it?
+//! Method: one versioned JSON record per experiment and device ([`record::ExperimentRecord`]),
+//! self-contained (the page's text, snippet, guide position and analysis are written into it
+//! when it is measured), loaded with errors that name the file and the problem.
+//! Answer: the techniques (crate `experiments`) write these types, the guide (crate `guide`)
+//! reads them; neither knows the other, and an old result set renders as it was measured.
+
+pub mod analysis;
+pub mod criterion;
+pub mod device;
+pub mod error;
+pub mod fit;
+pub mod format;
+pub mod memory;
+pub mod point;
+pub mod record;
+pub mod timing;
+
+pub use analysis::{
+    Analysis, Chart, ChartPoint, Comparison, Correctness, Headline, PublishedFigure, ReportedFit,
+    Scale, Series, Side,
+};
+pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
+pub use error::LoadError;
+pub use fit::LinearFit;
+pub use memory::{PhaseMemory, ProbeInfo};
+pub use point::{Check, MeasuredPoint, Metric, Outcome, Point, PointResult, Profile, Trace};
+pub use record::{DeviceInfo, ExperimentRecord, PageText, Provenance, SCHEMA_VERSION};
+pub use timing::Timing;

@@ -1,0 +1,311 @@
+//! Points: one configuration to measure, and what its child process measured.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory::{PhaseMemory, ProbeInfo};
+use crate::timing::Timing;
+
+/// How large the points are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// Small sizes for CI and first looks: seconds per experiment.
+    Quick,
+    /// The sizes the committed guide is built from.
+    Full,
+}
+
+impl Profile {
+    /// Lower-case name, as in the CLI and the records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Full => "full",
+        }
+    }
+}
+
+/// One configuration to measure, sent to the child process as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Unique within the experiment, kebab-case (`batch-64`, `valid-batch-256`).
+    pub id: String,
+    /// What a reader sees (`batch 64`).
+    pub label: String,
+    /// Untimed steps before the measured ones.
+    pub warmup: usize,
+    /// Measured steps.
+    pub repeats: usize,
+    /// The technique's own configuration of this point (its typed `Config`, as JSON).
+    pub config: serde_json::Value,
+}
+
+/// Outcome of a technique's correctness check on one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// What was compared, in words.
+    pub what: String,
+    /// Largest absolute difference found.
+    pub max_abs_diff: f64,
+    /// Largest difference relative to the reference's magnitude.
+    pub max_rel_diff: f64,
+    /// The tolerance `max_rel_diff` was held to.
+    pub tolerance: f64,
+    /// Whether `max_rel_diff <= tolerance`.
+    pub passed: bool,
+}
+
+impl Check {
+    /// Compares `candidate` with `reference` element-wise. The relative difference divides by the
+    /// largest magnitude in the reference, so that values near zero do not blow it up.
+    pub fn compare(what: &str, reference: &[f32], candidate: &[f32], tolerance: f64) -> Self {
+        let scale = reference
+            .iter()
+            .map(|v| v.abs() as f64)
+            .fold(0.0_f64, f64::max)
+            .max(f64::MIN_POSITIVE);
+        let mut max_abs_diff = if reference.len() == candidate.len() {
+            0.0_f64
+        } else {
+            f64::INFINITY
+        };
+        for (r, c) in reference.iter().zip(candidate) {
+            let d = (*r as f64 - *c as f64).abs();
+            max_abs_diff = if d.is_nan() {
+                f64::INFINITY
+            } else {
+                max_abs_diff.max(d)
+            };
+        }
+        let max_rel_diff = max_abs_diff / scale;
+        Self {
+            what: what.to_string(),
+            max_abs_diff,
+            max_rel_diff,
+            tolerance,
+            passed: max_rel_diff <= tolerance,
+        }
+    }
+}
+
+/// A measured figure of a point, named with its unit. Declared in the order of their names, so
+/// that a record lists them alphabetically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Forward pass's peak above what was live before it.
+    ActivationBytes,
+    /// Bytes a copy added (views against copies).
+    AddedPeakBytes,
+    /// Time of one `memory_cleanup()`.
+    CleanupS,
+    /// Bytes an operation copied.
+    CopiedBytes,
+    /// Bytes an evaluation pass added at its peak.
+    EvalBytes,
+    /// Loss scale after the first steps (mixed precision, where finite).
+    FiniteLossScaleFinal,
+    /// Loss scale at the initial weights.
+    FiniteLossScaleInitial,
+    /// Bytes backward leaves live: the parameter gradients.
+    GradBytes,
+    /// Gradient elements counted.
+    GradElements,
+    /// Bytes the forward pass leaves for backward (the autodiff graph).
+    GraphBytes,
+    /// 1 where the backend has an allocator cache, 0 where not.
+    HasCache,
+    /// Bytes held after backward.
+    HeldAfterBackwardBytes,
+    /// Bytes held before backward.
+    HeldBeforeBackwardBytes,
+    /// Bytes held after an operation.
+    HeldBytes,
+    /// In use with the tensor alive (cache release).
+    InUseAliveBytes,
+    /// In use once the tensor was dropped (cache release).
+    InUseDroppedBytes,
+    /// In use after `memory_cleanup()` (cache release).
+    InUseReleasedBytes,
+    /// In use at the start (cache release).
+    InUseStartBytes,
+    /// Inputs and targets.
+    InputBytes,
+    /// Bytes live before the measured work.
+    LiveBeforeBytes,
+    /// Bytes live before the first phase of a step.
+    LiveBeforeStepBytes,
+    /// Parameters of the model.
+    NumParams,
+    /// Optimizer state (Adam's moments): what stays live after the first step.
+    OptimizerStateBytes,
+    /// Parameters, once materialised.
+    ParamBytes,
+    /// Parameters right after `init()` (Burn initialises lazily).
+    ParamBytesAfterInit,
+    /// The parent tensor (views against copies).
+    ParentBytes,
+    /// Bytes live in the process before the model was built.
+    ProcessBaselineBytes,
+    /// Largest difference between repeats of a phase's bytes.
+    RepeatDeltaSpreadBytes,
+    /// Reserved with the tensor alive (cache release).
+    ReservedAliveBytes,
+    /// Reserved once the tensor was dropped (cache release).
+    ReservedDroppedBytes,
+    /// Reserved after `memory_cleanup()` (cache release).
+    ReservedReleasedBytes,
+    /// Reserved at the start (cache release).
+    ReservedStartBytes,
+    /// Bytes each un-back-propagated pass leaves behind (fitted).
+    RetainedPerPassBytes,
+    /// Backend buffers allocated by the first pass.
+    RuntimeBytes,
+    /// Optimizer steps skipped for a non-finite gradient.
+    SkippedSteps,
+    /// The measured tensor's bytes.
+    TensorBytes,
+    /// Exactly-zero gradient elements with the loss scale, at the trained weights.
+    ZeroGradElementsScaledFinal,
+    /// Exactly-zero gradient elements with the loss scale, at the initial weights.
+    ZeroGradElementsScaledInitial,
+    /// Exactly-zero gradient elements without a scale, at the trained weights.
+    ZeroGradElementsUnscaledFinal,
+    /// Exactly-zero gradient elements without a scale, at the initial weights.
+    ZeroGradElementsUnscaledInitial,
+}
+
+/// A sequence measured within a point, one value per pass or step, named with its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trace {
+    /// Loss after each training step.
+    LossByStep,
+    /// Loss scale at each training step.
+    LossScaleByStep,
+    /// Bytes held after each un-back-propagated pass.
+    RetainedBytesByPass,
+}
+
+/// What one point measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// What the memory figures count.
+    pub probe: ProbeInfo,
+    /// Per-phase memory of the measured step (the highest over repeats).
+    pub phases: Vec<PhaseMemory>,
+    /// Time of one measured step (or pass), with raw samples.
+    pub step: Timing,
+    /// Samples processed per step.
+    pub samples_per_step: u64,
+    /// `samples_per_step / step.median_s`.
+    pub samples_per_s: f64,
+    /// Further measured figures.
+    pub metrics: BTreeMap<Metric, f64>,
+    /// Sequences measured within the point.
+    pub traces: BTreeMap<Trace, Vec<f64>>,
+    /// The technique's proofs that it computes the same thing (empty for a sweep).
+    pub checks: Vec<Check>,
+}
+
+impl PointResult {
+    /// The phase named `name`.
+    pub fn phase(&self, name: &str) -> Option<&PhaseMemory> {
+        self.phases.iter().find(|p| p.phase == name)
+    }
+
+    /// Highest peak over all phases: the step's high-water mark.
+    pub fn peak_bytes(&self) -> u64 {
+        self.phases.iter().map(|p| p.peak_bytes).max().unwrap_or(0)
+    }
+
+    /// A metric, or NaN when the point did not measure it.
+    pub fn metric(&self, metric: Metric) -> f64 {
+        self.metrics.get(&metric).copied().unwrap_or(f64::NAN)
+    }
+
+    /// A trace, or an empty slice when the point did not measure it.
+    pub fn trace(&self, trace: Trace) -> &[f64] {
+        self.traces.get(&trace).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// A point together with its result, or why it has none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredPoint {
+    /// The configuration.
+    pub point: Point,
+    /// The measurement, or the failure of the child process.
+    pub outcome: Outcome,
+}
+
+/// Result of running one point in a child process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// The child printed a result and exited 0.
+    Measured {
+        /// What it measured.
+        result: Box<PointResult>,
+        /// Wall time of the child process, start-up included.
+        wall_s: f64,
+    },
+    /// The child crashed, timed out or printed no valid result.
+    Failed {
+        /// What went wrong, in one line.
+        reason: String,
+        /// The last lines the child wrote to stderr.
+        stderr_tail: String,
+    },
+}
+
+impl MeasuredPoint {
+    /// The result, where the point was measured.
+    pub fn result(&self) -> Option<&PointResult> {
+        match &self.outcome {
+            Outcome::Measured { result, .. } => Some(result),
+            Outcome::Failed { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_values_pass() {
+        let c = Check::compare("x", &[1.0, -2.0, 3.0], &[1.0, -2.0, 3.0], 0.0);
+        assert!(c.passed);
+        assert_eq!(c.max_abs_diff, 0.0);
+    }
+
+    #[test]
+    fn a_difference_beyond_tolerance_fails() {
+        let c = Check::compare("x", &[1.0, -2.0, 4.0], &[1.0, -2.0, 4.004], 1e-4);
+        assert!(!c.passed);
+        assert!((c.max_rel_diff - 1e-3).abs() < 1e-6, "{}", c.max_rel_diff);
+    }
+
+    #[test]
+    fn nan_and_length_mismatch_fail() {
+        assert!(!Check::compare("x", &[1.0], &[f32::NAN], 1.0).passed);
+        assert!(!Check::compare("x", &[1.0, 2.0], &[1.0], 1.0).passed);
+    }
+
+    #[test]
+    fn metric_names_are_the_records_keys() {
+        let json = serde_json::to_string(&Metric::ZeroGradElementsUnscaledInitial).unwrap();
+        assert_eq!(json, "\"zero_grad_elements_unscaled_initial\"");
+        assert_eq!(
+            serde_json::to_string(&Metric::CleanupS).unwrap(),
+            "\"cleanup_s\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Trace::RetainedBytesByPass).unwrap(),
+            "\"retained_bytes_by_pass\""
+        );
+    }
+}

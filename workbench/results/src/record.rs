@@ -1,0 +1,244 @@
+//! The record: everything one experiment's run on one device produced, as one JSON file.
+//!
+//! A record carries everything needed to trust and re-render it: provenance (git commit, Burn
+//! version, backend, CPU, date), the device, the exact configuration of every point, raw
+//! samples, what the probe counted, the analysis, and the page's own text (explanation, what it
+//! means on devices, the snippet) and its position in the guide. [`SCHEMA_VERSION`] changes
+//! whenever a field changes meaning.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::Analysis;
+use crate::criterion::{CriterionEstimate, EstimateSet};
+use crate::device::{DeviceIdentity, DeviceKind};
+use crate::error::LoadError;
+use crate::memory::ProbeInfo;
+use crate::point::{MeasuredPoint, Profile};
+
+/// Version of the record format; records of another version are refused with a clear error.
+/// 2: the page's text and guide position are in the record; metrics and traces are typed.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Where and with what a record was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Git commit the binary was built from (`-dirty` when the tree had changes).
+    pub git_commit: String,
+    /// Version of the workbench.
+    pub workbench_version: String,
+    /// Version of the `burn` crate, from Cargo.lock.
+    pub burn_version: String,
+    /// Compiler that built the binary.
+    pub rustc_version: String,
+    /// Build profile: `release` or `debug` (timings from a debug build are not comparable).
+    pub build_profile: String,
+    /// CPU model, from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Logical cores available to the process.
+    pub cpu_cores: usize,
+    /// Operating system and architecture.
+    pub os: String,
+    /// When the experiment started, RFC 3339, UTC.
+    pub started_at: String,
+}
+
+/// The device a record was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// `cpu`, `wgpu` or `cuda`.
+    pub kind: DeviceKind,
+    /// The Burn backend.
+    pub backend: String,
+    /// Float type of the measured tensors.
+    pub dtype: String,
+    /// What the memory figures count (from the first measured point).
+    pub probe: Option<ProbeInfo>,
+    /// The device as its driver names it (GPU name, driver, total memory).
+    #[serde(default)]
+    pub identity: Option<DeviceIdentity>,
+}
+
+/// The text of a technique's page, as it stood when the record was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageText {
+    /// What the technique does, in two or three sentences.
+    pub explanation: String,
+    /// What the technique, or its measurement, means on wgpu and CUDA.
+    pub on_devices: String,
+    /// The Burn 0.21 code applying it (compiled in the `experiments` crate).
+    pub snippet: String,
+}
+
+/// Everything one experiment run produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentRecord {
+    /// [`SCHEMA_VERSION`] at the time of writing.
+    pub schema_version: u32,
+    /// Experiment id.
+    pub experiment: String,
+    /// Page title.
+    pub title: String,
+    /// The experiment's position in the guide when it was measured (0 first).
+    pub guide_position: usize,
+    /// The page's text when it was measured.
+    pub page: PageText,
+    /// `quick` or `full`.
+    pub profile: Profile,
+    /// Where and with what.
+    pub provenance: Provenance,
+    /// The device.
+    pub device: DeviceInfo,
+    /// Wall time of the whole experiment, child processes included.
+    pub wall_s: f64,
+    /// Every point, measured or failed, in the order run.
+    pub points: Vec<MeasuredPoint>,
+    /// What the experiment concluded.
+    pub analysis: Analysis,
+    /// Criterion's estimates of the same points' steps (`workbench render --criterion`), where
+    /// the benches were run at the same sizes on the same device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub criterion: Vec<CriterionEstimate>,
+}
+
+impl ExperimentRecord {
+    /// Points that failed.
+    pub fn failed_points(&self) -> usize {
+        self.points.iter().filter(|p| p.result().is_none()).count()
+    }
+
+    /// Where the record goes in a guide's `data/` folder: `<id>.json` for the CPU,
+    /// `<device>/<id>.json` for a device result set.
+    pub fn data_file(&self) -> String {
+        let file = format!("{}.json", self.experiment);
+        match self.device.kind.subfolder() {
+            None => file,
+            Some(folder) => format!("{folder}/{file}"),
+        }
+    }
+
+    /// The record's path in a guide: `data/` and [`Self::data_file`].
+    pub fn data_path(&self) -> String {
+        format!("data/{}", self.data_file())
+    }
+
+    /// The record as pretty JSON, as it is written to disk.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("records serialise") + "\n"
+    }
+
+    /// Writes the record as pretty JSON under `dir` (at [`Self::data_file`]).
+    pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        let path = dir.join(self.data_file());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, self.to_json())?;
+        Ok(path)
+    }
+
+    /// Reads one record, refusing malformed JSON and other schema versions.
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        let text = std::fs::read_to_string(path).map_err(|e| LoadError::Unreadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let malformed = |reason: String| LoadError::MalformedRecord {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) => {
+                return Err(malformed(format!(
+                    "schema version {v}, this workbench reads {SCHEMA_VERSION}"
+                )))
+            }
+            None => {
+                return Err(malformed(
+                    "no schema_version field: not a workbench record".into(),
+                ))
+            }
+        }
+        serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
+    }
+
+    /// Attaches each set of criterion's estimates to the record of the same experiment,
+    /// device and profile, replacing the estimates it carried. Returns the sets no record
+    /// matched.
+    pub fn attach_estimates(records: &mut [Self], sets: Vec<EstimateSet>) -> Vec<EstimateSet> {
+        let mut unmatched = Vec::new();
+        for set in sets {
+            match records.iter_mut().find(|r| {
+                r.experiment == set.experiment
+                    && r.device.kind == set.device
+                    && r.profile == set.profile
+            }) {
+                Some(record) => record.criterion = set.estimates,
+                None => unmatched.push(set),
+            }
+        }
+        unmatched
+    }
+}
+
+/// Loads every `*.json` record of a results folder, in guide order.
+pub fn load_dir(dir: &Path) -> Result<Vec<ExperimentRecord>, LoadError> {
+    load_dirs(&[dir.to_path_buf()])
+}
+
+/// Loads the records of several results folders (each a guide's `data/`, whose subfolders hold
+/// device result sets), in the guide order the records carry, CPU before the devices; a record
+/// of the same experiment and device met twice is kept once (the first folder wins).
+pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<ExperimentRecord>, LoadError> {
+    let mut records: Vec<ExperimentRecord> = Vec::new();
+    for dir in dirs {
+        let mut files = Vec::new();
+        for path in entries(dir)? {
+            if path.is_dir() {
+                files.extend(entries(&path)?.into_iter().filter(|p| is_json(p)));
+            } else if is_json(&path) {
+                files.push(path);
+            }
+        }
+        if files.is_empty() {
+            return Err(LoadError::NoRecords(dir.to_path_buf()));
+        }
+        for file in files {
+            let record = ExperimentRecord::load(&file)?;
+            let seen = records
+                .iter()
+                .any(|r| r.experiment == record.experiment && r.device.kind == record.device.kind);
+            if !seen {
+                records.push(record);
+            }
+        }
+    }
+    records.sort_by_key(|r| {
+        (
+            r.guide_position,
+            r.experiment.clone(),
+            r.device.kind != DeviceKind::Cpu,
+            r.device.kind.name(),
+        )
+    });
+    Ok(records)
+}
+
+/// The entries of a folder, sorted.
+fn entries(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| LoadError::Unreadable {
+        path: dir.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    Ok(paths)
+}
+
+fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "json")
+}
