@@ -1,11 +1,12 @@
 //! The technique trait: what every memory-saving technique declares, and the one blanket
 //! implementation that turns it into an [`Experiment`] the runner can drive.
 //!
-//! A technique is typed: it declares its `Config` (serialisable), plans its points at a
-//! profile's and device's [`Sizes`], measures one point from its typed config (the runner calls
-//! this in a fresh child process), and analyses its measured points as typed [`Row`]s. The
+//! A technique is typed: it declares its `Config` (serialisable), plans its points for a
+//! profile and device, measures one point from its typed config (the runner calls this in a
+//! fresh child process), and analyses its measured points as typed [`Row`]s. The
 //! JSON of a point's config, the dispatch from a point to the typed call and the building of
-//! rows are written once, here, in `impl<T: Technique> Experiment for T`.
+//! rows are written once, here, in `impl<T: Technique> Experiment for T`. What a profile means
+//! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
 
 use results::{
     Analysis, DeviceKind, FloatStorage, MeasuredPoint, PageText, Point, PointResult, Profile,
@@ -14,53 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::ExperimentError;
-
-/// The sizes a technique's points are built at, from the profile and the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sizes {
-    /// The quick profile, on any device.
-    Quick,
-    /// The full profile on the CPU and on wgpu.
-    Full,
-    /// The full profile on CUDA: sizes that fill a large GPU far more, still within minutes.
-    FullCuda,
-}
-
-impl Sizes {
-    /// The sizes of `profile` on `device`.
-    pub fn of(profile: Profile, device: DeviceKind) -> Self {
-        match (profile, device) {
-            (Profile::Quick, _) => Sizes::Quick,
-            (Profile::Full, DeviceKind::Cuda) => Sizes::FullCuda,
-            (Profile::Full, _) => Sizes::Full,
-        }
-    }
-}
-
-/// Untimed and timed repeats of a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Repeats {
-    /// Untimed steps before the measured ones.
-    pub warmup: usize,
-    /// Measured steps.
-    pub repeats: usize,
-}
-
-impl Repeats {
-    /// The repeats of a training or single-operation point at `profile`.
-    pub fn of(profile: Profile) -> Self {
-        match profile {
-            Profile::Quick => Self {
-                warmup: 1,
-                repeats: 3,
-            },
-            Profile::Full => Self {
-                warmup: 2,
-                repeats: 7,
-            },
-        }
-    }
-}
+use crate::harness::profile::Repeats;
 
 /// A point a technique plans, with its typed configuration.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,6 +6,7 @@ pub mod backend;
 pub mod driver;
 pub mod models;
 pub mod probe;
+pub mod profile;
 pub mod single_op;
 pub mod summary;
 pub mod timing;

@@ -17,8 +17,8 @@ use crate::harness::models::MlpShape;
 use crate::harness::probe::{
     collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
 };
+use crate::harness::profile::Repeats;
 use crate::harness::timing;
-use crate::technique::Repeats;
 
 /// Configuration of one measured training point.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

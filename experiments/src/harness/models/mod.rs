@@ -4,3 +4,23 @@
 pub mod mlp;
 
 pub use mlp::{Mlp, MlpShape};
+
+use crate::harness::profile::Sizes;
+
+/// The MLP the training techniques train (batch size, accumulation, no-grad), at each size.
+pub fn training_mlp(sizes: Sizes) -> MlpShape {
+    match sizes {
+        Sizes::Quick => MlpShape {
+            width: 256,
+            depth: 4,
+        },
+        Sizes::Full => MlpShape {
+            width: 1024,
+            depth: 8,
+        },
+        Sizes::FullCuda => MlpShape {
+            width: 4096,
+            depth: 16,
+        },
+    }
+}

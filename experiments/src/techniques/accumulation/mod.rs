@@ -25,9 +25,10 @@ use results::{Analysis, Check, DeviceKind, MeasuredPoint, PointResult, Profile};
 use crate::error::ExperimentError;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::mlp::{self, Mlp};
+use crate::harness::models::training_mlp;
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, TrainChecks, TrainConfig};
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
-use crate::techniques::batch_size::shape;
+use crate::technique::{Planned, Row, Technique};
 
 /// Relative tolerance of the gradient and parameter comparisons: the same sums in another order
 /// in f32 (measured differences are about 1e-7).
@@ -69,7 +70,7 @@ impl Technique for Accumulation {
             .into_iter()
             .map(|k| {
                 let config = TrainConfig {
-                    shape: shape(sizes),
+                    shape: training_mlp(sizes),
                     batch,
                     lr: 1e-4,
                     seed: 42,

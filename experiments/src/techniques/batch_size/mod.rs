@@ -19,30 +19,13 @@ use results::{Analysis, DeviceKind, MeasuredPoint, PointResult, Profile};
 
 use crate::error::ExperimentError;
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::MlpShape;
+use crate::harness::models::training_mlp;
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, NoChecks, TrainConfig};
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use crate::technique::{Planned, Row, Technique};
 
 /// The batch-size sweep.
 pub struct BatchSize;
-
-/// The model at each size (also the model of the other training techniques).
-pub fn shape(sizes: Sizes) -> MlpShape {
-    match sizes {
-        Sizes::Quick => MlpShape {
-            width: 256,
-            depth: 4,
-        },
-        Sizes::Full => MlpShape {
-            width: 1024,
-            depth: 8,
-        },
-        Sizes::FullCuda => MlpShape {
-            width: 4096,
-            depth: 16,
-        },
-    }
-}
 
 /// The batch sizes: a 32x range in quick, 128x in full, 256x on a GPU.
 pub fn batches(sizes: Sizes) -> Vec<usize> {
@@ -78,7 +61,7 @@ impl Technique for BatchSize {
             .into_iter()
             .map(|batch| {
                 let config = TrainConfig {
-                    shape: shape(sizes),
+                    shape: training_mlp(sizes),
                     batch,
                     lr: 1e-4,
                     seed: 42,

@@ -27,8 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use crate::technique::{Planned, Row, Technique};
 use snippet::{allocate, release_cache};
 
 /// Where the measured allocation comes from.

@@ -27,8 +27,9 @@ use crate::error::ExperimentError;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::mlp::{self, Mlp};
 use crate::harness::models::MlpShape;
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, TrainChecks, TrainConfig};
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use crate::technique::{Planned, Row, Technique};
 
 /// Recomputation runs the same kernels on the same values: the gradients must be identical up
 /// to a reordered reduction.

@@ -27,8 +27,9 @@ use crate::error::ExperimentError;
 use crate::estimate::F32_BYTES;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use crate::technique::{Planned, Row, Technique};
 use snippet::{chain, layer_norm_borrowed, layer_norm_owned};
 
 /// Layer normalisation's epsilon.

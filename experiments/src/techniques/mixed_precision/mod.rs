@@ -36,8 +36,9 @@ use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{mlp, Mlp, MlpShape};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use crate::technique::{Planned, Row, Technique};
 use snippet::{forward_mixed, unscale, DynamicLossScale};
 
 /// Seed of the students' initial weights.

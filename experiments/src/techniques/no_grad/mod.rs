@@ -27,11 +27,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
-use crate::harness::models::MlpShape;
+use crate::harness::models::{training_mlp, MlpShape};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
-use crate::techniques::batch_size::shape;
+use crate::technique::{Planned, Row, Technique};
 
 /// Relative tolerance of the output comparison: the same kernels run on the same data, so the
 /// outputs are expected to be identical; the tolerance only allows for a reordered reduction.
@@ -103,7 +103,7 @@ impl Technique for NoGrad {
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<EvalConfig>> {
         let sizes = Sizes::of(profile, device);
-        let shape = shape(sizes);
+        let shape = training_mlp(sizes);
         let mut points = Vec::new();
         for batch in batches(sizes) {
             for mode in [EvalMode::Autodiff, EvalMode::Valid] {

@@ -27,8 +27,9 @@ use crate::error::ExperimentError;
 use crate::estimate::F32_BYTES;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
+use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Planned, Repeats, Row, Sizes, Technique};
+use crate::technique::{Planned, Row, Technique};
 use snippet::{first_row_copy, first_row_view};
 
 /// Views and copies move values without arithmetic, so they must be exact; `exp` is compared
