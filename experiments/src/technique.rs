@@ -5,7 +5,8 @@
 //! profile and device, measures one point from its typed config (the runner calls this in a
 //! fresh child process), and analyses its measured points as typed [`Row`]s. The
 //! JSON of a point's config, the dispatch from a point to the typed call and the building of
-//! rows are written once, here, in `impl<T: Technique> Experiment for T`. What a profile means
+//! rows are written once, here, in `impl<T: Analyse> Experiment for T`; [`Analyse`], the
+//! conclusions, is implemented in each technique's `analysis.rs`. What a profile means
 //! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
 
 use results::{
@@ -16,6 +17,9 @@ use serde::Serialize;
 
 use crate::error::ExperimentError;
 use crate::harness::profile::Repeats;
+
+/// What measuring one point gives: its result, or why it has none.
+pub type Measurement = Result<PointResult, ExperimentError>;
 
 /// A point a technique plans, with its typed configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,16 +83,17 @@ pub trait Technique: Sync {
     /// The points to measure.
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<Self::Config>>;
     /// Measures one point. Called in a child process, once per process.
-    fn run_point(
-        &self,
-        config: &Self::Config,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError>;
+    fn run_point(&self, config: &Self::Config, repeats: Repeats, device: DeviceKind)
+        -> Measurement;
     /// The float type a point stores tensors in by default (see [`Experiment::float_storage`]).
     fn float_storage(&self, _config: &Self::Config) -> FloatStorage {
         FloatStorage::F32
     }
+}
+
+/// What a technique concludes from its points: implemented in the technique's `analysis.rs`,
+/// apart from what it measures.
+pub trait Analyse: Technique {
     /// Conclusions from the measured points (`rows`, in the order run) and all points, failed
     /// ones included.
     fn analyse(&self, rows: Vec<Row<'_, Self::Config>>, points: &[MeasuredPoint]) -> Analysis;
@@ -113,7 +118,7 @@ pub trait Experiment: Sync {
     fn analyse(&self, points: &[MeasuredPoint]) -> Analysis;
 }
 
-impl<T: Technique> Experiment for T {
+impl<T: Analyse> Experiment for T {
     fn id(&self) -> &'static str {
         T::ID
     }
@@ -166,7 +171,7 @@ impl<T: Technique> Experiment for T {
                 })
             })
             .collect();
-        Technique::analyse(self, rows, points)
+        Analyse::analyse(self, rows, points)
     }
 }
 

@@ -61,14 +61,9 @@ impl OpMeasurement {
             self.repeat_delta_spread_bytes as f64,
         );
         PointResult {
-            probe,
-            phases: vec![self.phase],
-            samples_per_s: self.timing.per_second(self.rows as f64),
-            step: self.timing,
-            samples_per_step: self.rows as u64,
             metrics,
-            traces: BTreeMap::new(),
             checks: vec![check],
+            ..PointResult::new(probe, vec![self.phase], self.timing, self.rows as u64)
         }
     }
 }

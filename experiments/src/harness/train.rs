@@ -43,32 +43,47 @@ fn one() -> usize {
     1
 }
 
-/// A technique's proof that its training step computes the same thing, run on the model after
-/// the measured steps, with the step's inputs.
+impl TrainConfig {
+    /// One plain Adam step (learning rate 1e-4, seed 42) of `shape` on `batch` samples: no
+    /// accumulation, no checkpointing. Techniques change what they vary from here.
+    pub fn adam(shape: MlpShape, batch: usize) -> Self {
+        Self {
+            shape,
+            batch,
+            lr: 1e-4,
+            seed: 42,
+            micro_batches: 1,
+            checkpointing: Checkpointing::None,
+        }
+    }
+}
+
+/// What a training point hands its technique's proof once the measured steps are done.
+pub struct Trained<'a, B: AutodiffBackend> {
+    /// The point's configuration.
+    pub config: &'a TrainConfig,
+    /// The step's inputs.
+    pub x: &'a Tensor<B, 2>,
+    /// The step's targets.
+    pub y: &'a Tensor<B, 2>,
+    /// The model after the measured steps.
+    pub model: Mlp<B>,
+    /// The device it ran on.
+    pub device: &'a B::Device,
+}
+
+/// A technique's proof that its training step computes the same thing, run by the training
+/// point after its measured steps.
 pub trait TrainChecks {
-    /// The checks of `config`'s point (empty where it has nothing to prove).
-    fn checks<B: AutodiffBackend>(
-        &self,
-        config: &TrainConfig,
-        x: &Tensor<B, 2>,
-        y: &Tensor<B, 2>,
-        model: Mlp<B>,
-        device: &B::Device,
-    ) -> Vec<Check>;
+    /// The checks of the trained point (empty where it has nothing to prove).
+    fn checks<B: AutodiffBackend>(&self, trained: Trained<'_, B>) -> Vec<Check>;
 }
 
 /// Nothing to prove: a sweep, not a substitute.
 pub struct NoChecks;
 
 impl TrainChecks for NoChecks {
-    fn checks<B: AutodiffBackend>(
-        &self,
-        _: &TrainConfig,
-        _: &Tensor<B, 2>,
-        _: &Tensor<B, 2>,
-        _: Mlp<B>,
-        _: &B::Device,
-    ) -> Vec<Check> {
+    fn checks<B: AutodiffBackend>(&self, _: Trained<'_, B>) -> Vec<Check> {
         Vec::new()
     }
 }
@@ -87,8 +102,7 @@ pub fn run_train_point<K: TrainChecks>(
         },
         TrainPoint {
             config,
-            warmup: repeats.warmup,
-            repeats: repeats.repeats,
+            repeats,
             checks,
         },
     )
@@ -98,10 +112,8 @@ pub fn run_train_point<K: TrainChecks>(
 pub struct TrainPoint<K> {
     /// What to train.
     pub config: TrainConfig,
-    /// Untimed steps first (at least one: the first step allocates the Adam state).
-    pub warmup: usize,
-    /// Measured steps.
-    pub repeats: usize,
+    /// Untimed and timed repeats.
+    pub repeats: Repeats,
     /// The technique's proof.
     pub checks: K,
 }
@@ -154,11 +166,11 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         step(&mut warm_runs);
         sync();
         let optimizer_state_bytes = probe.read().in_use_bytes.saturating_sub(after_runtime);
-        for _ in 1..self.warmup {
+        for _ in 1..self.repeats.warmup {
             step(&mut warm_runs);
         }
         let mut runs = Vec::new();
-        let timing = timing::repeat(0, self.repeats, c.batch as u64, || step(&mut runs));
+        let timing = timing::repeat(0, self.repeats.repeats, c.batch as u64, || step(&mut runs));
         let phases = collapse_by_name(last_repeat(&runs));
 
         let forward = phases.iter().find(|p| p.phase == "forward");
@@ -192,16 +204,17 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         );
 
         let model = model.take().expect("model is back");
-        let checks = self.checks.checks::<B>(&c, &x, &y, model, &device);
+        let checks = self.checks.checks(Trained {
+            config: &c,
+            x: &x,
+            y: &y,
+            model,
+            device: &device,
+        });
         PointResult {
-            probe: probe.info(),
-            phases,
-            samples_per_s: timing.per_second(c.batch as f64),
-            step: timing,
-            samples_per_step: c.batch as u64,
             metrics,
-            traces: BTreeMap::new(),
             checks,
+            ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
         }
     }
 }

@@ -211,6 +211,26 @@ pub struct PointResult {
 }
 
 impl PointResult {
+    /// The result of `phases` and a `step` that processes `samples_per_step` samples, its rate
+    /// taken at the step's median time; no metrics, traces or checks yet.
+    pub fn new(
+        probe: ProbeInfo,
+        phases: Vec<PhaseMemory>,
+        step: Timing,
+        samples_per_step: u64,
+    ) -> Self {
+        Self {
+            probe,
+            phases,
+            samples_per_s: step.per_second(samples_per_step as f64),
+            step,
+            samples_per_step,
+            metrics: BTreeMap::new(),
+            traces: BTreeMap::new(),
+            checks: Vec::new(),
+        }
+    }
+
     /// The phase named `name`.
     pub fn phase(&self, name: &str) -> Option<&PhaseMemory> {
         self.phases.iter().find(|p| p.phase == name)

@@ -8,54 +8,55 @@ use results::{
     Scale, Series, Side,
 };
 
-use super::predict;
+use super::{predict, Accumulation};
 use crate::harness::train::TrainConfig;
-use crate::technique::Row;
+use crate::technique::{Analyse, Row};
 
-/// The analysis of the accumulation experiment.
-pub fn analyse(mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
-    rows.sort_by_key(|r| r.config.micro_batches);
-    let correctness = Correctness::of(points);
-    let (Some(base), Some(most)) = (
-        rows.iter().find(|r| r.config.micro_batches == 1),
-        rows.last(),
-    ) else {
-        return Analysis::unmeasured(correctness);
-    };
-    let batch = base.config.batch as f64;
-    let shape = base.config.shape;
-    let peak = |r: &Row<'_, TrainConfig>| r.peak();
+impl Analyse for Accumulation {
+    /// The analysis of the accumulation experiment.
+    fn analyse(&self, mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        rows.sort_by_key(|r| r.config.micro_batches);
+        let correctness = Correctness::of(points);
+        let (Some(base), Some(most)) = (
+            rows.iter().find(|r| r.config.micro_batches == 1),
+            rows.last(),
+        ) else {
+            return Analysis::unmeasured(correctness);
+        };
+        let batch = base.config.batch as f64;
+        let shape = base.config.shape;
+        let peak = |r: &Row<'_, TrainConfig>| r.peak();
 
-    let mut findings = vec![format!(
-        "One step on {} samples peaks at {}; as {} micro-batches of {} it peaks at {} ({} \
+        let mut findings = vec![format!(
+            "One step on {} samples peaks at {}; as {} micro-batches of {} it peaks at {} ({} \
          against the plain step), at {} samples/s against {}.",
-        base.config.batch,
-        format::bytes(peak(base)),
-        most.config.micro_batches,
-        base.config.batch / most.config.micro_batches,
-        format::bytes(peak(most)),
-        format::pct((peak(most) - peak(base)) / peak(base) * 100.0),
-        format::rate(most.result.samples_per_s),
-        format::rate(base.result.samples_per_s),
-    )];
-    let floor = rows
-        .iter()
-        .map(|r| r.result.metric(Metric::GradBytes))
-        .fold(f64::NAN, f64::max);
-    findings.push(format!(
-        "The saving stops where activations of a micro-batch fall below the gradients: every \
+            base.config.batch,
+            format::bytes(peak(base)),
+            most.config.micro_batches,
+            base.config.batch / most.config.micro_batches,
+            format::bytes(peak(most)),
+            format::pct((peak(most) - peak(base)) / peak(base) * 100.0),
+            format::rate(most.result.samples_per_s),
+            format::rate(base.result.samples_per_s),
+        )];
+        let floor = rows
+            .iter()
+            .map(|r| r.result.metric(Metric::GradBytes))
+            .fold(f64::NAN, f64::max);
+        findings.push(format!(
+            "The saving stops where activations of a micro-batch fall below the gradients: every \
          step still holds the parameter gradients ({}) and, when accumulating, the accumulated \
          ones (as much again).",
-        format::bytes(floor)
-    ));
+            format::bytes(floor)
+        ));
 
-    let comparisons = rows
-        .iter()
-        .map(|r| Comparison {
-            quantity: format!("step peak, {} micro-batches", r.config.micro_batches),
-            predicted_bytes: predict::step_peak(shape, batch, r.config.micro_batches),
-            measured_bytes: peak(r),
-            note: format!(
+        let comparisons = rows
+            .iter()
+            .map(|r| Comparison {
+                quantity: format!("step peak, {} micro-batches", r.config.micro_batches),
+                predicted_bytes: predict::step_peak(shape, batch, r.config.micro_batches),
+                measured_bytes: peak(r),
+                note: format!(
                 "model + Adam state + inputs + max(activations of B/k, gradients) + accumulated \
                  gradients when k > 1. Not predicted: {} live in the process before the model \
                  was built (thread pool, matmul slabs), {} of backend buffers allocated by the \
@@ -63,109 +64,111 @@ pub fn analyse(mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) ->
                 format::bytes(r.result.metric(Metric::ProcessBaselineBytes)),
                 format::bytes(r.result.metric(Metric::RuntimeBytes))
             ),
-        })
-        .collect();
+            })
+            .collect();
 
-    let series_of = |name: &str, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
-        Series::line(
-            name,
-            false,
-            rows.iter()
-                .map(|r| (r.config.micro_batches as f64, mib(f(r))))
-                .collect(),
-        )
-    };
-    let phase_peak = |phase: &'static str| {
-        move |r: &Row<'_, TrainConfig>| {
-            r.result
-                .phase(phase)
-                .map_or(f64::NAN, |p| p.peak_bytes as f64)
-        }
-    };
-    let charts = vec![
-        Chart {
-            id: "peak-vs-micro-batches".into(),
-            title: format!("Peak memory of one step on {} samples", base.config.batch),
-            x_label: "micro-batches k (batch B/k each)".into(),
-            y_label: "bytes in use (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: vec![
-                series_of("step peak (measured)", &peak),
-                series_of("forward peak (measured)", &phase_peak("forward")),
-                series_of("backward peak (measured)", &phase_peak("backward")),
-                Series::line(
-                    "step peak (predicted)",
-                    true,
-                    rows.iter()
-                        .map(|r| {
-                            (
-                                r.config.micro_batches as f64,
-                                mib(predict::step_peak(shape, batch, r.config.micro_batches)),
-                            )
-                        })
-                        .collect(),
-                ),
-            ],
-        },
-        Chart {
-            id: "throughput-vs-micro-batches".into(),
-            title: "Training throughput with accumulation".into(),
-            x_label: "micro-batches k (batch B/k each)".into(),
-            y_label: "throughput (samples/s)".into(),
-            x_scale: Scale::Log2,
-            series: vec![Series::throughput(
-                "samples/s (median; bars: fastest and slowest repeat)",
+        let series_of = |name: &str, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
+            Series::line(
+                name,
+                false,
                 rows.iter()
-                    .map(|r| (r.config.micro_batches as f64, r.result)),
-            )],
-        },
-    ];
+                    .map(|r| (r.config.micro_batches as f64, mib(f(r))))
+                    .collect(),
+            )
+        };
+        let phase_peak = |phase: &'static str| {
+            move |r: &Row<'_, TrainConfig>| {
+                r.result
+                    .phase(phase)
+                    .map_or(f64::NAN, |p| p.peak_bytes as f64)
+            }
+        };
+        let charts = vec![
+            Chart {
+                id: "peak-vs-micro-batches".into(),
+                title: format!("Peak memory of one step on {} samples", base.config.batch),
+                x_label: "micro-batches k (batch B/k each)".into(),
+                y_label: "bytes in use (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: vec![
+                    series_of("step peak (measured)", &peak),
+                    series_of("forward peak (measured)", &phase_peak("forward")),
+                    series_of("backward peak (measured)", &phase_peak("backward")),
+                    Series::line(
+                        "step peak (predicted)",
+                        true,
+                        rows.iter()
+                            .map(|r| {
+                                (
+                                    r.config.micro_batches as f64,
+                                    mib(predict::step_peak(shape, batch, r.config.micro_batches)),
+                                )
+                            })
+                            .collect(),
+                    ),
+                ],
+            },
+            Chart {
+                id: "throughput-vs-micro-batches".into(),
+                title: "Training throughput with accumulation".into(),
+                x_label: "micro-batches k (batch B/k each)".into(),
+                y_label: "throughput (samples/s)".into(),
+                x_scale: Scale::Log2,
+                series: vec![Series::throughput(
+                    "samples/s (median; bars: fastest and slowest repeat)",
+                    rows.iter()
+                        .map(|r| (r.config.micro_batches as f64, r.result)),
+                )],
+            },
+        ];
 
-    let four = rows.iter().find(|r| r.config.micro_batches == 4);
-    let published = vec![PublishedFigure {
-        source: "Hugging Face Transformers, \"efficient training on a single GPU\" (bert-large, \
+        let four = rows.iter().find(|r| r.config.micro_batches == 4);
+        let published = vec![PublishedFigure {
+            source:
+                "Hugging Face Transformers, \"efficient training on a single GPU\" (bert-large, \
                  V100 16 GB, NVML)"
-            .into(),
-        claim: "batch 4 -> batch 1 + accumulation 4: 14949 -> 8681 MB (-41.9%), 8.86 -> 7.75 \
+                    .into(),
+            claim: "batch 4 -> batch 1 + accumulation 4: 14949 -> 8681 MB (-41.9%), 8.86 -> 7.75 \
                 samples/s (-12.5%)"
-            .into(),
-        ours: match four {
-            Some(r) => format!(
-                "1 x {} -> 4 x {}: {} -> {} ({}), {} -> {} samples/s ({})",
-                base.config.batch,
-                base.config.batch / 4,
-                format::bytes(peak(base)),
-                format::bytes(peak(r)),
-                format::pct((peak(r) - peak(base)) / peak(base) * 100.0),
-                format::rate(base.result.samples_per_s),
-                format::rate(r.result.samples_per_s),
-                format::pct(
-                    (r.result.samples_per_s - base.result.samples_per_s)
-                        / base.result.samples_per_s
-                        * 100.0
+                .into(),
+            ours: match four {
+                Some(r) => format!(
+                    "1 x {} -> 4 x {}: {} -> {} ({}), {} -> {} samples/s ({})",
+                    base.config.batch,
+                    base.config.batch / 4,
+                    format::bytes(peak(base)),
+                    format::bytes(peak(r)),
+                    format::pct((peak(r) - peak(base)) / peak(base) * 100.0),
+                    format::rate(base.result.samples_per_s),
+                    format::rate(r.result.samples_per_s),
+                    format::pct(
+                        (r.result.samples_per_s - base.result.samples_per_s)
+                            / base.result.samples_per_s
+                            * 100.0
+                    ),
                 ),
-            ),
-            None => "k = 4 was not measured".into(),
-        },
-    }];
+                None => "k = 4 was not measured".into(),
+            },
+        }];
 
-    Analysis {
-        headline: Headline::versus(
-            format!(
-                "one batch of {} against {} micro-batches of {} (step peak; samples/s)",
-                base.config.batch,
-                most.config.micro_batches,
-                base.config.batch / most.config.micro_batches
+        Analysis {
+            headline: Headline::versus(
+                format!(
+                    "one batch of {} against {} micro-batches of {} (step peak; samples/s)",
+                    base.config.batch,
+                    most.config.micro_batches,
+                    base.config.batch / most.config.micro_batches
+                ),
+                Side::step(base.result),
+                Side::step(most.result),
+                correctness,
+                worst_check(points),
             ),
-            Side::step(base.result),
-            Side::step(most.result),
-            correctness,
-            worst_check(points),
-        ),
-        findings,
-        comparisons,
-        fits: vec![],
-        charts,
-        published,
+            findings,
+            comparisons,
+            fits: vec![],
+            charts,
+            published,
+        }
     }
 }

@@ -20,15 +20,13 @@ pub mod snippet;
 use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
-use results::{Analysis, Check, DeviceKind, MeasuredPoint, PointResult, Profile};
+use results::{Check, DeviceKind, Profile};
 
-use crate::error::ExperimentError;
-use crate::harness::backend::Checkpointing;
 use crate::harness::models::mlp::{self, Mlp};
 use crate::harness::models::training_mlp;
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::train::{run_train_point, TrainChecks, TrainConfig};
-use crate::technique::{Planned, Row, Technique};
+use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
+use crate::technique::{Measurement, Planned, Technique};
 
 /// Relative tolerance of the gradient and parameter comparisons: the same sums in another order
 /// in f32 (measured differences are about 1e-7).
@@ -70,12 +68,8 @@ impl Technique for Accumulation {
             .into_iter()
             .map(|k| {
                 let config = TrainConfig {
-                    shape: training_mlp(sizes),
-                    batch,
-                    lr: 1e-4,
-                    seed: 42,
                     micro_batches: k,
-                    checkpointing: Checkpointing::None,
+                    ..TrainConfig::adam(training_mlp(sizes), batch)
                 };
                 Planned::new(
                     format!("micro-{k}"),
@@ -87,17 +81,8 @@ impl Technique for Accumulation {
             .collect()
     }
 
-    fn run_point(
-        &self,
-        config: &TrainConfig,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, AccumulationChecks)
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }
 
@@ -106,16 +91,9 @@ impl Technique for Accumulation {
 struct AccumulationChecks;
 
 impl TrainChecks for AccumulationChecks {
-    fn checks<B: AutodiffBackend>(
-        &self,
-        config: &TrainConfig,
-        x: &Tensor<B, 2>,
-        y: &Tensor<B, 2>,
-        model: Mlp<B>,
-        _device: &B::Device,
-    ) -> Vec<Check> {
-        if config.micro_batches > 1 {
-            checks(config, x, y, model)
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
+        if t.config.micro_batches > 1 {
+            checks(t.config, t.x, t.y, t.model)
         } else {
             Vec::new()
         }

@@ -7,30 +7,31 @@ use results::{
     PublishedFigure, ReportedFit, Scale, Series, Side,
 };
 
-use super::predict;
+use super::{predict, BatchSize};
 use crate::harness::train::TrainConfig;
-use crate::technique::Row;
+use crate::technique::{Analyse, Row};
 
-/// The analysis of a batch-size sweep.
-pub fn analyse(mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
-    rows.sort_by_key(|r| r.config.batch);
-    let correctness = Correctness::of(points);
-    let (Some(small), Some(large)) = (rows.first(), rows.last()) else {
-        return Analysis::unmeasured(correctness);
-    };
-    let shape = large.config.shape;
+impl Analyse for BatchSize {
+    /// The analysis of a batch-size sweep.
+    fn analyse(&self, mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        rows.sort_by_key(|r| r.config.batch);
+        let correctness = Correctness::of(points);
+        let (Some(small), Some(large)) = (rows.first(), rows.last()) else {
+            return Analysis::unmeasured(correctness);
+        };
+        let shape = large.config.shape;
 
-    let activation_pts: Vec<(f64, f64)> = rows
-        .iter()
-        .map(|r| (batch(r), r.result.metric(Metric::ActivationBytes)))
-        .collect();
-    let fit = LinearFit::fit(&activation_pts);
-    let grad_bytes = large.result.metric(Metric::GradBytes);
+        let activation_pts: Vec<(f64, f64)> = rows
+            .iter()
+            .map(|r| (batch(r), r.result.metric(Metric::ActivationBytes)))
+            .collect();
+        let fit = LinearFit::fit(&activation_pts);
+        let grad_bytes = large.result.metric(Metric::GradBytes);
 
-    let mut findings = Vec::new();
-    let mut fits = Vec::new();
-    if let Some(fit) = &fit {
-        findings.push(format!(
+        let mut findings = Vec::new();
+        let mut fits = Vec::new();
+        if let Some(fit) = &fit {
+            findings.push(format!(
             "The forward pass keeps {} per sample for backward (least-squares fit over {} batch \
              sizes, R\u{b2} = {:.6}), on top of a fixed {}.",
             format::bytes(fit.slope),
@@ -38,17 +39,17 @@ pub fn analyse(mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) ->
             fit.r_squared,
             format::bytes(fit.intercept)
         ));
-        fits.push(ReportedFit {
-            what: "bytes kept by the forward pass against batch size".into(),
-            fit: fit.clone(),
-        });
-        if let Some(crossover) = fit.solve(grad_bytes) {
-            let above: Vec<String> = rows
-                .iter()
-                .filter(|r| batch(r) > crossover)
-                .map(|r| format!("{}", batch(r)))
-                .collect();
-            findings.push(format!(
+            fits.push(ReportedFit {
+                what: "bytes kept by the forward pass against batch size".into(),
+                fit: fit.clone(),
+            });
+            if let Some(crossover) = fit.solve(grad_bytes) {
+                let above: Vec<String> = rows
+                    .iter()
+                    .filter(|r| batch(r) > crossover)
+                    .map(|r| format!("{}", batch(r)))
+                    .collect();
+                findings.push(format!(
                 "Parameter gradients take {}; activations outgrow them at batch {:.0}. Below that \
                  the step peak is set by the gradients and a smaller batch saves little; above \
                  it (measured here: {}) the peak grows with the batch.",
@@ -60,18 +61,18 @@ pub fn analyse(mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) ->
                     above.join(", ")
                 }
             ));
+            }
         }
-    }
-    findings.push(format!(
-        "Burn initialises parameters lazily: right after `init()` {} were live; the {} \
+        findings.push(format!(
+            "Burn initialises parameters lazily: right after `init()` {} were live; the {} \
          parameters ({}) are allocated when first read.",
-        format::bytes(large.result.metric(Metric::ParamBytesAfterInit)),
-        shape.num_params(),
-        format::bytes(large.result.metric(Metric::ParamBytes)),
-    ));
-    let peak_small = small.result.peak_bytes() as f64;
-    let peak_large = large.result.peak_bytes() as f64;
-    findings.push(format!(
+            format::bytes(large.result.metric(Metric::ParamBytesAfterInit)),
+            shape.num_params(),
+            format::bytes(large.result.metric(Metric::ParamBytes)),
+        ));
+        let peak_small = small.result.peak_bytes() as f64;
+        let peak_large = large.result.peak_bytes() as f64;
+        findings.push(format!(
         "From batch {} to batch {} ({}x the samples) the step peak goes from {} to {} ({:.2}x) \
          and throughput from {} to {} samples/s.",
         batch(small),
@@ -84,196 +85,197 @@ pub fn analyse(mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) ->
         format::rate(large.result.samples_per_s),
     ));
 
-    let p = shape.num_params() as f64;
-    let comparisons = vec![
-        Comparison {
-            quantity: "parameters".into(),
-            predicted_bytes: predict::param_bytes(shape),
-            measured_bytes: large.result.metric(Metric::ParamBytes),
-            note: format!("{} parameters x 4 bytes (f32)", shape.num_params()),
-        },
-        Comparison {
-            quantity: "Adam state (two moments)".into(),
-            predicted_bytes: predict::adam_state_bytes(shape),
-            measured_bytes: large.result.metric(Metric::OptimizerStateBytes),
-            note: "8 bytes per parameter; measured as what stays live after the first step".into(),
-        },
-        Comparison {
-            quantity: "parameter gradients".into(),
-            predicted_bytes: predict::grad_bytes(shape),
-            measured_bytes: grad_bytes,
-            note: "4 bytes per parameter; measured as what backward leaves live".into(),
-        },
-        Comparison {
-            quantity: "activations per sample".into(),
-            predicted_bytes: predict::activation_bytes_per_sample(shape),
-            measured_bytes: fit.as_ref().map_or(f64::NAN, |f| f.slope),
-            note: "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
+        let p = shape.num_params() as f64;
+        let comparisons = vec![
+            Comparison {
+                quantity: "parameters".into(),
+                predicted_bytes: predict::param_bytes(shape),
+                measured_bytes: large.result.metric(Metric::ParamBytes),
+                note: format!("{} parameters x 4 bytes (f32)", shape.num_params()),
+            },
+            Comparison {
+                quantity: "Adam state (two moments)".into(),
+                predicted_bytes: predict::adam_state_bytes(shape),
+                measured_bytes: large.result.metric(Metric::OptimizerStateBytes),
+                note: "8 bytes per parameter; measured as what stays live after the first step"
+                    .into(),
+            },
+            Comparison {
+                quantity: "parameter gradients".into(),
+                predicted_bytes: predict::grad_bytes(shape),
+                measured_bytes: grad_bytes,
+                note: "4 bytes per parameter; measured as what backward leaves live".into(),
+            },
+            Comparison {
+                quantity: "activations per sample".into(),
+                predicted_bytes: predict::activation_bytes_per_sample(shape),
+                measured_bytes: fit.as_ref().map_or(f64::NAN, |f| f.slope),
+                note: "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
                    output and the loss's difference (x 4 bytes); measured as the slope of the fit"
-                .into(),
-        },
-        Comparison {
-            quantity: format!("step peak at batch {}", batch(large)),
-            predicted_bytes: predict::step_peak(shape, batch(large)),
-            measured_bytes: peak_large,
-            note: format!(
-                "model + Adam state + inputs + max(activations, gradients). Not predicted: {} \
+                    .into(),
+            },
+            Comparison {
+                quantity: format!("step peak at batch {}", batch(large)),
+                predicted_bytes: predict::step_peak(shape, batch(large)),
+                measured_bytes: peak_large,
+                note: format!(
+                    "model + Adam state + inputs + max(activations, gradients). Not predicted: {} \
                  live in the process before the model was built (thread pool, matmul slabs), \
                  {} of backend buffers allocated by the first pass, and temporaries inside \
                  backward",
-                format::bytes(large.result.metric(Metric::ProcessBaselineBytes)),
-                format::bytes(large.result.metric(Metric::RuntimeBytes))
-            ),
-        },
-    ];
+                    format::bytes(large.result.metric(Metric::ProcessBaselineBytes)),
+                    format::bytes(large.result.metric(Metric::RuntimeBytes))
+                ),
+            },
+        ];
 
-    let throughput = Series::throughput(
-        "samples/s (median; bars: fastest and slowest repeat)",
-        rows.iter().map(|r| (batch(r), r.result)),
-    );
-    let peak_of = |phase: &str| -> Vec<(f64, f64)> {
-        rows.iter()
-            .map(|r| {
-                (
-                    batch(r),
-                    mib(r
-                        .result
-                        .phase(phase)
-                        .map_or(f64::NAN, |p| p.peak_bytes as f64)),
-                )
-            })
-            .collect()
-    };
-    let charts = vec![
-        Chart {
-            id: "peak-vs-batch".into(),
-            title: "Peak memory of a training step against batch size".into(),
-            x_label: "batch size (samples)".into(),
-            y_label: "bytes in use (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: vec![
-                Series::line(
-                    "step peak (measured)",
-                    false,
-                    rows.iter()
-                        .map(|r| (batch(r), mib(r.result.peak_bytes() as f64)))
-                        .collect(),
-                ),
-                Series::line("forward peak (measured)", false, peak_of("forward")),
-                Series::line("backward peak (measured)", false, peak_of("backward")),
-                Series::line(
-                    "live before the step: model, Adam state, inputs",
-                    false,
-                    rows.iter()
-                        .map(|r| (batch(r), mib(r.result.metric(Metric::LiveBeforeStepBytes))))
-                        .collect(),
-                ),
-                Series::line(
-                    "step peak (predicted)",
-                    true,
-                    rows.iter()
-                        .map(|r| (batch(r), mib(predict::step_peak(r.config.shape, batch(r)))))
-                        .collect(),
-                ),
-            ],
-        },
-        Chart {
-            id: "components-vs-batch".into(),
-            title: "Where the bytes of a step go, component by component".into(),
-            x_label: "batch size (samples)".into(),
-            y_label: "bytes (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: [
-                ("parameters", Metric::ParamBytes),
-                ("Adam state", Metric::OptimizerStateBytes),
-                ("inputs and targets", Metric::InputBytes),
-                (
-                    "process before the model (thread pool, matmul slabs)",
-                    Metric::ProcessBaselineBytes,
-                ),
-                (
-                    "backend buffers allocated by the first pass",
-                    Metric::RuntimeBytes,
-                ),
-                (
-                    "activations (forward peak above live)",
-                    Metric::ActivationBytes,
-                ),
-                ("parameter gradients", Metric::GradBytes),
-            ]
-            .into_iter()
-            .map(|(name, metric)| {
-                Series::line(
-                    name,
-                    false,
-                    rows.iter()
-                        .map(|r| (batch(r), mib(r.result.metric(metric))))
-                        .collect(),
-                )
-            })
-            .collect(),
-        },
-        Chart {
-            id: "activations-vs-gradients".into(),
-            title: "What sets the peak: activations against parameter gradients".into(),
-            x_label: "batch size (samples)".into(),
-            y_label: "bytes (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: {
-                let mut s = vec![
+        let throughput = Series::throughput(
+            "samples/s (median; bars: fastest and slowest repeat)",
+            rows.iter().map(|r| (batch(r), r.result)),
+        );
+        let peak_of = |phase: &str| -> Vec<(f64, f64)> {
+            rows.iter()
+                .map(|r| {
+                    (
+                        batch(r),
+                        mib(r
+                            .result
+                            .phase(phase)
+                            .map_or(f64::NAN, |p| p.peak_bytes as f64)),
+                    )
+                })
+                .collect()
+        };
+        let charts = vec![
+            Chart {
+                id: "peak-vs-batch".into(),
+                title: "Peak memory of a training step against batch size".into(),
+                x_label: "batch size (samples)".into(),
+                y_label: "bytes in use (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: vec![
                     Series::line(
-                        "activations kept by forward (measured)",
-                        false,
-                        activation_pts.iter().map(|&(b, v)| (b, mib(v))).collect(),
-                    ),
-                    Series::line(
-                        "parameter gradients (measured)",
+                        "step peak (measured)",
                         false,
                         rows.iter()
-                            .map(|r| (batch(r), mib(r.result.metric(Metric::GradBytes))))
+                            .map(|r| (batch(r), mib(r.result.peak_bytes() as f64)))
                             .collect(),
                     ),
-                ];
-                if let Some(fit) = &fit {
-                    s.push(Series::line(
-                        "activations, fitted line",
+                    Series::line("forward peak (measured)", false, peak_of("forward")),
+                    Series::line("backward peak (measured)", false, peak_of("backward")),
+                    Series::line(
+                        "live before the step: model, Adam state, inputs",
+                        false,
+                        rows.iter()
+                            .map(|r| (batch(r), mib(r.result.metric(Metric::LiveBeforeStepBytes))))
+                            .collect(),
+                    ),
+                    Series::line(
+                        "step peak (predicted)",
                         true,
                         rows.iter()
-                            .map(|r| (batch(r), mib(fit.predict(batch(r)))))
+                            .map(|r| (batch(r), mib(predict::step_peak(r.config.shape, batch(r)))))
                             .collect(),
-                    ));
-                }
-                s
+                    ),
+                ],
             },
-        },
-        Chart {
-            id: "throughput-vs-batch".into(),
-            title: "Training throughput against batch size".into(),
-            x_label: "batch size (samples)".into(),
-            y_label: "throughput (samples/s)".into(),
-            x_scale: Scale::Log2,
-            series: vec![throughput],
-        },
-    ];
+            Chart {
+                id: "components-vs-batch".into(),
+                title: "Where the bytes of a step go, component by component".into(),
+                x_label: "batch size (samples)".into(),
+                y_label: "bytes (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: [
+                    ("parameters", Metric::ParamBytes),
+                    ("Adam state", Metric::OptimizerStateBytes),
+                    ("inputs and targets", Metric::InputBytes),
+                    (
+                        "process before the model (thread pool, matmul slabs)",
+                        Metric::ProcessBaselineBytes,
+                    ),
+                    (
+                        "backend buffers allocated by the first pass",
+                        Metric::RuntimeBytes,
+                    ),
+                    (
+                        "activations (forward peak above live)",
+                        Metric::ActivationBytes,
+                    ),
+                    ("parameter gradients", Metric::GradBytes),
+                ]
+                .into_iter()
+                .map(|(name, metric)| {
+                    Series::line(
+                        name,
+                        false,
+                        rows.iter()
+                            .map(|r| (batch(r), mib(r.result.metric(metric))))
+                            .collect(),
+                    )
+                })
+                .collect(),
+            },
+            Chart {
+                id: "activations-vs-gradients".into(),
+                title: "What sets the peak: activations against parameter gradients".into(),
+                x_label: "batch size (samples)".into(),
+                y_label: "bytes (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: {
+                    let mut s = vec![
+                        Series::line(
+                            "activations kept by forward (measured)",
+                            false,
+                            activation_pts.iter().map(|&(b, v)| (b, mib(v))).collect(),
+                        ),
+                        Series::line(
+                            "parameter gradients (measured)",
+                            false,
+                            rows.iter()
+                                .map(|r| (batch(r), mib(r.result.metric(Metric::GradBytes))))
+                                .collect(),
+                        ),
+                    ];
+                    if let Some(fit) = &fit {
+                        s.push(Series::line(
+                            "activations, fitted line",
+                            true,
+                            rows.iter()
+                                .map(|r| (batch(r), mib(fit.predict(batch(r)))))
+                                .collect(),
+                        ));
+                    }
+                    s
+                },
+            },
+            Chart {
+                id: "throughput-vs-batch".into(),
+                title: "Training throughput against batch size".into(),
+                x_label: "batch size (samples)".into(),
+                y_label: "throughput (samples/s)".into(),
+                x_scale: Scale::Log2,
+                series: vec![throughput],
+            },
+        ];
 
-    let state_bytes = large.result.metric(Metric::ParamBytes)
-        + grad_bytes
-        + large.result.metric(Metric::OptimizerStateBytes);
-    let published = vec![PublishedFigure {
-        source: "accelerate `estimate-memory`; ZeRO (Rajbhandari et al. 2020)".into(),
-        claim: "Adam in f32 needs 16 bytes per parameter for weights, gradients and optimizer \
+        let state_bytes = large.result.metric(Metric::ParamBytes)
+            + grad_bytes
+            + large.result.metric(Metric::OptimizerStateBytes);
+        let published = vec![PublishedFigure {
+            source: "accelerate `estimate-memory`; ZeRO (Rajbhandari et al. 2020)".into(),
+            claim: "Adam in f32 needs 16 bytes per parameter for weights, gradients and optimizer \
                 state (before activations)."
-            .into(),
-        ours: format!(
-            "{:.2} bytes per parameter measured (weights + gradients + Adam state = {} for {} \
+                .into(),
+            ours: format!(
+                "{:.2} bytes per parameter measured (weights + gradients + Adam state = {} for {} \
              parameters)",
-            state_bytes / p,
-            format::bytes(state_bytes),
-            shape.num_params()
-        ),
-    }];
+                state_bytes / p,
+                format::bytes(state_bytes),
+                shape.num_params()
+            ),
+        }];
 
-    Analysis {
+        Analysis {
         headline: Headline::versus(
             format!(
                 "batch {} against batch {} (step peak; samples/s)",
@@ -291,6 +293,7 @@ pub fn analyse(mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) ->
         fits,
         charts,
         published,
+    }
     }
 }
 

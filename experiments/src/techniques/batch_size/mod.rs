@@ -15,14 +15,12 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use results::{Analysis, DeviceKind, MeasuredPoint, PointResult, Profile};
+use results::{DeviceKind, Profile};
 
-use crate::error::ExperimentError;
-use crate::harness::backend::Checkpointing;
 use crate::harness::models::training_mlp;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, NoChecks, TrainConfig};
-use crate::technique::{Planned, Row, Technique};
+use crate::technique::{Measurement, Planned, Technique};
 
 /// The batch-size sweep.
 pub struct BatchSize;
@@ -60,14 +58,7 @@ impl Technique for BatchSize {
         batches(sizes)
             .into_iter()
             .map(|batch| {
-                let config = TrainConfig {
-                    shape: training_mlp(sizes),
-                    batch,
-                    lr: 1e-4,
-                    seed: 42,
-                    micro_batches: 1,
-                    checkpointing: Checkpointing::None,
-                };
+                let config = TrainConfig::adam(training_mlp(sizes), batch);
                 Planned::new(
                     format!("batch-{batch}"),
                     format!("batch {batch}"),
@@ -78,16 +69,7 @@ impl Technique for BatchSize {
             .collect()
     }
 
-    fn run_point(
-        &self,
-        config: &TrainConfig,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, NoChecks)
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }

@@ -21,15 +21,14 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use burn::tensor::backend::AutodiffBackend;
-use results::{Analysis, DeviceKind, MeasuredPoint, Metric, PointResult, Profile};
+use results::{DeviceKind, Metric, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Planned, Row, Technique};
+use crate::technique::{Measurement, Planned, Technique};
 use snippet::{allocate, release_cache};
 
 /// Where the measured allocation comes from.
@@ -155,24 +154,14 @@ impl Technique for CacheRelease {
         points
     }
 
-    fn run_point(
-        &self,
-        config: &CacheConfig,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run_point(&self, config: &CacheConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup::default(),
             CachePoint {
                 config: *config,
-                warmup: repeats.warmup,
-                repeats: repeats.repeats,
+                repeats,
             },
         )
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, CacheConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }
 
@@ -180,10 +169,8 @@ impl Technique for CacheRelease {
 pub struct CachePoint {
     /// What to allocate, and from where.
     pub config: CacheConfig,
-    /// Untimed allocations first.
-    pub warmup: usize,
-    /// Timed allocations.
-    pub repeats: usize,
+    /// Untimed and timed repeats.
+    pub repeats: Repeats,
 }
 
 impl OnBackend for CachePoint {
@@ -225,8 +212,8 @@ impl OnBackend for CachePoint {
             probe,
             &sync,
             "allocate",
-            self.warmup,
-            self.repeats,
+            self.repeats.warmup,
+            self.repeats.repeats,
             1,
             || match c.source {
                 Source::AfterCleanup => release_cache::<AB>(&device),
@@ -244,14 +231,8 @@ impl OnBackend for CachePoint {
         );
         let timing = m.timing;
         PointResult {
-            probe: probe.info(),
-            phases: vec![m.phase],
-            samples_per_s: timing.per_second(1.0),
-            step: timing,
-            samples_per_step: 1,
             metrics,
-            traces: BTreeMap::new(),
-            checks: vec![],
+            ..PointResult::new(probe.info(), vec![m.phase], timing, 1)
         }
     }
 }

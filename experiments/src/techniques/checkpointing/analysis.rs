@@ -9,10 +9,10 @@ use results::{
     Scale, Series, Side,
 };
 
-use super::predict;
+use super::{predict, GradientCheckpointing};
 use crate::harness::backend::Checkpointing;
 use crate::harness::train::TrainConfig;
-use crate::technique::Row;
+use crate::technique::{Analyse, Row};
 
 /// A measured checkpointing point.
 type R<'a> = Row<'a, TrainConfig>;
@@ -41,39 +41,40 @@ fn pairs<'r, 'a>(rows: &'r [R<'a>], keep: impl Fn(&R<'a>) -> bool) -> Vec<(&'r R
         .collect()
 }
 
-/// The analysis of the checkpointing experiment.
-pub fn analyse(mut rows: Vec<R<'_>>, points: &[MeasuredPoint]) -> Analysis {
-    rows.sort_by_key(|r| (r.config.shape.depth, r.config.batch));
-    let correctness = Correctness::of(points);
-    // The depth sweep is the only one reaching the largest depth, the batch sweep the only one
-    // reaching the largest batch.
-    let (Some(max_depth), Some(max_batch)) = (
-        rows.iter().map(|r| r.config.shape.depth).max(),
-        rows.iter().map(|r| r.config.batch).max(),
-    ) else {
-        return Analysis::unmeasured(correctness);
-    };
-    let depth_batch = rows
-        .iter()
-        .find(|r| r.config.shape.depth == max_depth)
-        .map_or(0, |r| r.config.batch);
-    let batch_depth = rows
-        .iter()
-        .find(|r| r.config.batch == max_batch)
-        .map_or(0, |r| r.config.shape.depth);
-    let by_depth = pairs(&rows, |r| r.config.batch == depth_batch);
-    let mut by_batch = pairs(&rows, |r| r.config.shape.depth == batch_depth);
-    by_batch.sort_by_key(|(p, _)| p.config.batch);
-    let Some(&(deep_plain, deep_bal)) = by_depth.last() else {
-        return Analysis::unmeasured(correctness);
-    };
+impl Analyse for GradientCheckpointing {
+    /// The analysis of the checkpointing experiment.
+    fn analyse(&self, mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        rows.sort_by_key(|r| (r.config.shape.depth, r.config.batch));
+        let correctness = Correctness::of(points);
+        // The depth sweep is the only one reaching the largest depth, the batch sweep the only one
+        // reaching the largest batch.
+        let (Some(max_depth), Some(max_batch)) = (
+            rows.iter().map(|r| r.config.shape.depth).max(),
+            rows.iter().map(|r| r.config.batch).max(),
+        ) else {
+            return Analysis::unmeasured(correctness);
+        };
+        let depth_batch = rows
+            .iter()
+            .find(|r| r.config.shape.depth == max_depth)
+            .map_or(0, |r| r.config.batch);
+        let batch_depth = rows
+            .iter()
+            .find(|r| r.config.batch == max_batch)
+            .map_or(0, |r| r.config.shape.depth);
+        let by_depth = pairs(&rows, |r| r.config.batch == depth_batch);
+        let mut by_batch = pairs(&rows, |r| r.config.shape.depth == batch_depth);
+        by_batch.sort_by_key(|(p, _)| p.config.batch);
+        let Some(&(deep_plain, deep_bal)) = by_depth.last() else {
+            return Analysis::unmeasured(correctness);
+        };
 
-    let saved = |p: &R<'_>, b: &R<'_>| p.peak() - b.peak();
-    let overhead_pct =
-        |p: &R<'_>, b: &R<'_>| (b.result.step.median_s / p.result.step.median_s - 1.0) * 100.0;
-    let activation = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
-    let mut findings = Vec::new();
-    findings.push(format!(
+        let saved = |p: &R<'_>, b: &R<'_>| p.peak() - b.peak();
+        let overhead_pct =
+            |p: &R<'_>, b: &R<'_>| (b.result.step.median_s / p.result.step.median_s - 1.0) * 100.0;
+        let activation = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
+        let mut findings = Vec::new();
+        findings.push(format!(
         "At depth {} and batch {}: step peak {} without checkpointing, {} with ({}); the forward \
          pass keeps {} against {} ({:.3} of it); a step takes {} against {} ({}; repeats ranged \
          {} to {} and {} to {}: a time cost smaller than that spread is not resolved here).",
@@ -93,177 +94,184 @@ pub fn analyse(mut rows: Vec<R<'_>>, points: &[MeasuredPoint]) -> Analysis {
         format::seconds(deep_bal.result.step.min_s),
         format::seconds(deep_bal.result.step.max_s),
     ));
-    // Where it starts to pay: the smallest batch at which the balanced peak is lower by more
-    // than the repeat-to-repeat spread of the bytes measured (1%, generously).
-    let pays = by_batch.iter().find(|(p, b)| saved(p, b) > 0.01 * p.peak());
-    let grads = |r: &R<'_>| r.result.metric(Metric::GradBytes);
-    if let Some(&(p, _)) = by_batch.first() {
-        let shape = p.config.shape;
-        let grad_bytes = predict::grad_bytes(shape);
-        let crossover =
-            grad_bytes / predict::activation_bytes_per_sample(shape, Checkpointing::None);
-        findings.push(format!(
-            "Where it starts to pay (depth {}): the parameter gradients ({} measured) set the \
+        // Where it starts to pay: the smallest batch at which the balanced peak is lower by more
+        // than the repeat-to-repeat spread of the bytes measured (1%, generously).
+        let pays = by_batch.iter().find(|(p, b)| saved(p, b) > 0.01 * p.peak());
+        let grads = |r: &R<'_>| r.result.metric(Metric::GradBytes);
+        if let Some(&(p, _)) = by_batch.first() {
+            let shape = p.config.shape;
+            let grad_bytes = predict::grad_bytes(shape);
+            let crossover =
+                grad_bytes / predict::activation_bytes_per_sample(shape, Checkpointing::None);
+            findings.push(format!(
+                "Where it starts to pay (depth {}): the parameter gradients ({} measured) set the \
              step's peak until the forward pass's activations outgrow them, predicted at batch \
              {:.0} without checkpointing. {}",
-            shape.depth,
-            format::bytes(grads(p)),
-            crossover,
-            match pays {
-                Some((pp, bb)) => format!(
-                    "Checkpointing first lowers the measured peak by more than 1% at batch {} \
+                shape.depth,
+                format::bytes(grads(p)),
+                crossover,
+                match pays {
+                    Some((pp, bb)) => format!(
+                        "Checkpointing first lowers the measured peak by more than 1% at batch {} \
                      ({} -> {}).",
-                    pp.config.batch,
-                    format::bytes(pp.peak()),
-                    format::bytes(bb.peak())
-                ),
-                None => "No measured batch showed a saving above 1%.".into(),
-            }
-        ));
-    }
+                        pp.config.batch,
+                        format::bytes(pp.peak()),
+                        format::bytes(bb.peak())
+                    ),
+                    None => "No measured batch showed a saving above 1%.".into(),
+                }
+            ));
+        }
 
-    let mut comparisons = Vec::new();
-    for (p, b) in [(deep_plain, deep_bal)]
-        .into_iter()
-        .chain(by_batch.last().copied())
-    {
-        for r in [p, b] {
-            comparisons.push(Comparison {
-                quantity: format!(
-                    "forward activations, depth {}, batch {}, {}",
-                    r.config.shape.depth,
-                    r.config.batch,
-                    strategy_name(r.config.checkpointing)
-                ),
-                predicted_bytes: r.config.batch as f64
-                    * predict::activation_bytes_per_sample(r.config.shape, r.config.checkpointing),
-                measured_bytes: activation(r),
-                note: match r.config.checkpointing {
-                    Checkpointing::None => {
-                        "each hidden layer's Linear and ReLU outputs, plus the last output and \
+        let mut comparisons = Vec::new();
+        for (p, b) in [(deep_plain, deep_bal)]
+            .into_iter()
+            .chain(by_batch.last().copied())
+        {
+            for r in [p, b] {
+                comparisons.push(Comparison {
+                    quantity: format!(
+                        "forward activations, depth {}, batch {}, {}",
+                        r.config.shape.depth,
+                        r.config.batch,
+                        strategy_name(r.config.checkpointing)
+                    ),
+                    predicted_bytes: r.config.batch as f64
+                        * predict::activation_bytes_per_sample(
+                            r.config.shape,
+                            r.config.checkpointing,
+                        ),
+                    measured_bytes: activation(r),
+                    note: match r.config.checkpointing {
+                        Checkpointing::None => {
+                            "each hidden layer's Linear and ReLU outputs, plus the last output and \
                          the loss's difference"
-                    }
-                    Checkpointing::Balanced => {
-                        "each hidden layer's Linear output only (ReLU recomputed in backward), \
+                        }
+                        Checkpointing::Balanced => {
+                            "each hidden layer's Linear output only (ReLU recomputed in backward), \
                          plus the last output, the loss's difference and the last ReLU output \
                          still live as the last Linear's input"
+                        }
                     }
-                }
-                .into(),
-            });
-            comparisons.push(Comparison {
-                quantity: format!(
-                    "step peak, depth {}, batch {}, {}",
-                    r.config.shape.depth,
-                    r.config.batch,
-                    strategy_name(r.config.checkpointing)
-                ),
-                predicted_bytes: predict::step_peak(&r.config),
-                measured_bytes: r.peak(),
-                note: "model + Adam state + inputs + the larger of activations and parameter \
+                    .into(),
+                });
+                comparisons.push(Comparison {
+                    quantity: format!(
+                        "step peak, depth {}, batch {}, {}",
+                        r.config.shape.depth,
+                        r.config.batch,
+                        strategy_name(r.config.checkpointing)
+                    ),
+                    predicted_bytes: predict::step_peak(&r.config),
+                    measured_bytes: r.peak(),
+                    note: "model + Adam state + inputs + the larger of activations and parameter \
                        gradients; the process baseline (thread pool, matmul slabs) and \
                        temporaries inside backward, including recomputed outputs, are not \
                        predicted"
-                    .into(),
-            });
+                        .into(),
+                });
+            }
         }
-    }
 
-    // Step peak (measured or predicted) of one strategy along a sweep, against `x`.
-    let peak_line =
-        |pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64, c: Checkpointing, predicted| {
+        // Step peak (measured or predicted) of one strategy along a sweep, against `x`.
+        let peak_line =
+            |pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64, c: Checkpointing, predicted| {
+                pairs
+                    .iter()
+                    .map(|(p, b)| {
+                        let r = if c == Checkpointing::None { p } else { b };
+                        let y = if predicted {
+                            predict::step_peak(&r.config)
+                        } else {
+                            r.peak()
+                        };
+                        (x(r), mib(y))
+                    })
+                    .collect::<Vec<(f64, f64)>>()
+            };
+        let depth = |r: &R<'_>| r.config.shape.depth as f64;
+        let batch = |r: &R<'_>| r.config.batch as f64;
+        let depth_line = |c, predicted| peak_line(&by_depth, depth, c, predicted);
+        let batch_line = |c, predicted| peak_line(&by_batch, batch, c, predicted);
+        let mut peak_by_depth = Vec::new();
+        let mut peak_by_batch = Vec::new();
+        for c in [Checkpointing::None, Checkpointing::Balanced] {
+            let name = strategy_name(c);
+            peak_by_depth.push(Series::line(
+                &format!("{name} (measured)"),
+                false,
+                depth_line(c, false),
+            ));
+            peak_by_depth.push(Series::line(
+                &format!("{name} (predicted)"),
+                true,
+                depth_line(c, true),
+            ));
+            peak_by_batch.push(Series::line(
+                &format!("{name} (measured)"),
+                false,
+                batch_line(c, false),
+            ));
+            peak_by_batch.push(Series::line(
+                &format!("{name} (predicted)"),
+                true,
+                batch_line(c, true),
+            ));
+        }
+        let overhead = |pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64| -> Vec<(f64, f64)> {
             pairs
                 .iter()
-                .map(|(p, b)| {
-                    let r = if c == Checkpointing::None { p } else { b };
-                    let y = if predicted {
-                        predict::step_peak(&r.config)
-                    } else {
-                        r.peak()
-                    };
-                    (x(r), mib(y))
-                })
-                .collect::<Vec<(f64, f64)>>()
+                .map(|(p, b)| (x(p), overhead_pct(p, b)))
+                .collect()
         };
-    let depth = |r: &R<'_>| r.config.shape.depth as f64;
-    let batch = |r: &R<'_>| r.config.batch as f64;
-    let depth_line = |c, predicted| peak_line(&by_depth, depth, c, predicted);
-    let batch_line = |c, predicted| peak_line(&by_batch, batch, c, predicted);
-    let mut peak_by_depth = Vec::new();
-    let mut peak_by_batch = Vec::new();
-    for c in [Checkpointing::None, Checkpointing::Balanced] {
-        let name = strategy_name(c);
-        peak_by_depth.push(Series::line(
-            &format!("{name} (measured)"),
-            false,
-            depth_line(c, false),
-        ));
-        peak_by_depth.push(Series::line(
-            &format!("{name} (predicted)"),
-            true,
-            depth_line(c, true),
-        ));
-        peak_by_batch.push(Series::line(
-            &format!("{name} (measured)"),
-            false,
-            batch_line(c, false),
-        ));
-        peak_by_batch.push(Series::line(
-            &format!("{name} (predicted)"),
-            true,
-            batch_line(c, true),
-        ));
-    }
-    let overhead = |pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64| -> Vec<(f64, f64)> {
-        pairs
-            .iter()
-            .map(|(p, b)| (x(p), overhead_pct(p, b)))
-            .collect()
-    };
-    let charts = vec![
-        Chart {
-            id: "peak-vs-depth".into(),
-            title: format!("Step peak against depth (batch {depth_batch})"),
-            x_label: "depth (Linear layers)".into(),
-            y_label: "step peak (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: peak_by_depth,
-        },
-        Chart {
-            id: "overhead-vs-depth".into(),
-            title: "Time cost of checkpointing (median step time, balanced against plain)".into(),
-            x_label: "depth (Linear layers)".into(),
-            y_label: "extra step time (%)".into(),
-            x_scale: Scale::Log2,
-            series: vec![Series::line(
-                &format!("against depth (batch {depth_batch})"),
-                false,
-                overhead(&by_depth, depth),
-            )],
-        },
-        Chart {
-            id: "peak-vs-batch".into(),
-            title: format!("Step peak against batch size (depth {batch_depth}): where it pays"),
-            x_label: "batch size (samples)".into(),
-            y_label: "step peak (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: peak_by_batch,
-        },
-        Chart {
-            id: "overhead-vs-batch".into(),
-            title: format!("Time cost of checkpointing against batch size (depth {batch_depth})"),
-            x_label: "batch size (samples)".into(),
-            y_label: "extra step time (%)".into(),
-            x_scale: Scale::Log2,
-            series: vec![Series::line(
-                "balanced against plain (median step time)",
-                false,
-                overhead(&by_batch, batch),
-            )],
-        },
-    ];
+        let charts = vec![
+            Chart {
+                id: "peak-vs-depth".into(),
+                title: format!("Step peak against depth (batch {depth_batch})"),
+                x_label: "depth (Linear layers)".into(),
+                y_label: "step peak (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: peak_by_depth,
+            },
+            Chart {
+                id: "overhead-vs-depth".into(),
+                title: "Time cost of checkpointing (median step time, balanced against plain)"
+                    .into(),
+                x_label: "depth (Linear layers)".into(),
+                y_label: "extra step time (%)".into(),
+                x_scale: Scale::Log2,
+                series: vec![Series::line(
+                    &format!("against depth (batch {depth_batch})"),
+                    false,
+                    overhead(&by_depth, depth),
+                )],
+            },
+            Chart {
+                id: "peak-vs-batch".into(),
+                title: format!("Step peak against batch size (depth {batch_depth}): where it pays"),
+                x_label: "batch size (samples)".into(),
+                y_label: "step peak (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: peak_by_batch,
+            },
+            Chart {
+                id: "overhead-vs-batch".into(),
+                title: format!(
+                    "Time cost of checkpointing against batch size (depth {batch_depth})"
+                ),
+                x_label: "batch size (samples)".into(),
+                y_label: "extra step time (%)".into(),
+                x_scale: Scale::Log2,
+                series: vec![Series::line(
+                    "balanced against plain (median step time)",
+                    false,
+                    overhead(&by_batch, batch),
+                )],
+            },
+        ];
 
-    let published = vec![
+        let published =
+            vec![
         PublishedFigure {
             source: "Chen et al. 2016, \"Training Deep Nets with Sublinear Memory Cost\"".into(),
             claim: "segments of about sqrt(n) layers: O(sqrt(n)) activation memory for one extra \
@@ -301,21 +309,22 @@ pub fn analyse(mut rows: Vec<R<'_>>, points: &[MeasuredPoint]) -> Analysis {
         },
     ];
 
-    Analysis {
-        headline: Headline::versus(
-            format!(
-                "depth {max_depth}, batch {depth_batch}: NoCheckpointing against \
+        Analysis {
+            headline: Headline::versus(
+                format!(
+                    "depth {max_depth}, batch {depth_batch}: NoCheckpointing against \
                  BalancedCheckpointing (step peak; samples/s)"
+                ),
+                Side::step(deep_plain.result),
+                Side::step(deep_bal.result),
+                correctness,
+                worst_check(points),
             ),
-            Side::step(deep_plain.result),
-            Side::step(deep_bal.result),
-            correctness,
-            worst_check(points),
-        ),
-        findings,
-        comparisons,
-        fits: vec![],
-        charts,
-        published,
+            findings,
+            comparisons,
+            fits: vec![],
+            charts,
+            published,
+        }
     }
 }

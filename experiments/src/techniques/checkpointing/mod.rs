@@ -20,16 +20,14 @@ pub mod snippet;
 use burn::backend::Autodiff;
 use burn::optim::GradientsParams;
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::Tensor;
-use results::{Analysis, Check, DeviceKind, MeasuredPoint, PointResult, Profile};
+use results::{Check, DeviceKind, Profile};
 
-use crate::error::ExperimentError;
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::mlp::{self, Mlp};
+use crate::harness::models::mlp;
 use crate::harness::models::MlpShape;
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::train::{run_train_point, TrainChecks, TrainConfig};
-use crate::technique::{Planned, Row, Technique};
+use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
+use crate::technique::{Measurement, Planned, Technique};
 
 /// Recomputation runs the same kernels on the same values: the gradients must be identical up
 /// to a reordered reduction.
@@ -110,16 +108,14 @@ impl Technique for GradientCheckpointing {
                     Checkpointing::None => "plain",
                     Checkpointing::Balanced => "balanced",
                 };
+                let shape = MlpShape {
+                    width: s.width,
+                    depth,
+                };
                 let config = TrainConfig {
-                    shape: MlpShape {
-                        width: s.width,
-                        depth,
-                    },
-                    batch,
-                    lr: 1e-4,
                     seed: 5,
-                    micro_batches: 1,
                     checkpointing,
+                    ..TrainConfig::adam(shape, batch)
                 };
                 points.push(Planned::new(
                     format!("depth-{depth}-batch-{batch}-{name}"),
@@ -132,17 +128,8 @@ impl Technique for GradientCheckpointing {
         points
     }
 
-    fn run_point(
-        &self,
-        config: &TrainConfig,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, CheckpointingCheck)
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }
 
@@ -151,19 +138,12 @@ impl Technique for GradientCheckpointing {
 struct CheckpointingCheck;
 
 impl TrainChecks for CheckpointingCheck {
-    fn checks<B: AutodiffBackend>(
-        &self,
-        config: &TrainConfig,
-        _x: &Tensor<B, 2>,
-        _y: &Tensor<B, 2>,
-        model: Mlp<B>,
-        device: &B::Device,
-    ) -> Vec<Check> {
-        drop(model);
-        if config.checkpointing == Checkpointing::None {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
+        drop(t.model);
+        if t.config.checkpointing == Checkpointing::None {
             Vec::new()
         } else {
-            vec![check::<B>(config, device)]
+            vec![check::<B>(t.config, t.device)]
         }
     }
 }

@@ -20,16 +20,15 @@ use std::collections::BTreeMap;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
-use results::{Analysis, Check, DeviceKind, MeasuredPoint, Metric, PointResult, Profile};
+use results::{Check, DeviceKind, Metric, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ExperimentError;
 use crate::estimate::F32_BYTES;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Planned, Row, Technique};
+use crate::technique::{Measurement, Planned, Technique};
 use snippet::{chain, layer_norm_borrowed, layer_norm_owned};
 
 /// Layer normalisation's epsilon.
@@ -173,19 +172,14 @@ impl Technique for InPlace {
         config: &InPlaceConfig,
         repeats: Repeats,
         device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    ) -> Measurement {
         device.dispatch(
             Setup::default(),
             InPlacePoint {
                 config: *config,
-                warmup: repeats.warmup,
-                repeats: repeats.repeats,
+                repeats,
             },
         )
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, InPlaceConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }
 
@@ -208,10 +202,8 @@ fn compute<B: Backend>(
 pub struct InPlacePoint {
     /// What to run.
     pub config: InPlaceConfig,
-    /// Untimed repeats first.
-    pub warmup: usize,
-    /// Measured repeats.
-    pub repeats: usize,
+    /// Untimed and timed repeats.
+    pub repeats: Repeats,
 }
 
 impl OnBackend for InPlacePoint {
@@ -229,8 +221,8 @@ impl OnBackend for InPlacePoint {
             probe,
             &sync,
             "computation",
-            self.warmup,
-            self.repeats,
+            self.repeats.warmup,
+            self.repeats.repeats,
             c.rows,
             input,
             |x| compute(c.case, c.style, x),

@@ -8,9 +8,9 @@ use results::{
     PublishedFigure, Scale, Series, Side, Trace,
 };
 
-use super::{predict, MixedConfig, Precision, INIT_SEED, PRECISIONS};
+use super::{predict, MixedConfig, MixedPrecision, Precision, INIT_SEED, PRECISIONS};
 use crate::harness::probe::host;
-use crate::technique::Row;
+use crate::technique::{Analyse, Row};
 
 /// A measured mixed-precision point.
 type R<'a> = Row<'a, MixedConfig>;
@@ -39,104 +39,105 @@ pub fn drift_check(reference: &[f64], candidate: &[f64], name: &str, tolerance: 
     )
 }
 
-/// The analysis of the mixed-precision experiment.
-/// (Its verdict comes from its own drift checks, not from the points' checks.)
-pub fn analyse(rows: Vec<R<'_>>, _points: &[MeasuredPoint]) -> Analysis {
-    let (yardstick, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
-        .into_iter()
-        .partition(|r| r.config.init_seed != INIT_SEED);
-    let find = |p: Precision| rows.iter().find(|r| r.config.precision == p);
-    let Some(f32_row) = find(Precision::F32) else {
-        return Analysis::unmeasured(Correctness::Unknown);
-    };
-    let reference = losses(f32_row);
-    // The tolerance: how far f32 drifts from itself when only the initial weights change.
-    let tolerance = yardstick
-        .first()
-        .map(|y| drift(reference, losses(y)))
-        .unwrap_or(f64::NAN);
-    let checks: Vec<(Precision, Check)> = rows
-        .iter()
-        .filter(|r| r.config.precision != Precision::F32)
-        .map(|r| {
-            let p = r.config.precision;
-            (p, drift_check(reference, losses(r), p.name(), tolerance))
-        })
-        .collect();
+impl Analyse for MixedPrecision {
+    /// The analysis of the mixed-precision experiment.
+    /// (Its verdict comes from its own drift checks, not from the points' checks.)
+    fn analyse(&self, rows: Vec<Row<'_, MixedConfig>>, _points: &[MeasuredPoint]) -> Analysis {
+        let (yardstick, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
+            .into_iter()
+            .partition(|r| r.config.init_seed != INIT_SEED);
+        let find = |p: Precision| rows.iter().find(|r| r.config.precision == p);
+        let Some(f32_row) = find(Precision::F32) else {
+            return Analysis::unmeasured(Correctness::Unknown);
+        };
+        let reference = losses(f32_row);
+        // The tolerance: how far f32 drifts from itself when only the initial weights change.
+        let tolerance = yardstick
+            .first()
+            .map(|y| drift(reference, losses(y)))
+            .unwrap_or(f64::NAN);
+        let checks: Vec<(Precision, Check)> = rows
+            .iter()
+            .filter(|r| r.config.precision != Precision::F32)
+            .map(|r| {
+                let p = r.config.precision;
+                (p, drift_check(reference, losses(r), p.name(), tolerance))
+            })
+            .collect();
 
-    let mut findings = Vec::new();
-    if let (Some(first), Some(last)) = (reference.first(), reference.last()) {
-        findings.push(format!(
-            "The task is learned: in f32 the loss falls from {first:.4} to {last:.4} over {} \
+        let mut findings = Vec::new();
+        if let (Some(first), Some(last)) = (reference.first(), reference.last()) {
+            findings.push(format!(
+                "The task is learned: in f32 the loss falls from {first:.4} to {last:.4} over {} \
              steps ({}). The yardstick: f32 from other initial weights ends at {} and drifts \
              from it by up to {:.2}% of the initial loss; a precision whose curve stays within \
              that drift has not changed the result beyond what the choice of initial weights \
              does.",
-            reference.len(),
-            format::pct((last / first - 1.0) * 100.0),
-            yardstick
-                .first()
-                .and_then(|y| losses(y).last())
-                .map_or("n/a".into(), |l| format!("{l:.4}")),
-            tolerance * 100.0
-        ));
-    }
-    for r in &rows {
-        let p = r.config.precision;
-        let losses = losses(r);
-        let drift = checks.iter().find(|(q, _)| *q == p).map(|(_, c)| c);
-        let mut sentence = format!(
-            "{}: step peak {}, final loss {:.4}",
-            format::capitalise(p.name()),
-            format::bytes(r.peak()),
-            losses.last().copied().unwrap_or(f64::NAN),
-        );
-        if let Some(c) = drift {
-            sentence.push_str(&format!(
-                ", largest drift from f32 {:.3e} ({:.2}% of the initial loss){}",
-                c.max_abs_diff,
-                c.max_rel_diff * 100.0,
-                if c.passed {
-                    ": within the yardstick"
-                } else {
-                    ": beyond the yardstick, the result changed"
-                }
+                reference.len(),
+                format::pct((last / first - 1.0) * 100.0),
+                yardstick
+                    .first()
+                    .and_then(|y| losses(y).last())
+                    .map_or("n/a".into(), |l| format!("{l:.4}")),
+                tolerance * 100.0
             ));
         }
-        let m = |metric: Metric| r.result.metric(metric);
-        sentence.push_str(&format!(
+        for r in &rows {
+            let p = r.config.precision;
+            let losses = losses(r);
+            let drift = checks.iter().find(|(q, _)| *q == p).map(|(_, c)| c);
+            let mut sentence = format!(
+                "{}: step peak {}, final loss {:.4}",
+                format::capitalise(p.name()),
+                format::bytes(r.peak()),
+                losses.last().copied().unwrap_or(f64::NAN),
+            );
+            if let Some(c) = drift {
+                sentence.push_str(&format!(
+                    ", largest drift from f32 {:.3e} ({:.2}% of the initial loss){}",
+                    c.max_abs_diff,
+                    c.max_rel_diff * 100.0,
+                    if c.passed {
+                        ": within the yardstick"
+                    } else {
+                        ": beyond the yardstick, the result changed"
+                    }
+                ));
+            }
+            let m = |metric: Metric| r.result.metric(metric);
+            sentence.push_str(&format!(
             "; gradient elements exactly zero (of {}), without a loss scale: {} at the initial \
              weights, {} at the trained ones",
             m(Metric::GradElements),
             m(Metric::ZeroGradElementsUnscaledInitial),
             m(Metric::ZeroGradElementsUnscaledFinal),
         ));
-        if p.loss_scaled() {
-            sentence.push_str(&format!(
-                "; with the loss scale: {} (scale {}) and {} (scale {}); {} of {} steps were \
+            if p.loss_scaled() {
+                sentence.push_str(&format!(
+                    "; with the loss scale: {} (scale {}) and {} (scale {}); {} of {} steps were \
                  skipped on overflow",
-                m(Metric::ZeroGradElementsScaledInitial),
-                m(Metric::FiniteLossScaleInitial),
-                m(Metric::ZeroGradElementsScaledFinal),
-                m(Metric::FiniteLossScaleFinal),
-                m(Metric::SkippedSteps),
-                losses.len()
-            ));
+                    m(Metric::ZeroGradElementsScaledInitial),
+                    m(Metric::FiniteLossScaleInitial),
+                    m(Metric::ZeroGradElementsScaledFinal),
+                    m(Metric::FiniteLossScaleFinal),
+                    m(Metric::SkippedSteps),
+                    losses.len()
+                ));
+            }
+            sentence.push('.');
+            findings.push(sentence);
         }
-        sentence.push('.');
-        findings.push(sentence);
-    }
-    let zeros = |r: &R<'_>, metric: Metric| r.result.metric(metric);
-    if let (Some(mixed), Some(pure)) = (find(Precision::MixedF16), find(Precision::F16)) {
-        let (without, with) = (
-            zeros(mixed, Metric::ZeroGradElementsUnscaledInitial),
-            zeros(mixed, Metric::ZeroGradElementsScaledInitial),
-        );
-        let (pure_without, pure_with) = (
-            zeros(pure, Metric::ZeroGradElementsUnscaledFinal),
-            zeros(pure, Metric::ZeroGradElementsScaledFinal),
-        );
-        findings.push(format!(
+        let zeros = |r: &R<'_>, metric: Metric| r.result.metric(metric);
+        if let (Some(mixed), Some(pure)) = (find(Precision::MixedF16), find(Precision::F16)) {
+            let (without, with) = (
+                zeros(mixed, Metric::ZeroGradElementsUnscaledInitial),
+                zeros(mixed, Metric::ZeroGradElementsScaledInitial),
+            );
+            let (pure_without, pure_with) = (
+                zeros(pure, Metric::ZeroGradElementsUnscaledFinal),
+                zeros(pure, Metric::ZeroGradElementsScaledFinal),
+            );
+            findings.push(format!(
             "What the loss scale does: with f32 master weights (mixed f16), {without} gradient \
              elements are exactly zero at the initial weights without a scale and {with} with it \
              (f32: {}){}. With f16 storage, at the trained weights: {pure_without} without and \
@@ -158,10 +159,10 @@ pub fn analyse(rows: Vec<R<'_>>, _points: &[MeasuredPoint]) -> Analysis {
                 ""
             },
         ));
-    }
-    if let Some(mixed) = find(Precision::MixedBf16) {
-        let act = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
-        findings.push(format!(
+        }
+        if let Some(mixed) = find(Precision::MixedBf16) {
+            let act = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
+            findings.push(format!(
             "Mixed precision against f32 at batch {}: forward activations {} -> {}, step peak {} \
              -> {} ({}). Weights, gradients and Adam state stay f32; the 16-bit weight copies \
              kept for backward ({} predicted) eat into the activations saved, so mixed \
@@ -176,11 +177,11 @@ pub fn analyse(rows: Vec<R<'_>>, _points: &[MeasuredPoint]) -> Analysis {
                 ((mixed.config.shape.depth - 1) * mixed.config.shape.width.pow(2)) as f64 * 2.0
             ),
         ));
-    }
-    let bf16 = find(Precision::Bf16);
-    let f16 = find(Precision::F16);
-    if let Some(b) = bf16 {
-        findings.push(format!(
+        }
+        let bf16 = find(Precision::Bf16);
+        let f16 = find(Precision::F16);
+        if let Some(b) = bf16 {
+            findings.push(format!(
             "Measured on this CPU (Flex): bf16 storage runs at {} samples/s against {} for f32 \
              ({}): Flex converts bf16 to f32 for the matmul and back, so bf16 saves memory and \
              costs time here.{} On a GPU with bf16/f16 tensor cores (an H100 or H200), 16-bit \
@@ -201,246 +202,253 @@ pub fn analyse(rows: Vec<R<'_>>, _points: &[MeasuredPoint]) -> Analysis {
                 None => String::new(),
             }
         ));
-    }
-
-    let mut comparisons = Vec::new();
-    for r in &rows {
-        let p = r.config.precision;
-        let (shape, e) = (r.config.shape, p.storage().bytes() as f64);
-        let params = shape.num_params() as f64;
-        for (quantity, predicted, metric, note) in [
-            (
-                "weights",
-                predict::weight_bytes(params, p.storage()),
-                Metric::ParamBytes,
-                "parameters x bytes per stored value",
-            ),
-            (
-                "Adam state",
-                2.0 * params * e,
-                Metric::OptimizerStateBytes,
-                "two moments per parameter, stored like the parameters",
-            ),
-            (
-                "gradients",
-                params * e,
-                Metric::GradBytes,
-                "one gradient per parameter, in the parameters' type",
-            ),
-            (
-                "forward activations",
-                predict::forward_bytes(p, shape, r.config.batch, r.result.probe.kind == host::KIND)
-                    as f64,
-                Metric::ActivationBytes,
-                forward_note(p),
-            ),
-        ] {
-            comparisons.push(Comparison {
-                quantity: format!("{}: {quantity}", p.name()),
-                predicted_bytes: predicted,
-                measured_bytes: r.result.metric(metric),
-                note: note.into(),
-            });
         }
-    }
 
-    let component_series = |metric: Metric, label: &str| -> Series {
-        Series::line(
-            label,
-            false,
-            PRECISIONS
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &p)| {
-                    find(p).map(|r| ((i + 1) as f64, mib(r.result.metric(metric))))
-                })
-                .collect(),
-        )
-    };
-    let mut loss_series = Vec::new();
-    for r in &rows {
-        loss_series.push(Series::line(
-            r.config.precision.name(),
-            false,
-            losses(r)
-                .iter()
-                .enumerate()
-                .map(|(i, &l)| ((i + 1) as f64, l))
-                .collect(),
-        ));
-    }
-    let mut scale_series = Vec::new();
-    for r in &rows {
-        if let Some(trace) = r.result.traces.get(&Trace::LossScaleByStep) {
-            scale_series.push(Series::line(
-                r.config.precision.name(),
+        let mut comparisons = Vec::new();
+        for r in &rows {
+            let p = r.config.precision;
+            let (shape, e) = (r.config.shape, p.storage().bytes() as f64);
+            let params = shape.num_params() as f64;
+            for (quantity, predicted, metric, note) in [
+                (
+                    "weights",
+                    predict::weight_bytes(params, p.storage()),
+                    Metric::ParamBytes,
+                    "parameters x bytes per stored value",
+                ),
+                (
+                    "Adam state",
+                    2.0 * params * e,
+                    Metric::OptimizerStateBytes,
+                    "two moments per parameter, stored like the parameters",
+                ),
+                (
+                    "gradients",
+                    params * e,
+                    Metric::GradBytes,
+                    "one gradient per parameter, in the parameters' type",
+                ),
+                (
+                    "forward activations",
+                    predict::forward_bytes(
+                        p,
+                        shape,
+                        r.config.batch,
+                        r.result.probe.kind == host::KIND,
+                    ) as f64,
+                    Metric::ActivationBytes,
+                    forward_note(p),
+                ),
+            ] {
+                comparisons.push(Comparison {
+                    quantity: format!("{}: {quantity}", p.name()),
+                    predicted_bytes: predicted,
+                    measured_bytes: r.result.metric(metric),
+                    note: note.into(),
+                });
+            }
+        }
+
+        let component_series = |metric: Metric, label: &str| -> Series {
+            Series::line(
+                label,
                 false,
-                trace
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &s)| ((i + 1) as f64, s.log2()))
-                    .collect(),
-            ));
-        }
-    }
-    let index_note = PRECISIONS
-        .iter()
-        .enumerate()
-        .map(|(i, p)| format!("{} {}", i + 1, p.id()))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let charts = vec![
-        Chart {
-            id: "memory-by-component".into(),
-            title: "Memory by component and precision".into(),
-            x_label: format!("precision ({index_note})"),
-            y_label: "bytes (MiB)".into(),
-            x_scale: Scale::Linear,
-            series: vec![
-                Series {
-                    name: "step peak".into(),
-                    predicted: false,
-                    points: Series::line(
-                        "",
-                        false,
-                        PRECISIONS
-                            .iter()
-                            .enumerate()
-                            .filter_map(|(i, &p)| find(p).map(|r| ((i + 1) as f64, mib(r.peak()))))
-                            .collect(),
-                    )
-                    .points,
-                },
-                component_series(Metric::ParamBytes, "weights"),
-                component_series(Metric::OptimizerStateBytes, "Adam state"),
-                component_series(Metric::GradBytes, "gradients"),
-                component_series(Metric::ActivationBytes, "forward activations"),
-            ],
-        },
-        Chart {
-            id: "throughput-by-precision".into(),
-            title: "Training throughput by precision (this CPU)".into(),
-            x_label: format!("precision ({index_note})"),
-            y_label: "throughput (samples/s)".into(),
-            x_scale: Scale::Linear,
-            series: vec![Series::throughput(
-                "median; bars: fastest and slowest step",
                 PRECISIONS
                     .iter()
                     .enumerate()
-                    .filter_map(|(i, &p)| find(p).map(|r| ((i + 1) as f64, r.result))),
-            )],
-        },
-        Chart {
-            id: "loss-by-step".into(),
-            title: "Loss over the training run".into(),
-            x_label: "step".into(),
-            y_label: "MSE loss".into(),
-            x_scale: Scale::Linear,
-            series: loss_series,
-        },
-        Chart {
-            id: "loss-scale-by-step".into(),
-            title: "Dynamic loss scale".into(),
-            x_label: "step".into(),
-            y_label: "log2 of the loss scale".into(),
-            x_scale: Scale::Linear,
-            series: scale_series,
-        },
-    ];
-
-    let published = vec![
-        PublishedFigure {
-            source: "Hugging Face Transformers, \"efficient training on a single GPU\" \
-                     (bert-large, V100 16 GB, batch 4)"
-                .into(),
-            claim: "fp16 mixed precision: 8.86 -> 18.64 samples/s (+110%), 14949 -> 13939 MB \
-                    (-6.8%); mixed precision keeps an fp32 and a half copy of the weights"
-                .into(),
-            ours: match find(Precision::MixedF16) {
-                Some(m) => format!(
-                    "mixed f16 on this CPU: {} -> {} samples/s ({}), step peak {} -> {} ({}); \
-                     a GPU result set is needed for the speed comparison",
-                    format::rate(f32_row.result.samples_per_s),
-                    format::rate(m.result.samples_per_s),
-                    format::pct(
-                        (m.result.samples_per_s / f32_row.result.samples_per_s - 1.0) * 100.0
-                    ),
-                    format::bytes(f32_row.peak()),
-                    format::bytes(m.peak()),
-                    format::pct((m.peak() / f32_row.peak() - 1.0) * 100.0)
-                ),
-                None => "not measured".into(),
-            },
-        },
-        PublishedFigure {
-            source: "Micikevicius et al. 2018, \"Mixed Precision Training\"".into(),
-            claim: "half precision nearly halves activation memory; f32 master weights, loss \
-                    scaling and f32 accumulation keep accuracy; bf16 needs no loss scaling"
-                .into(),
-            ours: match (find(Precision::MixedBf16), bf16) {
-                (Some(m), _) => format!(
-                    "forward activations {} (f32) -> {} (mixed bf16, {})",
-                    format::bytes(f32_row.result.metric(Metric::ActivationBytes)),
-                    format::bytes(m.result.metric(Metric::ActivationBytes)),
-                    format::pct(
-                        (m.result.metric(Metric::ActivationBytes)
-                            / f32_row.result.metric(Metric::ActivationBytes)
-                            - 1.0)
-                            * 100.0
-                    )
-                ),
-                (None, _) => "not measured".into(),
-            },
-        },
-    ];
-
-    // The index compares f32 with 16-bit storage, the largest saving: bf16, or f16 on a device
-    // without bf16. Its verdict is that precision's drift.
-    let headline = match bf16.or(f16) {
-        Some(b) => {
-            let check = checks
-                .iter()
-                .find(|(p, _)| *p == b.config.precision)
-                .map(|(_, c)| c);
-            Headline::versus(
-                format!(
-                    "f32 against {}, {} training steps (step peak; samples/s)",
-                    b.config.precision.name(),
-                    reference.len()
-                ),
-                Side::step(f32_row.result),
-                Side::step(b.result),
-                match check {
-                    Some(c) if c.passed => Correctness::Passed,
-                    Some(_) => Correctness::Failed,
-                    None => Correctness::Unknown,
-                },
-                checks
-                    .iter()
-                    .map(|(_, c)| {
-                        format!(
-                            "{}: largest drift {:.2}% of the initial loss (tolerance {:.2}%, \
-                             the drift between two f32 runs){}",
-                            c.what,
-                            c.max_rel_diff * 100.0,
-                            c.tolerance * 100.0,
-                            if c.passed { "" } else { ", FAILED" }
-                        )
+                    .filter_map(|(i, &p)| {
+                        find(p).map(|r| ((i + 1) as f64, mib(r.result.metric(metric))))
                     })
-                    .collect::<Vec<_>>()
-                    .join("; "),
+                    .collect(),
             )
+        };
+        let mut loss_series = Vec::new();
+        for r in &rows {
+            loss_series.push(Series::line(
+                r.config.precision.name(),
+                false,
+                losses(r)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &l)| ((i + 1) as f64, l))
+                    .collect(),
+            ));
         }
-        None => Analysis::unmeasured(Correctness::Unknown).headline,
-    };
-    Analysis {
-        headline,
-        findings,
-        comparisons,
-        fits: vec![],
-        charts,
-        published,
+        let mut scale_series = Vec::new();
+        for r in &rows {
+            if let Some(trace) = r.result.traces.get(&Trace::LossScaleByStep) {
+                scale_series.push(Series::line(
+                    r.config.precision.name(),
+                    false,
+                    trace
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &s)| ((i + 1) as f64, s.log2()))
+                        .collect(),
+                ));
+            }
+        }
+        let index_note = PRECISIONS
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{} {}", i + 1, p.id()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let charts = vec![
+            Chart {
+                id: "memory-by-component".into(),
+                title: "Memory by component and precision".into(),
+                x_label: format!("precision ({index_note})"),
+                y_label: "bytes (MiB)".into(),
+                x_scale: Scale::Linear,
+                series: vec![
+                    Series {
+                        name: "step peak".into(),
+                        predicted: false,
+                        points: Series::line(
+                            "",
+                            false,
+                            PRECISIONS
+                                .iter()
+                                .enumerate()
+                                .filter_map(|(i, &p)| {
+                                    find(p).map(|r| ((i + 1) as f64, mib(r.peak())))
+                                })
+                                .collect(),
+                        )
+                        .points,
+                    },
+                    component_series(Metric::ParamBytes, "weights"),
+                    component_series(Metric::OptimizerStateBytes, "Adam state"),
+                    component_series(Metric::GradBytes, "gradients"),
+                    component_series(Metric::ActivationBytes, "forward activations"),
+                ],
+            },
+            Chart {
+                id: "throughput-by-precision".into(),
+                title: "Training throughput by precision (this CPU)".into(),
+                x_label: format!("precision ({index_note})"),
+                y_label: "throughput (samples/s)".into(),
+                x_scale: Scale::Linear,
+                series: vec![Series::throughput(
+                    "median; bars: fastest and slowest step",
+                    PRECISIONS
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, &p)| find(p).map(|r| ((i + 1) as f64, r.result))),
+                )],
+            },
+            Chart {
+                id: "loss-by-step".into(),
+                title: "Loss over the training run".into(),
+                x_label: "step".into(),
+                y_label: "MSE loss".into(),
+                x_scale: Scale::Linear,
+                series: loss_series,
+            },
+            Chart {
+                id: "loss-scale-by-step".into(),
+                title: "Dynamic loss scale".into(),
+                x_label: "step".into(),
+                y_label: "log2 of the loss scale".into(),
+                x_scale: Scale::Linear,
+                series: scale_series,
+            },
+        ];
+
+        let published = vec![
+            PublishedFigure {
+                source: "Hugging Face Transformers, \"efficient training on a single GPU\" \
+                     (bert-large, V100 16 GB, batch 4)"
+                    .into(),
+                claim: "fp16 mixed precision: 8.86 -> 18.64 samples/s (+110%), 14949 -> 13939 MB \
+                    (-6.8%); mixed precision keeps an fp32 and a half copy of the weights"
+                    .into(),
+                ours: match find(Precision::MixedF16) {
+                    Some(m) => format!(
+                        "mixed f16 on this CPU: {} -> {} samples/s ({}), step peak {} -> {} ({}); \
+                     a GPU result set is needed for the speed comparison",
+                        format::rate(f32_row.result.samples_per_s),
+                        format::rate(m.result.samples_per_s),
+                        format::pct(
+                            (m.result.samples_per_s / f32_row.result.samples_per_s - 1.0) * 100.0
+                        ),
+                        format::bytes(f32_row.peak()),
+                        format::bytes(m.peak()),
+                        format::pct((m.peak() / f32_row.peak() - 1.0) * 100.0)
+                    ),
+                    None => "not measured".into(),
+                },
+            },
+            PublishedFigure {
+                source: "Micikevicius et al. 2018, \"Mixed Precision Training\"".into(),
+                claim: "half precision nearly halves activation memory; f32 master weights, loss \
+                    scaling and f32 accumulation keep accuracy; bf16 needs no loss scaling"
+                    .into(),
+                ours: match (find(Precision::MixedBf16), bf16) {
+                    (Some(m), _) => format!(
+                        "forward activations {} (f32) -> {} (mixed bf16, {})",
+                        format::bytes(f32_row.result.metric(Metric::ActivationBytes)),
+                        format::bytes(m.result.metric(Metric::ActivationBytes)),
+                        format::pct(
+                            (m.result.metric(Metric::ActivationBytes)
+                                / f32_row.result.metric(Metric::ActivationBytes)
+                                - 1.0)
+                                * 100.0
+                        )
+                    ),
+                    (None, _) => "not measured".into(),
+                },
+            },
+        ];
+
+        // The index compares f32 with 16-bit storage, the largest saving: bf16, or f16 on a device
+        // without bf16. Its verdict is that precision's drift.
+        let headline = match bf16.or(f16) {
+            Some(b) => {
+                let check = checks
+                    .iter()
+                    .find(|(p, _)| *p == b.config.precision)
+                    .map(|(_, c)| c);
+                Headline::versus(
+                    format!(
+                        "f32 against {}, {} training steps (step peak; samples/s)",
+                        b.config.precision.name(),
+                        reference.len()
+                    ),
+                    Side::step(f32_row.result),
+                    Side::step(b.result),
+                    match check {
+                        Some(c) if c.passed => Correctness::Passed,
+                        Some(_) => Correctness::Failed,
+                        None => Correctness::Unknown,
+                    },
+                    checks
+                        .iter()
+                        .map(|(_, c)| {
+                            format!(
+                                "{}: largest drift {:.2}% of the initial loss (tolerance {:.2}%, \
+                             the drift between two f32 runs){}",
+                                c.what,
+                                c.max_rel_diff * 100.0,
+                                c.tolerance * 100.0,
+                                if c.passed { "" } else { ", FAILED" }
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                )
+            }
+            None => Analysis::unmeasured(Correctness::Unknown).headline,
+        };
+        Analysis {
+            headline,
+            findings,
+            comparisons,
+            fits: vec![],
+            charts,
+            published,
+        }
     }
 }
 

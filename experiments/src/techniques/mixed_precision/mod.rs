@@ -25,9 +25,7 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{
-    Analysis, DeviceKind, FloatStorage, MeasuredPoint, Metric, PointResult, Profile, Timing, Trace,
-};
+use results::{DeviceKind, FloatStorage, Metric, PointResult, Profile, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{drift, drift_check};
@@ -38,7 +36,7 @@ use crate::harness::models::{mlp, Mlp, MlpShape};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::technique::{Planned, Row, Technique};
+use crate::technique::{Measurement, Planned, Technique};
 use snippet::{forward_mixed, unscale, DynamicLossScale};
 
 /// Seed of the students' initial weights.
@@ -267,12 +265,7 @@ impl Technique for MixedPrecision {
         points
     }
 
-    fn run_point(
-        &self,
-        config: &MixedConfig,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run_point(&self, config: &MixedConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         // The outer error: no device; the inner one: the device lacks the float type.
         device.dispatch(
             Setup {
@@ -281,18 +274,13 @@ impl Technique for MixedPrecision {
             },
             MixedPoint {
                 config: *config,
-                warmup: repeats.warmup,
-                repeats: repeats.repeats,
+                repeats,
             },
         )?
     }
 
     fn float_storage(&self, config: &MixedConfig) -> FloatStorage {
         config.precision.storage()
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, MixedConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }
 
@@ -352,10 +340,8 @@ fn zeros_at_scale<B: AutodiffBackend>(
 pub struct MixedPoint {
     /// What to train.
     pub config: MixedConfig,
-    /// Untimed steps first (their losses are recorded).
-    pub warmup: usize,
-    /// Timed steps.
-    pub repeats: usize,
+    /// Untimed and timed repeats.
+    pub repeats: Repeats,
 }
 
 impl OnBackend for MixedPoint {
@@ -481,11 +467,11 @@ impl OnBackend for MixedPoint {
             }
             (elapsed, meter.finish())
         };
-        for _ in 0..self.warmup {
+        for _ in 0..self.repeats.warmup {
             train_step();
         }
         timing::offer(c.batch as u64, &mut || train_step().0);
-        let (samples_s, runs): (Vec<f64>, Vec<_>) = (0..self.repeats.max(1))
+        let (samples_s, runs): (Vec<f64>, Vec<_>) = (0..self.repeats.repeats.max(1))
             .map(|_| {
                 let (elapsed, phases) = train_step();
                 (elapsed.as_secs_f64(), phases)
@@ -522,14 +508,9 @@ impl OnBackend for MixedPoint {
             traces.insert(Trace::LossScaleByStep, scales);
         }
         Ok(PointResult {
-            probe: probe.info(),
-            phases,
-            samples_per_s: timing.per_second(c.batch as f64),
-            step: timing,
-            samples_per_step: c.batch as u64,
             metrics,
             traces,
-            checks: vec![],
+            ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
         })
     }
 }

@@ -8,84 +8,89 @@ use results::{
     ReportedFit, Scale, Series, Side, Trace,
 };
 
-use super::{predict, EvalConfig, EvalMode};
-use crate::technique::Row;
+use super::{predict, EvalConfig, EvalMode, NoGrad};
+use crate::technique::{Analyse, Row};
 
 /// A measured no-grad point.
 type R<'a> = Row<'a, EvalConfig>;
 
-/// The analysis of the no-grad experiment.
-pub fn analyse(mut rows: Vec<R<'_>>, points: &[MeasuredPoint]) -> Analysis {
-    rows.sort_by_key(|r| r.config.batch);
-    let correctness = Correctness::of(points);
-    let of =
-        |mode: EvalMode| -> Vec<&R<'_>> { rows.iter().filter(|r| r.config.mode == mode).collect() };
-    let (autodiff, valid) = (of(EvalMode::Autodiff), of(EvalMode::Valid));
-    let largest_pair = autodiff.iter().rev().find_map(|a| {
-        valid
-            .iter()
-            .find(|v| v.config.batch == a.config.batch)
-            .map(|v| (*a, *v))
-    });
-    let Some((ad, va)) = largest_pair else {
-        return Analysis::unmeasured(correctness);
-    };
-    let shape = ad.config.shape;
-    let batch = ad.config.batch as f64;
+impl Analyse for NoGrad {
+    /// The analysis of the no-grad experiment.
+    fn analyse(&self, mut rows: Vec<Row<'_, EvalConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        rows.sort_by_key(|r| r.config.batch);
+        let correctness = Correctness::of(points);
+        let of = |mode: EvalMode| -> Vec<&R<'_>> {
+            rows.iter().filter(|r| r.config.mode == mode).collect()
+        };
+        let (autodiff, valid) = (of(EvalMode::Autodiff), of(EvalMode::Valid));
+        let largest_pair = autodiff.iter().rev().find_map(|a| {
+            valid
+                .iter()
+                .find(|v| v.config.batch == a.config.batch)
+                .map(|v| (*a, *v))
+        });
+        let Some((ad, va)) = largest_pair else {
+            return Analysis::unmeasured(correctness);
+        };
+        let shape = ad.config.shape;
+        let batch = ad.config.batch as f64;
 
-    let eval_points = |rows: &[&R<'_>]| -> Vec<(f64, f64)> {
-        rows.iter()
-            .map(|r| (r.config.batch as f64, r.result.metric(Metric::EvalBytes)))
-            .collect()
-    };
-    let ad_fit = LinearFit::fit(&eval_points(&autodiff));
-    let va_fit = LinearFit::fit(&eval_points(&valid));
-    let mut fits = Vec::new();
-    let mut findings = Vec::new();
-    if let (Some(a), Some(v)) = (&ad_fit, &va_fit) {
-        findings.push(format!(
-            "A forward pass adds {} per sample at its peak on the autodiff backend and {} per \
+        let eval_points = |rows: &[&R<'_>]| -> Vec<(f64, f64)> {
+            rows.iter()
+                .map(|r| (r.config.batch as f64, r.result.metric(Metric::EvalBytes)))
+                .collect()
+        };
+        let ad_fit = LinearFit::fit(&eval_points(&autodiff));
+        let va_fit = LinearFit::fit(&eval_points(&valid));
+        let mut fits = Vec::new();
+        let mut findings = Vec::new();
+        if let (Some(a), Some(v)) = (&ad_fit, &va_fit) {
+            findings.push(format!(
+                "A forward pass adds {} per sample at its peak on the autodiff backend and {} per \
              sample through valid() (fits over {} batch sizes).",
-            format::bytes(a.slope),
-            format::bytes(v.slope),
-            a.n
-        ));
-        fits.push(ReportedFit {
-            what: "evaluation peak above the model and inputs against batch size, autodiff".into(),
-            fit: a.clone(),
-        });
-        fits.push(ReportedFit {
-            what: "evaluation peak above the model and inputs against batch size, valid()".into(),
-            fit: v.clone(),
-        });
-    }
-    let ad_eval = ad.result.metric(Metric::EvalBytes);
-    let va_eval = va.result.metric(Metric::EvalBytes);
-    let retained_by_pass =
-        |r: &R<'_>| -> Vec<f64> { r.result.trace(Trace::RetainedBytesByPass).to_vec() };
-    let (retained, va_retained) = (retained_by_pass(ad), retained_by_pass(va));
-    findings.push(format!(
-        "The trap: at batch {}, each autodiff pass whose output is dropped without backward \
+                format::bytes(a.slope),
+                format::bytes(v.slope),
+                a.n
+            ));
+            fits.push(ReportedFit {
+                what: "evaluation peak above the model and inputs against batch size, autodiff"
+                    .into(),
+                fit: a.clone(),
+            });
+            fits.push(ReportedFit {
+                what: "evaluation peak above the model and inputs against batch size, valid()"
+                    .into(),
+                fit: v.clone(),
+            });
+        }
+        let ad_eval = ad.result.metric(Metric::EvalBytes);
+        let va_eval = va.result.metric(Metric::EvalBytes);
+        let retained_by_pass =
+            |r: &R<'_>| -> Vec<f64> { r.result.trace(Trace::RetainedBytesByPass).to_vec() };
+        let (retained, va_retained) = (retained_by_pass(ad), retained_by_pass(va));
+        findings.push(format!(
+            "The trap: at batch {}, each autodiff pass whose output is dropped without backward \
          leaves {} behind; after {} passes {} were still held. With the check's pass on top, {} \
          were held; a backward() on one more pass brought that to {}. Through valid(), {} passes \
          left {}.",
-        ad.config.batch,
-        format::bytes(ad.result.metric(Metric::RetainedPerPassBytes)),
-        retained.len(),
-        format::bytes(retained.last().copied().unwrap_or(f64::NAN)),
-        format::bytes(ad.result.metric(Metric::HeldBeforeBackwardBytes)),
-        format::bytes(ad.result.metric(Metric::HeldAfterBackwardBytes)),
-        va_retained.len(),
-        format::bytes(va_retained.last().copied().unwrap_or(f64::NAN)),
-    ));
-    findings.push(format!(
-        "Throughput at batch {}: {} samples/s on the autodiff backend, {} through valid().",
-        ad.config.batch,
-        format::rate(ad.result.samples_per_s),
-        format::rate(va.result.samples_per_s)
-    ));
+            ad.config.batch,
+            format::bytes(ad.result.metric(Metric::RetainedPerPassBytes)),
+            retained.len(),
+            format::bytes(retained.last().copied().unwrap_or(f64::NAN)),
+            format::bytes(ad.result.metric(Metric::HeldBeforeBackwardBytes)),
+            format::bytes(ad.result.metric(Metric::HeldAfterBackwardBytes)),
+            va_retained.len(),
+            format::bytes(va_retained.last().copied().unwrap_or(f64::NAN)),
+        ));
+        findings.push(format!(
+            "Throughput at batch {}: {} samples/s on the autodiff backend, {} through valid().",
+            ad.config.batch,
+            format::rate(ad.result.samples_per_s),
+            format::rate(va.result.samples_per_s)
+        ));
 
-    let comparisons = vec![
+        let comparisons =
+            vec![
         Comparison {
             quantity: "valid(): bytes per sample at the pass's peak".into(),
             predicted_bytes: predict::inference_bytes_per_sample(shape),
@@ -106,100 +111,101 @@ pub fn analyse(mut rows: Vec<R<'_>>, points: &[MeasuredPoint]) -> Analysis {
         },
     ];
 
-    let by_batch = |rows: &[&R<'_>], metric: Metric| -> Vec<(f64, f64)> {
-        rows.iter()
-            .map(|r| (r.config.batch as f64, mib(r.result.metric(metric))))
-            .collect()
-    };
-    let mut retained_series = Vec::new();
-    for r in autodiff.iter().chain(valid.iter()) {
-        if let Some(trace) = r.result.traces.get(&Trace::RetainedBytesByPass) {
-            retained_series.push(Series::line(
-                &format!("{} batch {}", r.config.mode.name(), r.config.batch),
-                false,
-                trace
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &b)| ((i + 1) as f64, mib(b)))
-                    .collect(),
-            ));
-        }
-    }
-    let charts = vec![
-        Chart {
-            id: "eval-peak-vs-batch".into(),
-            title: "Memory an evaluation pass adds above the model and inputs".into(),
-            x_label: "batch size (samples)".into(),
-            y_label: "peak above live bytes (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: vec![
-                Series::line(
-                    "autodiff backend (measured)",
+        let by_batch = |rows: &[&R<'_>], metric: Metric| -> Vec<(f64, f64)> {
+            rows.iter()
+                .map(|r| (r.config.batch as f64, mib(r.result.metric(metric))))
+                .collect()
+        };
+        let mut retained_series = Vec::new();
+        for r in autodiff.iter().chain(valid.iter()) {
+            if let Some(trace) = r.result.traces.get(&Trace::RetainedBytesByPass) {
+                retained_series.push(Series::line(
+                    &format!("{} batch {}", r.config.mode.name(), r.config.batch),
                     false,
-                    by_batch(&autodiff, Metric::EvalBytes),
-                ),
-                Series::line(
-                    "valid() (measured)",
-                    false,
-                    by_batch(&valid, Metric::EvalBytes),
-                ),
-                Series::line(
-                    "valid() (predicted)",
-                    true,
-                    valid
+                    trace
                         .iter()
-                        .map(|r| {
-                            let b = r.config.batch as f64;
-                            (b, mib(b * predict::inference_bytes_per_sample(shape)))
-                        })
+                        .enumerate()
+                        .map(|(i, &b)| ((i + 1) as f64, mib(b)))
                         .collect(),
-                ),
-            ],
-        },
-        Chart {
-            id: "eval-throughput".into(),
-            title: "Evaluation throughput".into(),
-            x_label: "batch size (samples)".into(),
-            y_label: "throughput (samples/s)".into(),
-            x_scale: Scale::Log2,
-            series: vec![
-                Series::throughput(
-                    "autodiff backend (median; bars: fastest and slowest)",
-                    autodiff.iter().map(|r| (r.config.batch as f64, r.result)),
-                ),
-                Series::throughput(
-                    "valid() (median; bars: fastest and slowest)",
-                    valid.iter().map(|r| (r.config.batch as f64, r.result)),
-                ),
-            ],
-        },
-        Chart {
-            id: "retained-by-pass".into(),
-            title: "Memory held after each pass whose output was dropped".into(),
-            x_label: "pass (warm-up included)".into(),
-            y_label: "bytes still held (MiB)".into(),
-            x_scale: Scale::Linear,
-            series: retained_series,
-        },
-    ];
+                ));
+            }
+        }
+        let charts = vec![
+            Chart {
+                id: "eval-peak-vs-batch".into(),
+                title: "Memory an evaluation pass adds above the model and inputs".into(),
+                x_label: "batch size (samples)".into(),
+                y_label: "peak above live bytes (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: vec![
+                    Series::line(
+                        "autodiff backend (measured)",
+                        false,
+                        by_batch(&autodiff, Metric::EvalBytes),
+                    ),
+                    Series::line(
+                        "valid() (measured)",
+                        false,
+                        by_batch(&valid, Metric::EvalBytes),
+                    ),
+                    Series::line(
+                        "valid() (predicted)",
+                        true,
+                        valid
+                            .iter()
+                            .map(|r| {
+                                let b = r.config.batch as f64;
+                                (b, mib(b * predict::inference_bytes_per_sample(shape)))
+                            })
+                            .collect(),
+                    ),
+                ],
+            },
+            Chart {
+                id: "eval-throughput".into(),
+                title: "Evaluation throughput".into(),
+                x_label: "batch size (samples)".into(),
+                y_label: "throughput (samples/s)".into(),
+                x_scale: Scale::Log2,
+                series: vec![
+                    Series::throughput(
+                        "autodiff backend (median; bars: fastest and slowest)",
+                        autodiff.iter().map(|r| (r.config.batch as f64, r.result)),
+                    ),
+                    Series::throughput(
+                        "valid() (median; bars: fastest and slowest)",
+                        valid.iter().map(|r| (r.config.batch as f64, r.result)),
+                    ),
+                ],
+            },
+            Chart {
+                id: "retained-by-pass".into(),
+                title: "Memory held after each pass whose output was dropped".into(),
+                x_label: "pass (warm-up included)".into(),
+                y_label: "bytes still held (MiB)".into(),
+                x_scale: Scale::Linear,
+                series: retained_series,
+            },
+        ];
 
-    let detail = worst_check(points);
-    Analysis {
-        headline: Headline::versus(
-            format!(
+        let detail = worst_check(points);
+        Analysis {
+            headline: Headline::versus(
+                format!(
                 "evaluation at batch {}: autodiff backend against valid() (peak above the model \
                  and inputs; samples/s)",
                 ad.config.batch
             ),
-            Side::with_peak(ad_eval, ad.result),
-            Side::with_peak(va_eval, va.result),
-            correctness,
-            detail,
-        ),
-        findings,
-        comparisons,
-        fits,
-        charts,
-        published: vec![],
+                Side::with_peak(ad_eval, ad.result),
+                Side::with_peak(va_eval, va.result),
+                correctness,
+                detail,
+            ),
+            findings,
+            comparisons,
+            fits,
+            charts,
+            published: vec![],
+        }
     }
 }

@@ -20,18 +20,15 @@ use std::collections::BTreeMap;
 
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use results::{
-    Analysis, Check, DeviceKind, LinearFit, MeasuredPoint, Metric, PointResult, Profile, Trace,
-};
+use results::{Check, DeviceKind, LinearFit, Metric, PointResult, Profile, Trace};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{training_mlp, MlpShape};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::technique::{Planned, Row, Technique};
+use crate::technique::{Measurement, Planned, Technique};
 
 /// Relative tolerance of the output comparison: the same kernels run on the same data, so the
 /// outputs are expected to be identical; the tolerance only allows for a reordered reduction.
@@ -123,24 +120,14 @@ impl Technique for NoGrad {
         points
     }
 
-    fn run_point(
-        &self,
-        config: &EvalConfig,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run_point(&self, config: &EvalConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup::default(),
             EvalPoint {
                 config: *config,
-                warmup: repeats.warmup,
-                repeats: repeats.repeats,
+                repeats,
             },
         )
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, EvalConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }
 
@@ -148,10 +135,8 @@ impl Technique for NoGrad {
 pub struct EvalPoint {
     /// What to evaluate, and how.
     pub config: EvalConfig,
-    /// Untimed passes first.
-    pub warmup: usize,
-    /// Measured passes.
-    pub repeats: usize,
+    /// Untimed and timed repeats.
+    pub repeats: Repeats,
 }
 
 impl OnBackend for EvalPoint {
@@ -187,10 +172,10 @@ impl OnBackend for EvalPoint {
             retained.push(probe.read().in_use_bytes.saturating_sub(base) as f64);
         };
         let mut warm_runs = Vec::new();
-        for _ in 0..self.warmup {
+        for _ in 0..self.repeats.warmup {
             pass(&mut warm_runs);
         }
-        let timing = timing::repeat(0, self.repeats, c.batch as u64, || pass(&mut runs));
+        let timing = timing::repeat(0, self.repeats.repeats, c.batch as u64, || pass(&mut runs));
         let phases = last_repeat(&runs);
 
         // The check: the same input through both paths. Read after the measurement so that its
@@ -247,14 +232,10 @@ impl OnBackend for EvalPoint {
         traces.insert(Trace::RetainedBytesByPass, retained);
 
         PointResult {
-            probe: probe.info(),
-            phases,
-            samples_per_s: timing.per_second(c.batch as f64),
-            step: timing,
-            samples_per_step: c.batch as u64,
             metrics,
             traces,
             checks: vec![check],
+            ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
         }
     }
 }

@@ -7,9 +7,9 @@ use results::{
     Analysis, Chart, Comparison, Correctness, Headline, MeasuredPoint, Metric, Scale, Series, Side,
 };
 
-use super::{predict, Op, ViewConfig, COLS, OPS};
+use super::{predict, Op, ViewConfig, Views, COLS, OPS};
 use crate::estimate::F32_BYTES;
-use crate::technique::Row;
+use crate::technique::{Analyse, Row};
 
 /// A measured views point.
 type R<'a> = Row<'a, ViewConfig>;
@@ -24,82 +24,83 @@ fn held(r: &R<'_>) -> f64 {
     r.result.metric(Metric::HeldBytes)
 }
 
-/// The analysis of the views experiment.
-pub fn analyse(mut rows: Vec<R<'_>>, points: &[MeasuredPoint]) -> Analysis {
-    rows.sort_by_key(|r| r.config.rows);
-    let correctness = Correctness::of(points);
-    let Some(largest) = rows.iter().map(|r| r.config.rows).max() else {
-        return Analysis::unmeasured(correctness);
-    };
-    let at_largest = |op: Op| {
-        rows.iter()
-            .find(|r| r.config.op == op && r.config.rows == largest)
-    };
-    let of = |op: Op| -> Vec<&R<'_>> { rows.iter().filter(|r| r.config.op == op).collect() };
+impl Analyse for Views {
+    /// The analysis of the views experiment.
+    fn analyse(&self, mut rows: Vec<Row<'_, ViewConfig>>, points: &[MeasuredPoint]) -> Analysis {
+        rows.sort_by_key(|r| r.config.rows);
+        let correctness = Correctness::of(points);
+        let Some(largest) = rows.iter().map(|r| r.config.rows).max() else {
+            return Analysis::unmeasured(correctness);
+        };
+        let at_largest = |op: Op| {
+            rows.iter()
+                .find(|r| r.config.op == op && r.config.rows == largest)
+        };
+        let of = |op: Op| -> Vec<&R<'_>> { rows.iter().filter(|r| r.config.op == op).collect() };
 
-    let mut comparisons = Vec::new();
-    for op in OPS {
-        if let Some(r) = at_largest(op) {
-            comparisons.push(Comparison {
-                quantity: format!("{}: bytes copied", op.code()),
-                predicted_bytes: predict::copied_bytes(op, r.config.rows, r.config.cols) as f64,
-                measured_bytes: copied(r),
-                note: copy_note(op).into(),
-            });
+        let mut comparisons = Vec::new();
+        for op in OPS {
+            if let Some(r) = at_largest(op) {
+                comparisons.push(Comparison {
+                    quantity: format!("{}: bytes copied", op.code()),
+                    predicted_bytes: predict::copied_bytes(op, r.config.rows, r.config.cols) as f64,
+                    measured_bytes: copied(r),
+                    note: copy_note(op).into(),
+                });
+            }
         }
-    }
-    for op in [Op::RowView, Op::RowCopy] {
-        if let Some(r) = at_largest(op) {
-            comparisons.push(Comparison {
-                quantity: format!("{}: bytes still held", op.code()),
-                predicted_bytes: predict::held_bytes(op, r.config.rows, r.config.cols) as f64,
-                measured_bytes: held(r),
-                note: match op {
-                    Op::RowView => "the view's Arc keeps the parent's whole buffer",
-                    _ => {
-                        "only the row: into_data of a narrowed view copies its own elements. \
+        for op in [Op::RowView, Op::RowCopy] {
+            if let Some(r) = at_largest(op) {
+                comparisons.push(Comparison {
+                    quantity: format!("{}: bytes still held", op.code()),
+                    predicted_bytes: predict::held_bytes(op, r.config.rows, r.config.cols) as f64,
+                    measured_bytes: held(r),
+                    note: match op {
+                        Op::RowView => "the view's Arc keeps the parent's whole buffer",
+                        _ => {
+                            "only the row: into_data of a narrowed view copies its own elements. \
                          Not predicted: the new tensor's bookkeeping, a large share of so \
                          small a tensor"
+                        }
                     }
-                }
-                .into(),
-            });
+                    .into(),
+                });
+            }
         }
-    }
 
-    let mut findings = Vec::new();
-    let parent = |r: &R<'_>| format::bytes(r.config.parent_bytes() as f64);
-    let views: Vec<&R<'_>> = rows
-        .iter()
-        .filter(|r| r.config.op.is_view() && r.config.op != Op::RowView)
-        .collect();
-    if let Some(most) = views.iter().max_by(|a, b| copied(a).total_cmp(&copied(b))) {
-        findings.push(format!(
+        let mut findings = Vec::new();
+        let parent = |r: &R<'_>| format::bytes(r.config.parent_bytes() as f64);
+        let views: Vec<&R<'_>> = rows
+            .iter()
+            .filter(|r| r.config.op.is_view() && r.config.op != Op::RowView)
+            .collect();
+        if let Some(most) = views.iter().max_by(|a, b| copied(a).total_cmp(&copied(b))) {
+            findings.push(format!(
             "Slicing rows or columns, narrow, transpose, a contiguous reshape and expand added at \
              most {} at their peak over {} measurements on parents up to {}: they are views.",
             format::bytes(copied(most)),
             views.len(),
             format::bytes(largest as f64 * COLS as f64 * F32_BYTES as f64),
         ));
-    }
-    for op in [
-        Op::ReshapeTransposed,
-        Op::ExpTransposed,
-        Op::ToDataRoundTrip,
-        Op::IntoDataRoundTrip,
-    ] {
-        if let Some(r) = at_largest(op) {
-            findings.push(format!(
-                "{} on a {} parent added {} ({:.4} of the parent).",
-                op.code(),
-                parent(r),
-                format::bytes(copied(r)),
-                copied(r) / r.config.parent_bytes() as f64
-            ));
         }
-    }
-    if let (Some(view), Some(copy)) = (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
-        findings.push(format!(
+        for op in [
+            Op::ReshapeTransposed,
+            Op::ExpTransposed,
+            Op::ToDataRoundTrip,
+            Op::IntoDataRoundTrip,
+        ] {
+            if let Some(r) = at_largest(op) {
+                findings.push(format!(
+                    "{} on a {} parent added {} ({:.4} of the parent).",
+                    op.code(),
+                    parent(r),
+                    format::bytes(copied(r)),
+                    copied(r) / r.config.parent_bytes() as f64
+                ));
+            }
+        }
+        if let (Some(view), Some(copy)) = (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
+            findings.push(format!(
             "The trap: a one-row view of a {} tensor still held {} after the tensor was dropped; \
              copying the row out held {} and took {} against {} for the view (the copy's time \
              includes freeing the parent's buffer).",
@@ -109,116 +110,117 @@ pub fn analyse(mut rows: Vec<R<'_>>, points: &[MeasuredPoint]) -> Analysis {
             format::seconds(copy.result.step.median_s),
             format::seconds(view.result.step.median_s),
         ));
-    }
+        }
 
-    let x = |r: &R<'_>| mib(r.config.parent_bytes() as f64);
-    let mut copy_series = Vec::new();
-    let view_max: Vec<(f64, f64)> = {
-        let mut sizes: Vec<usize> = views.iter().map(|r| r.config.rows).collect();
-        sizes.dedup();
-        sizes
-            .into_iter()
-            .map(|n| {
-                let most = views
-                    .iter()
-                    .filter(|r| r.config.rows == n)
-                    .map(|r| copied(r))
-                    .fold(0.0, f64::max);
-                (mib(n as f64 * COLS as f64 * F32_BYTES as f64), mib(most))
-            })
-            .collect()
-    };
-    if !view_max.is_empty() {
-        copy_series.push(Series::line(
-            "largest of the six views (measured)",
-            false,
-            view_max,
-        ));
-    }
-    for op in [
-        Op::ReshapeTransposed,
-        Op::ExpTransposed,
-        Op::ToDataRoundTrip,
-        Op::IntoDataRoundTrip,
-    ] {
-        let rs = of(op);
-        if !rs.is_empty() {
+        let x = |r: &R<'_>| mib(r.config.parent_bytes() as f64);
+        let mut copy_series = Vec::new();
+        let view_max: Vec<(f64, f64)> = {
+            let mut sizes: Vec<usize> = views.iter().map(|r| r.config.rows).collect();
+            sizes.dedup();
+            sizes
+                .into_iter()
+                .map(|n| {
+                    let most = views
+                        .iter()
+                        .filter(|r| r.config.rows == n)
+                        .map(|r| copied(r))
+                        .fold(0.0, f64::max);
+                    (mib(n as f64 * COLS as f64 * F32_BYTES as f64), mib(most))
+                })
+                .collect()
+        };
+        if !view_max.is_empty() {
             copy_series.push(Series::line(
-                &format!("{} (measured)", op.code()),
+                "largest of the six views (measured)",
                 false,
-                rs.iter().map(|r| (x(r), mib(copied(r)))).collect(),
+                view_max,
             ));
         }
-    }
-    let sizes = of(Op::ReshapeTransposed);
-    if !sizes.is_empty() {
-        copy_series.push(Series::line(
-            "one parent's size (predicted for the reshape and the exp of a transpose)",
-            true,
-            sizes.iter().map(|r| (x(r), x(r))).collect(),
-        ));
-    }
-    let mut held_series = Vec::new();
-    for op in [Op::RowView, Op::RowCopy] {
-        let rs = of(op);
-        if !rs.is_empty() {
-            held_series.push(Series::line(
-                &format!("{} (measured)", op.code()),
-                false,
-                rs.iter().map(|r| (x(r), mib(held(r)))).collect(),
-            ));
-            held_series.push(Series::line(
-                &format!("{} (predicted)", op.code()),
+        for op in [
+            Op::ReshapeTransposed,
+            Op::ExpTransposed,
+            Op::ToDataRoundTrip,
+            Op::IntoDataRoundTrip,
+        ] {
+            let rs = of(op);
+            if !rs.is_empty() {
+                copy_series.push(Series::line(
+                    &format!("{} (measured)", op.code()),
+                    false,
+                    rs.iter().map(|r| (x(r), mib(copied(r)))).collect(),
+                ));
+            }
+        }
+        let sizes = of(Op::ReshapeTransposed);
+        if !sizes.is_empty() {
+            copy_series.push(Series::line(
+                "one parent's size (predicted for the reshape and the exp of a transpose)",
                 true,
-                rs.iter()
-                    .map(|r| {
-                        let held = predict::held_bytes(op, r.config.rows, r.config.cols);
-                        (x(r), mib(held as f64))
-                    })
-                    .collect(),
+                sizes.iter().map(|r| (x(r), x(r))).collect(),
             ));
         }
-    }
-    let charts = vec![
-        Chart {
-            id: "copied-vs-parent".into(),
-            title: "Bytes an operation adds above its parent".into(),
-            x_label: "parent tensor (MiB)".into(),
-            y_label: "peak above the parent (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: copy_series,
-        },
-        Chart {
-            id: "held-after-drop".into(),
-            title: "Memory still held after dropping the parent of a one-row view".into(),
-            x_label: "parent tensor (MiB)".into(),
-            y_label: "bytes held (MiB)".into(),
-            x_scale: Scale::Log2,
-            series: held_series,
-        },
-    ];
+        let mut held_series = Vec::new();
+        for op in [Op::RowView, Op::RowCopy] {
+            let rs = of(op);
+            if !rs.is_empty() {
+                held_series.push(Series::line(
+                    &format!("{} (measured)", op.code()),
+                    false,
+                    rs.iter().map(|r| (x(r), mib(held(r)))).collect(),
+                ));
+                held_series.push(Series::line(
+                    &format!("{} (predicted)", op.code()),
+                    true,
+                    rs.iter()
+                        .map(|r| {
+                            let held = predict::held_bytes(op, r.config.rows, r.config.cols);
+                            (x(r), mib(held as f64))
+                        })
+                        .collect(),
+                ));
+            }
+        }
+        let charts = vec![
+            Chart {
+                id: "copied-vs-parent".into(),
+                title: "Bytes an operation adds above its parent".into(),
+                x_label: "parent tensor (MiB)".into(),
+                y_label: "peak above the parent (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: copy_series,
+            },
+            Chart {
+                id: "held-after-drop".into(),
+                title: "Memory still held after dropping the parent of a one-row view".into(),
+                x_label: "parent tensor (MiB)".into(),
+                y_label: "bytes held (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: held_series,
+            },
+        ];
 
-    let headline = match (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
-        (Some(view), Some(copy)) => Headline::versus(
-            format!(
-                "the first row of a {} tensor kept as a view against copied out, after the \
+        let headline = match (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
+            (Some(view), Some(copy)) => Headline::versus(
+                format!(
+                    "the first row of a {} tensor kept as a view against copied out, after the \
                  tensor is dropped (bytes held; rows/s of the operation)",
-                parent(view)
+                    parent(view)
+                ),
+                Side::with_peak(held(view), view.result),
+                Side::with_peak(held(copy), copy.result),
+                correctness,
+                worst_check(points),
             ),
-            Side::with_peak(held(view), view.result),
-            Side::with_peak(held(copy), copy.result),
-            correctness,
-            worst_check(points),
-        ),
-        _ => Analysis::unmeasured(correctness).headline,
-    };
-    Analysis {
-        headline,
-        findings,
-        comparisons,
-        fits: vec![],
-        charts,
-        published: vec![],
+            _ => Analysis::unmeasured(correctness).headline,
+        };
+        Analysis {
+            headline,
+            findings,
+            comparisons,
+            fits: vec![],
+            charts,
+            published: vec![],
+        }
     }
 }
 

@@ -20,16 +20,15 @@ use std::collections::BTreeMap;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{s, Distribution, Tensor};
-use results::{Analysis, Check, DeviceKind, MeasuredPoint, Metric, PointResult, Profile};
+use results::{Check, DeviceKind, Metric, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ExperimentError;
 use crate::estimate::F32_BYTES;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Planned, Row, Technique};
+use crate::technique::{Measurement, Planned, Technique};
 use snippet::{first_row_copy, first_row_view};
 
 /// Views and copies move values without arithmetic, so they must be exact; `exp` is compared
@@ -255,24 +254,14 @@ impl Technique for Views {
         points
     }
 
-    fn run_point(
-        &self,
-        config: &ViewConfig,
-        repeats: Repeats,
-        device: DeviceKind,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run_point(&self, config: &ViewConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup::default(),
             ViewPoint {
                 config: *config,
-                warmup: repeats.warmup,
-                repeats: repeats.repeats,
+                repeats,
             },
         )
-    }
-
-    fn analyse(&self, rows: Vec<Row<'_, ViewConfig>>, points: &[MeasuredPoint]) -> Analysis {
-        analysis::analyse(rows, points)
     }
 }
 
@@ -280,10 +269,8 @@ impl Technique for Views {
 pub struct ViewPoint {
     /// What to run.
     pub config: ViewConfig,
-    /// Untimed repeats first.
-    pub warmup: usize,
-    /// Measured repeats.
-    pub repeats: usize,
+    /// Untimed and timed repeats.
+    pub repeats: Repeats,
 }
 
 impl OnBackend for ViewPoint {
@@ -301,8 +288,8 @@ impl OnBackend for ViewPoint {
             probe,
             &sync,
             "operation",
-            self.warmup,
-            self.repeats,
+            self.repeats.warmup,
+            self.repeats.repeats,
             c.rows,
             input,
             |x| c.op.apply(x),
