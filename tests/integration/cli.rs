@@ -151,3 +151,21 @@ fn device_not_built_in_is_refused() {
     assert!(err.contains("--device cuda"), "{err}");
     assert!(!dir.path().join("site").exists());
 }
+
+#[test]
+fn calibrate_measures_the_matmul_rate_and_copy_bandwidth() {
+    let out = workbench()
+        .args(["calibrate", "--device", "cpu"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: results::Calibration = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c.matmul_n, 1024);
+    assert!(c.matmul_gflop_s > 0.1, "{c:?}");
+    assert!(c.copy_gb_s > 0.01, "{c:?}");
+    assert_eq!(c.matmul.samples_s.len(), c.copy.samples_s.len());
+}

@@ -112,3 +112,42 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
         std::fs::read_to_string(out2.join("batch-size.html")).unwrap()
     );
 }
+
+#[test]
+fn training_pages_show_time_per_phase_against_the_calibration() {
+    let records = load_dir(&crate::fixtures()).unwrap();
+    let context = SiteContext::new(&records);
+    let calibration = records[0]
+        .calibration
+        .as_ref()
+        .expect("a run records its calibration");
+    assert!(calibration.matmul_gflop_s > 0.0 && calibration.copy_gb_s > 0.0);
+    let i = context
+        .pages
+        .iter()
+        .position(|p| p.id == "batch-size")
+        .unwrap();
+    let html = HtmlRenderer.experiment_html(&context, i).unwrap();
+    assert!(
+        html.contains("<h3>Time per phase</h3>"),
+        "no phase-time table"
+    );
+    for phase in ["forward", "backward", "optimizer"] {
+        assert!(
+            html.contains(&format!("<th>{phase}</th>")),
+            "no {phase} column"
+        );
+    }
+    assert!(html.contains("% of matmul)"), "no share of the matmul rate");
+    assert!(html.contains(&format!("{:.1} GFLOP/s", calibration.matmul_gflop_s)));
+    // Where the phases come from: every training point's phase times sum to at most its step.
+    for p in records.iter().flat_map(|r| &r.points) {
+        let r = p.result().unwrap();
+        let phases: f64 = r.phase_times.iter().map(|t| t.timing.median_s).sum();
+        assert!(
+            phases <= r.step.median_s * 1.5,
+            "{}: {phases} s of phases",
+            p.point.id
+        );
+    }
+}

@@ -77,6 +77,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure the device's matmul rate and copy bandwidth; print them as JSON (used by `run`).
+    #[command(hide = true)]
+    Calibrate {
+        /// Device.
+        #[arg(long, value_parser = device_parser())]
+        device: DeviceKind,
+    },
     /// Measure one point, read as JSON from stdin; print its result as JSON (used by `run`).
     #[command(hide = true)]
     Point {
@@ -175,6 +182,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Point { experiment, device } => measure_point(&experiment, device),
+        Command::Calibrate { device } => {
+            let calibration = experiments::harness::calibration::calibrate(device)
+                .map_err(|e| experiment_error(device, e, "calibration".into()))?;
+            println!("{}", serde_json::to_string(&calibration)?);
+            Ok(())
+        }
         Command::MemorySummary {
             device,
             tensor_mib,
@@ -278,6 +291,15 @@ fn run_experiments(
     out: &Path,
 ) -> anyhow::Result<()> {
     let identity = check_device(runner.device)?;
+    let calibration = runner.calibrate();
+    match &calibration {
+        Ok(c) => println!(
+            "calibration: f32 matmul {}^3 at {:.1} GFLOP/s, element-wise add at {:.1} GB/s",
+            c.matmul_n, c.matmul_gflop_s, c.copy_gb_s
+        ),
+        Err(why) => eprintln!("note: no calibration in the records: {why}"),
+    }
+    let calibration = calibration.ok();
     let staging = Staging::new(out)?;
     let data_dir = staging.path().join("data");
     std::fs::create_dir_all(&data_dir)
@@ -297,6 +319,7 @@ fn run_experiments(
     for experiment in selected {
         let mut record = runner.run(*experiment, &reports);
         record.device.identity = Some(identity.clone());
+        record.calibration = calibration.clone();
         if let Err(e) = reports.experiment_finished(&record) {
             let kept = staging.abandon();
             bail!(

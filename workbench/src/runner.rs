@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use experiments::Experiment;
 use results::{
-    DeviceInfo, DeviceKind, ExperimentRecord, MeasuredPoint, Outcome, Point, PointResult, Profile,
-    SCHEMA_VERSION,
+    Calibration, DeviceInfo, DeviceKind, ExperimentRecord, MeasuredPoint, Outcome, Point,
+    PointResult, Profile, SCHEMA_VERSION,
 };
 
 use crate::report::Report;
@@ -75,10 +75,32 @@ impl Runner {
                 probe,
                 identity: None,
             },
+            calibration: None,
             wall_s: started.elapsed().as_secs_f64(),
             points: measured,
             analysis,
             criterion: Vec::new(),
+        }
+    }
+
+    /// Measures the device's matmul rate and copy bandwidth in a child process (see
+    /// `experiments::harness::calibration`); says why not where it fails.
+    pub fn calibrate(&self) -> Result<Calibration, String> {
+        let mut command = Command::new(&self.exe);
+        command
+            .args(["calibrate", "--device"])
+            .arg(self.device.name());
+        let child = run_child(command, &[], Some(self.point_timeout), false)
+            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+        match child.status {
+            Ok(status) if status.success() => serde_json::from_str(child.stdout.trim())
+                .map_err(|e| format!("the calibration printed no valid result: {e}")),
+            Ok(status) => Err(format!(
+                "{}: {}",
+                describe_exit(status),
+                tail(&child.stderr, 1)
+            )),
+            Err(reason) => Err(reason),
         }
     }
 

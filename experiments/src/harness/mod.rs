@@ -3,6 +3,7 @@
 //! the models.
 
 pub mod backend;
+pub mod calibration;
 pub mod driver;
 pub mod models;
 pub mod probe;

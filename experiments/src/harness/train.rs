@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use burn::optim::AdamConfig;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
-use results::{Check, DeviceKind, Metric, PointResult};
+use results::{Check, DeviceKind, Metric, PhaseTiming, PointResult};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
@@ -198,6 +198,7 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
             metrics.insert(Metric::LiveBeforeStepBytes, f.live_before_bytes as f64);
         }
         metrics.insert(Metric::NumParams, c.shape.num_params() as f64);
+        metrics.insert(Metric::StepFlop, c.shape.step_matmul_flop(c.batch) as f64);
         metrics.insert(
             Metric::RepeatDeltaSpreadBytes,
             delta_spread_bytes(&runs) as f64,
@@ -214,6 +215,7 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         PointResult {
             metrics,
             checks,
+            phase_times: PhaseTiming::of_runs(&runs),
             ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
         }
     }

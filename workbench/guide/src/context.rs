@@ -1,7 +1,10 @@
 //! View models: records turned into the formatted strings the templates print. Templates do no
 //! arithmetic; every figure here comes from a record, formatted by `results::format`.
 
-use results::{format, Correctness, DeviceKind, ExperimentRecord, Outcome, PhaseMemory};
+use results::{
+    format, Calibration, Correctness, DeviceKind, ExperimentRecord, Metric, Outcome, PhaseMemory,
+    PointResult,
+};
 use serde::Serialize;
 
 /// Everything the templates see.
@@ -84,6 +87,10 @@ pub struct ResultSet {
     pub phase_names: Vec<String>,
     /// The measured points.
     pub points: Vec<PointRow>,
+    /// Names of the timed phases, the columns of the phase-time table.
+    pub phase_time_names: Vec<String>,
+    /// Time per phase of each point that timed its phases.
+    pub phase_times: Vec<PhaseTimeRow>,
     /// Points that failed, with the child's stderr.
     pub failures: Vec<FailureRow>,
     /// Criterion's estimates of the same steps beside the workbench's timings, where attached.
@@ -173,6 +180,20 @@ pub struct PointRow {
     pub check: String,
     /// Whether the check failed.
     pub check_failed: bool,
+}
+
+/// A point's time per phase.
+#[derive(Debug, Serialize)]
+pub struct PhaseTimeRow {
+    /// The point's label.
+    pub label: String,
+    /// Median time of each phase and its share of the step, in `phase_time_names` order.
+    pub cells: Vec<String>,
+    /// The step's median.
+    pub step: String,
+    /// The rate of the step's matrix work, and its share of the machine's matmul rate, where
+    /// the point counted its operations.
+    pub matmul_rate: String,
 }
 
 /// Bytes formatted for a table cell, with the exact count for the tooltip.
@@ -369,6 +390,40 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             check_failed: r.checks.iter().any(|c| !c.passed),
         })
         .collect();
+    let mut phase_time_names: Vec<String> = Vec::new();
+    for r in record.points.iter().filter_map(|p| p.result()) {
+        for t in &r.phase_times {
+            if !phase_time_names.contains(&t.phase) {
+                phase_time_names.push(t.phase.clone());
+            }
+        }
+    }
+    let phase_times = record
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.result()?)))
+        .filter(|(_, r)| !r.phase_times.is_empty())
+        .map(|(p, r)| PhaseTimeRow {
+            label: p.point.label.clone(),
+            cells: phase_time_names
+                .iter()
+                .map(|name| {
+                    r.phase_times.iter().find(|t| t.phase == *name).map_or_else(
+                        || "n/a".into(),
+                        |t| {
+                            format!(
+                                "{} ({:.0}%)",
+                                format::seconds(t.timing.median_s),
+                                t.timing.median_s / r.step.median_s * 100.0
+                            )
+                        },
+                    )
+                })
+                .collect(),
+            step: format::seconds(r.step.median_s),
+            matmul_rate: matmul_rate(r, record.calibration.as_ref()),
+        })
+        .collect();
     let failures = record
         .points
         .iter()
@@ -424,6 +479,24 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             "build".into(),
             format!("{}, {}", p.build_profile, p.rustc_version),
         ),
+        (
+            "calibration".into(),
+            record.calibration.as_ref().map_or_else(
+                || "not measured".into(),
+                |c| {
+                    format!(
+                        "f32 matmul {n} x {n} at {:.1} GFLOP/s; element-wise add of {} at {:.1} \
+                         GB/s (read and written, into a fresh buffer: its page faults \
+                         included); medians of {} runs at the run's start",
+                        c.matmul_gflop_s,
+                        format::bytes(c.copy_bytes as f64),
+                        c.copy_gb_s,
+                        c.matmul.samples_s.len(),
+                        n = c.matmul_n,
+                    )
+                },
+            ),
+        ),
         ("started".into(), p.started_at.clone()),
         ("wall time".into(), format!("{:.1} s", record.wall_s)),
     ];
@@ -469,6 +542,8 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             .collect(),
         phase_names,
         points,
+        phase_time_names,
+        phase_times,
         failures,
         probe: record.device.probe.as_ref().map_or_else(
             || "no point was measured".into(),
@@ -476,6 +551,23 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         ),
         environment,
         json_href: record.data_path(),
+    }
+}
+
+/// The rate of a step's matrix products (`step_flop` over the median step time) and its share
+/// of the machine's measured matmul rate; `n/a` where the point did not count its operations.
+fn matmul_rate(result: &PointResult, calibration: Option<&Calibration>) -> String {
+    let flop = result.metric(Metric::StepFlop);
+    if !flop.is_finite() {
+        return "n/a".into();
+    }
+    let gflop_s = flop / result.step.median_s / 1e9;
+    match calibration {
+        Some(c) => format!(
+            "{gflop_s:.1} GFLOP/s ({:.0}% of matmul)",
+            gflop_s / c.matmul_gflop_s * 100.0
+        ),
+        None => format!("{gflop_s:.1} GFLOP/s"),
     }
 }
 

@@ -26,6 +26,8 @@ pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
 pub use memory::{PhaseMemory, ProbeInfo};
-pub use point::{Check, MeasuredPoint, Metric, Outcome, Point, PointResult, Profile, Trace};
-pub use record::{DeviceInfo, ExperimentRecord, PageText, Provenance, SCHEMA_VERSION};
+pub use point::{
+    Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace,
+};
+pub use record::{Calibration, DeviceInfo, ExperimentRecord, PageText, Provenance, SCHEMA_VERSION};
 pub use timing::Timing;

@@ -14,7 +14,7 @@ pub struct ProbeInfo {
 }
 
 /// Memory of one phase of a measured step (forward, backward, optimizer step, evaluation).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseMemory {
     /// Phase name: `forward`, `backward`, `optimizer`, `evaluation`, or an experiment's own.
     /// Borrowed while measuring, so that naming a phase allocates nothing between readings.
@@ -29,6 +29,10 @@ pub struct PhaseMemory {
     /// pools do not return pages mid-phase, so this bounds the phase's peak from above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reserved_after_bytes: Option<u64>,
+    /// Time the phase took, the device synchronised before the clock was read at either end
+    /// (the probe's readings outside the clock).
+    #[serde(default)]
+    pub elapsed_s: f64,
 }
 
 impl PhaseMemory {

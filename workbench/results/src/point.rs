@@ -165,6 +165,8 @@ pub enum Metric {
     RuntimeBytes,
     /// Optimizer steps skipped for a non-finite gradient.
     SkippedSteps,
+    /// Floating-point operations of one step's matrix products (forward and backward).
+    StepFlop,
     /// The measured tensor's bytes.
     TensorBytes,
     /// Exactly-zero gradient elements with the loss scale, at the trained weights.
@@ -208,6 +210,49 @@ pub struct PointResult {
     pub traces: BTreeMap<Trace, Vec<f64>>,
     /// The technique's proofs that it computes the same thing (empty for a sweep).
     pub checks: Vec<Check>,
+    /// Time of each phase of the measured step (forward, backward, optimizer), over the same
+    /// repeats as `step`; phases that repeat within a step (a forward per micro-batch) summed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phase_times: Vec<PhaseTiming>,
+}
+
+/// Time of one phase over a point's measured repeats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTiming {
+    /// The phase's name.
+    pub phase: String,
+    /// Its time per repeat, with the raw samples.
+    pub timing: Timing,
+}
+
+impl PhaseTiming {
+    /// The time of each phase over `runs` (one list of phases per measured repeat), phases of
+    /// the same name within a run summed, in the order of their first appearance.
+    pub fn of_runs(runs: &[Vec<PhaseMemory>]) -> Vec<Self> {
+        let mut names: Vec<&str> = Vec::new();
+        for phase in runs.iter().flatten() {
+            if !names.contains(&phase.phase.as_ref()) {
+                names.push(&phase.phase);
+            }
+        }
+        names
+            .into_iter()
+            .filter(|_| !runs.is_empty())
+            .map(|name| Self {
+                phase: name.to_string(),
+                timing: Timing::from_samples(
+                    runs.iter()
+                        .map(|run| {
+                            run.iter()
+                                .filter(|p| p.phase == name)
+                                .map(|p| p.elapsed_s)
+                                .sum()
+                        })
+                        .collect(),
+                ),
+            })
+            .collect()
+    }
 }
 
 impl PointResult {
@@ -228,6 +273,7 @@ impl PointResult {
             metrics: BTreeMap::new(),
             traces: BTreeMap::new(),
             checks: Vec::new(),
+            phase_times: Vec::new(),
         }
     }
 
@@ -313,6 +359,36 @@ mod tests {
     fn nan_and_length_mismatch_fail() {
         assert!(!Check::compare("x", &[1.0], &[f32::NAN], 1.0).passed);
         assert!(!Check::compare("x", &[1.0, 2.0], &[1.0], 1.0).passed);
+    }
+
+    #[test]
+    fn phase_times_sum_repeated_phases_within_a_run() {
+        let phase = |name: &'static str, elapsed_s: f64| PhaseMemory {
+            phase: name.into(),
+            live_before_bytes: 0,
+            peak_bytes: 0,
+            live_after_bytes: 0,
+            reserved_after_bytes: None,
+            elapsed_s,
+        };
+        let runs = vec![
+            vec![
+                phase("forward", 1.0),
+                phase("forward", 2.0),
+                phase("optimizer", 0.5),
+            ],
+            vec![
+                phase("forward", 2.0),
+                phase("forward", 2.0),
+                phase("optimizer", 1.5),
+            ],
+        ];
+        let times = PhaseTiming::of_runs(&runs);
+        assert_eq!(times.len(), 2);
+        assert_eq!(times[0].phase, "forward");
+        assert_eq!(times[0].timing.samples_s, vec![3.0, 4.0]);
+        assert_eq!(times[1].timing.median_s, 1.0);
+        assert!(PhaseTiming::of_runs(&[]).is_empty());
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::device::{DeviceIdentity, DeviceKind};
 use crate::error::LoadError;
 use crate::memory::ProbeInfo;
 use crate::point::{MeasuredPoint, Profile};
+use crate::timing::Timing;
 
 /// Version of the record format; records of another version are refused with a clear error.
 /// 2: the page's text and guide position are in the record; metrics and traces are typed.
@@ -60,6 +61,25 @@ pub struct DeviceInfo {
     pub identity: Option<DeviceIdentity>,
 }
 
+/// The machine's own speed, measured on the device at the start of the run, so that step times
+/// from two machines can be set side by side: an f32 matmul's rate and an element-wise copy's
+/// bandwidth, each the median of its repeats after a warm-up, in a process of its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Side of the square f32 matrices multiplied (`2 n^3` floating-point operations).
+    pub matmul_n: usize,
+    /// Time of one multiplication.
+    pub matmul: Timing,
+    /// `2 n^3 / matmul.median_s / 1e9`.
+    pub matmul_gflop_s: f64,
+    /// Bytes of the f32 tensor an element-wise add reads (and as many written).
+    pub copy_bytes: u64,
+    /// Time of one element-wise add of a scalar into a new tensor.
+    pub copy: Timing,
+    /// Bytes read and written per second: `2 copy_bytes / copy.median_s / 1e9`.
+    pub copy_gb_s: f64,
+}
+
 /// The text of a technique's page, as it stood when the record was measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageText {
@@ -90,6 +110,9 @@ pub struct ExperimentRecord {
     pub provenance: Provenance,
     /// The device.
     pub device: DeviceInfo,
+    /// The machine's matmul rate and copy bandwidth, measured at the start of the run.
+    #[serde(default)]
+    pub calibration: Option<Calibration>,
     /// Wall time of the whole experiment, child processes included.
     pub wall_s: f64,
     /// Every point, measured or failed, in the order run.

@@ -90,6 +90,13 @@ impl MlpShape {
         2 * self.width as u64 * elem_bytes
     }
 
+    /// Floating-point operations of the matrix products of one training step on `batch`
+    /// samples: per layer `2 B w^2` forward and `4 B w^2` backward (the input's and the
+    /// weight's gradients); biases and element-wise ops left out.
+    pub fn step_matmul_flop(&self, batch: usize) -> u64 {
+        6 * (batch * self.depth * self.width * self.width) as u64
+    }
+
     /// Random inputs and regression targets for a batch, from the backend's seeded generator.
     pub fn batch<B: Backend>(
         &self,

@@ -10,6 +10,7 @@ pub mod cube;
 pub mod host;
 
 use std::borrow::Cow;
+use std::time::Instant;
 
 pub use results::{PhaseMemory, ProbeInfo};
 use serde::{Deserialize, Serialize};
@@ -67,7 +68,8 @@ pub struct MemorySummary {
     pub live_allocations: Option<u64>,
 }
 
-/// Records per-phase memory around closures: reset the peak, run, synchronise, read.
+/// Records per-phase memory and time around closures: synchronise, read, reset the peak, start
+/// the clock, run, synchronise, stop the clock, read.
 pub struct PhaseMeter<'a> {
     probe: &'a dyn MemoryProbe,
     sync: &'a dyn Fn(),
@@ -91,8 +93,10 @@ impl<'a> PhaseMeter<'a> {
         (self.sync)();
         let live_before_bytes = self.probe.read().in_use_bytes;
         self.probe.reset_peak();
+        let clock = Instant::now();
         let out = work();
         (self.sync)();
+        let elapsed_s = clock.elapsed().as_secs_f64();
         let reading = self.probe.read();
         self.phases.push(PhaseMemory {
             phase: Cow::Borrowed(name),
@@ -100,6 +104,7 @@ impl<'a> PhaseMeter<'a> {
             peak_bytes: reading.peak_in_use_bytes,
             live_after_bytes: reading.in_use_bytes,
             reserved_after_bytes: reading.reserved_bytes,
+            elapsed_s,
         });
         out
     }

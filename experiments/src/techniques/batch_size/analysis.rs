@@ -70,6 +70,7 @@ impl Analyse for BatchSize {
             shape.num_params(),
             format::bytes(large.result.metric(Metric::ParamBytes)),
         ));
+        findings.extend(fixed_cost_per_step(&rows));
         let peak_small = small.result.peak_bytes() as f64;
         let peak_large = large.result.peak_bytes() as f64;
         findings.push(format!(
@@ -300,4 +301,49 @@ impl Analyse for BatchSize {
 /// A point's batch size, as the x of the charts and fits.
 fn batch(row: &Row<'_, TrainConfig>) -> f64 {
     row.config.batch as f64
+}
+
+/// Where a step's time goes as the batch shrinks: step time fitted against the batch (time per
+/// sample and a fixed time per step), and the phases of the smallest batch's step. The fixed
+/// part decides when a smaller batch, or accumulation over micro-batches, costs time.
+fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<String> {
+    let small = rows.first()?;
+    let points: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (batch(r), r.result.step.median_s))
+        .collect();
+    let fit = LinearFit::fit(&points)?;
+    let phases = small
+        .result
+        .phase_times
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {} ({:.0}%)",
+                t.phase,
+                format::seconds(t.timing.median_s),
+                t.timing.median_s / small.result.step.median_s * 100.0
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "Step time grows by {} per sample on top of a fixed {} per step (least-squares fit of \
+         the median step time over {} batch sizes, R\u{b2} = {:.3}): at batch {} the fixed part \
+         is {:.0}% of the {} step{}. Part of that fixed cost is the optimizer's update of every \
+         parameter, which does not depend on the batch: a smaller batch pays it over fewer \
+         samples.",
+        format::seconds(fit.slope),
+        format::seconds(fit.intercept),
+        fit.n,
+        fit.r_squared,
+        small.config.batch,
+        fit.intercept / small.result.step.median_s * 100.0,
+        format::seconds(small.result.step.median_s),
+        if phases.is_empty() {
+            String::new()
+        } else {
+            format!("; its phases: {phases}")
+        }
+    ))
 }

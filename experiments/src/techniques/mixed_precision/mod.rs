@@ -25,7 +25,7 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{DeviceKind, FloatStorage, Metric, PointResult, Profile, Timing, Trace};
+use results::{DeviceKind, FloatStorage, Metric, PhaseTiming, PointResult, Profile, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{drift, drift_check};
@@ -510,6 +510,7 @@ impl OnBackend for MixedPoint {
         Ok(PointResult {
             metrics,
             traces,
+            phase_times: PhaseTiming::of_runs(&runs),
             ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
         })
     }

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, DeviceKind, LinearFit, Metric, PointResult, Profile, Trace};
+use results::{Check, DeviceKind, LinearFit, Metric, PhaseTiming, PointResult, Profile, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
@@ -235,6 +235,7 @@ impl OnBackend for EvalPoint {
             metrics,
             traces,
             checks: vec![check],
+            phase_times: PhaseTiming::of_runs(&runs),
             ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
         }
     }

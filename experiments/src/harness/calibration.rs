@@ -1,0 +1,91 @@
+//! The machine's own speed, so that step times from two machines can be compared.
+//!
+//! Question: how fast is this device at the two things a training step does, multiplying
+//! matrices and streaming memory?
+//! Method: on the device's backend, in a process of its own, an f32 matmul of two n x n
+//! matrices (`2 n^3` operations) and an element-wise add of a scalar into a new tensor (its
+//! bytes read and as many written), each warmed up, then timed between device synchronisations.
+//! Answer: a matmul rate (GFLOP/s) and a bandwidth (GB/s) written into every record of the run;
+//! a page divides a step's matrix work by the rate to say how much of it the step achieves.
+
+use std::time::Instant;
+
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{Distribution, Tensor};
+use results::{Calibration, DeviceKind, Timing};
+
+use crate::error::ExperimentError;
+use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::probe::MemoryProbe;
+
+/// Untimed runs of each operation first.
+const WARMUP: usize = 3;
+/// Timed runs of each operation.
+const REPEATS: usize = 9;
+
+/// Matrix side and copied bytes on `device`: enough work to dwarf a kernel launch.
+fn sizes(device: DeviceKind) -> (usize, u64) {
+    match device {
+        DeviceKind::Cpu | DeviceKind::Wgpu => (1024, 64 << 20),
+        DeviceKind::Cuda => (8192, 1 << 30),
+    }
+}
+
+struct Calibrate {
+    matmul_n: usize,
+    copy_bytes: u64,
+}
+
+impl OnBackend for Calibrate {
+    type Output = Calibration;
+
+    fn run<AB: AutodiffBackend>(self, device: AB::Device, _probe: &dyn MemoryProbe) -> Calibration {
+        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
+        let sync = || backend::sync::<AB>(&device);
+        let time = |op: &dyn Fn()| {
+            for _ in 0..WARMUP {
+                op();
+            }
+            sync();
+            Timing::from_samples(
+                (0..REPEATS)
+                    .map(|_| {
+                        let clock = Instant::now();
+                        op();
+                        sync();
+                        clock.elapsed().as_secs_f64()
+                    })
+                    .collect(),
+            )
+        };
+        let n = self.matmul_n;
+        let a = Tensor::<B<AB>, 2>::random([n, n], Distribution::Default, &device);
+        let b = Tensor::<B<AB>, 2>::random([n, n], Distribution::Default, &device);
+        let matmul = time(&|| drop(a.clone().matmul(b.clone())));
+        drop((a, b));
+        let elements = (self.copy_bytes / 4) as usize;
+        let x = Tensor::<B<AB>, 1>::random([elements], Distribution::Default, &device);
+        // x stays shared, so the add writes a new tensor: every byte read once and written once.
+        let copy = time(&|| drop(x.clone().add_scalar(1.0)));
+        Calibration {
+            matmul_n: n,
+            matmul_gflop_s: 2.0 * (n as f64).powi(3) / matmul.median_s / 1e9,
+            matmul,
+            copy_bytes: self.copy_bytes,
+            copy_gb_s: 2.0 * self.copy_bytes as f64 / copy.median_s / 1e9,
+            copy,
+        }
+    }
+}
+
+/// Measures the matmul rate and copy bandwidth of `device`.
+pub fn calibrate(device: DeviceKind) -> Result<Calibration, ExperimentError> {
+    let (matmul_n, copy_bytes) = sizes(device);
+    device.dispatch(
+        Setup::default(),
+        Calibrate {
+            matmul_n,
+            copy_bytes,
+        },
+    )
+}
