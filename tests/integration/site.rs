@@ -139,7 +139,9 @@ fn training_pages_show_time_per_phase_against_the_calibration() {
         );
     }
     assert!(html.contains("% of matmul)"), "no share of the matmul rate");
-    assert!(html.contains(&format!("{:.1} GFLOP/s", calibration.matmul_gflop_s)));
+    // minijinja escapes the slash.
+    let rate = format!("{:.1} GFLOP&#x2f;s", calibration.matmul_gflop_s);
+    assert!(html.contains(&rate), "no calibration {rate}");
     // Where the phases come from: every training point's phase times sum to at most its step.
     for p in records.iter().flat_map(|r| &r.points) {
         let r = p.result().unwrap();

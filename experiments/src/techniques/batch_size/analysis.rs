@@ -327,19 +327,30 @@ fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<String> {
         })
         .collect::<Vec<_>>()
         .join(", ");
+    let step_s = small.result.step.median_s;
+    let share = if fit.intercept < step_s {
+        format!(
+            "is {:.0}% of the {} step",
+            fit.intercept / step_s * 100.0,
+            format::seconds(step_s)
+        )
+    } else {
+        // A fit over noisy steps can put the intercept above the smallest step.
+        format!(
+            "is all of the {} step (the fitted intercept is larger)",
+            format::seconds(step_s)
+        )
+    };
     Some(format!(
         "Step time grows by {} per sample on top of a fixed {} per step (least-squares fit of \
          the median step time over {} batch sizes, R\u{b2} = {:.3}): at batch {} the fixed part \
-         is {:.0}% of the {} step{}. Part of that fixed cost is the optimizer's update of every \
-         parameter, which does not depend on the batch: a smaller batch pays it over fewer \
-         samples.",
+         {share}{}. Part of that fixed cost is the optimizer's update of every parameter, which \
+         does not depend on the batch: a smaller batch pays it over fewer samples.",
         format::seconds(fit.slope),
         format::seconds(fit.intercept),
         fit.n,
         fit.r_squared,
         small.config.batch,
-        fit.intercept / small.result.step.median_s * 100.0,
-        format::seconds(small.result.step.median_s),
         if phases.is_empty() {
             String::new()
         } else {
