@@ -85,10 +85,12 @@ pub fn measure_op<I, O>(
 ) -> OpMeasurement {
     // One run: bytes in use before the input, the time of the operation alone, its phase.
     let mut run = || {
+        // The meter's bookkeeping is allocated before the first reading: what the operation
+        // leaves held is the operation's alone.
+        let mut meter = PhaseMeter::with_capacity(probe, sync, 1);
         sync();
         let before = probe.read().in_use_bytes;
         let input = make_input();
-        let mut meter = PhaseMeter::new(probe, sync);
         let start = Instant::now();
         let output = meter.phase(phase, || op(input));
         let elapsed = start.elapsed();

@@ -79,10 +79,16 @@ pub struct PhaseMeter<'a> {
 impl<'a> PhaseMeter<'a> {
     /// A meter over `probe`; `sync` waits for the device to finish queued work.
     pub fn new(probe: &'a dyn MemoryProbe, sync: &'a dyn Fn()) -> Self {
+        Self::with_capacity(probe, sync, 0)
+    }
+
+    /// A meter that holds `phases` phases without allocating again: made before a reading that
+    /// must not count the meter's own bookkeeping.
+    pub fn with_capacity(probe: &'a dyn MemoryProbe, sync: &'a dyn Fn(), phases: usize) -> Self {
         Self {
             probe,
             sync,
-            phases: Vec::new(),
+            phases: Vec::with_capacity(phases),
         }
     }
 
