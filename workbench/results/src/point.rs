@@ -237,7 +237,6 @@ impl PhaseTiming {
         }
         names
             .into_iter()
-            .filter(|_| !runs.is_empty())
             .map(|name| Self {
                 phase: name.to_string(),
                 timing: Timing::from_samples(
