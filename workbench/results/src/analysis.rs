@@ -80,7 +80,9 @@ impl Correctness {
 /// One side of a headline comparison: the bytes it peaks at and the rate it runs at.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Side {
-    /// The peak the comparison is about (the step's, or the peak above the inputs).
+    /// The peak the comparison is about, in words (`step peak`, `peak above the input`).
+    pub peak: &'static str,
+    /// Its bytes.
     pub peak_bytes: f64,
     /// Samples (or rows, or allocations) per second.
     pub samples_per_s: f64,
@@ -90,14 +92,17 @@ impl Side {
     /// A point's step peak and samples per second.
     pub fn step(result: &PointResult) -> Self {
         Self {
+            peak: "step peak",
             peak_bytes: result.peak_bytes() as f64,
             samples_per_s: result.samples_per_s,
         }
     }
 
-    /// `peak_bytes` of the comparison's own choosing, with the point's samples per second.
-    pub fn with_peak(peak_bytes: f64, result: &PointResult) -> Self {
+    /// A peak of the comparison's own choosing, named `peak`, with the point's samples per
+    /// second.
+    pub fn with_peak(peak: &'static str, peak_bytes: f64, result: &PointResult) -> Self {
         Self {
+            peak,
             peak_bytes,
             samples_per_s: result.samples_per_s,
         }
@@ -119,6 +124,10 @@ pub struct Headline {
     pub correctness: Correctness,
     /// One sentence on what the checks found.
     pub correctness_detail: String,
+    /// The peak `memory_saved_bytes` is a reduction of, in words (`step peak`); empty in
+    /// records made before it was recorded.
+    #[serde(default)]
+    pub peak: String,
 }
 
 impl Headline {
@@ -142,6 +151,7 @@ impl Headline {
             ),
             correctness,
             correctness_detail: correctness_detail.into(),
+            peak: baseline.peak.into(),
         }
     }
 }
@@ -300,6 +310,7 @@ impl Analysis {
                 throughput_cost_pct: None,
                 correctness,
                 correctness_detail: "no measurement".into(),
+                peak: String::new(),
             },
             findings: vec![],
             comparisons: vec![],
@@ -319,10 +330,12 @@ mod tests {
         let h = Headline::versus(
             "a against b",
             Side {
+                peak: "step peak",
                 peak_bytes: 200.0,
                 samples_per_s: 10.0,
             },
             Side {
+                peak: "step peak",
                 peak_bytes: 150.0,
                 samples_per_s: 8.0,
             },
@@ -332,5 +345,6 @@ mod tests {
         assert_eq!(h.memory_saved_bytes, Some(50.0));
         assert_eq!(h.memory_saved_pct, Some(25.0));
         assert_eq!(h.throughput_cost_pct, Some(20.0));
+        assert_eq!(h.peak, "step peak");
     }
 }

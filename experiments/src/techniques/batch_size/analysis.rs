@@ -280,8 +280,8 @@ impl Analyse for BatchSize {
         headline: Headline::versus(
             format!(
                 "batch {} against batch {} (step peak; samples/s)",
-                batch(small),
-                batch(large)
+                batch(large),
+                batch(small)
             ),
             Side::step(large.result),
             Side::step(small.result),

@@ -197,8 +197,16 @@ impl Analyse for CacheRelease {
         let headline = match largest_fresh.filter(|_| has_cache) {
             Some(fresh) if reserved_dropped > 0.0 => Headline::versus(
                 compared,
-                Side::with_peak(reserved_dropped, largest.result),
-                Side::with_peak(reserved_released, fresh.result),
+                Side::with_peak(
+                    "bytes reserved after the drop",
+                    reserved_dropped,
+                    largest.result,
+                ),
+                Side::with_peak(
+                    "bytes reserved after the drop",
+                    reserved_released,
+                    fresh.result,
+                ),
                 Correctness::of(points),
                 detail,
             ),
@@ -210,6 +218,7 @@ impl Analyse for CacheRelease {
                 throughput_cost_pct: None,
                 correctness: Correctness::of(points),
                 correctness_detail: detail.into(),
+                peak: "bytes reserved after the drop".into(),
             },
         };
         Analysis {

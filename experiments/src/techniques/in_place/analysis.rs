@@ -149,8 +149,8 @@ impl Analyse for InPlace {
                     k.config.rows,
                     k.config.cols
                 ),
-                Side::with_peak(added(k), k.result),
-                Side::with_peak(added(c), c.result),
+                Side::with_peak("peak above the input", added(k), k.result),
+                Side::with_peak("peak above the input", added(c), c.result),
                 correctness,
                 worst_check(points),
             ),

@@ -196,8 +196,16 @@ impl Analyse for NoGrad {
                  and inputs; samples/s)",
                 ad.config.batch
             ),
-                Side::with_peak(ad_eval, ad.result),
-                Side::with_peak(va_eval, va.result),
+                Side::with_peak(
+                    "evaluation peak above the model and inputs",
+                    ad_eval,
+                    ad.result,
+                ),
+                Side::with_peak(
+                    "evaluation peak above the model and inputs",
+                    va_eval,
+                    va.result,
+                ),
                 correctness,
                 detail,
             ),

@@ -206,8 +206,16 @@ impl Analyse for Views {
                  tensor is dropped (bytes held; rows/s of the operation)",
                     parent(view)
                 ),
-                Side::with_peak(held(view), view.result),
-                Side::with_peak(held(copy), copy.result),
+                Side::with_peak(
+                    "bytes held after the parent is dropped",
+                    held(view),
+                    view.result,
+                ),
+                Side::with_peak(
+                    "bytes held after the parent is dropped",
+                    held(copy),
+                    copy.result,
+                ),
                 correctness,
                 worst_check(points),
             ),
