@@ -92,16 +92,9 @@ impl Runner {
             .arg(self.device.name());
         let child = run_child(command, &[], Some(self.point_timeout), false)
             .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
-        match child.status {
-            Ok(status) if status.success() => serde_json::from_str(child.stdout.trim())
-                .map_err(|e| format!("the calibration printed no valid result: {e}")),
-            Ok(status) => Err(format!(
-                "{}: {}",
-                describe_exit(status),
-                tail(&child.stderr, 1)
-            )),
-            Err(reason) => Err(reason),
-        }
+        child
+            .json()
+            .map_err(|why| format!("{why}: {}", tail(&child.stderr, 1)))
     }
 
     /// Runs one point in a child process.
@@ -120,19 +113,12 @@ impl Runner {
             Ok(child) => child,
             Err(e) => return failed(format!("cannot start {}: {e}", self.exe.display()), ""),
         };
-        match child.status {
-            Err(reason) => failed(reason, &child.stderr),
-            Ok(status) if !status.success() => failed(describe_exit(status), &child.stderr),
-            Ok(_) => match serde_json::from_str::<PointResult>(child.stdout.trim()) {
-                Ok(result) => Outcome::Measured {
-                    result: Box::new(result),
-                    wall_s: started.elapsed().as_secs_f64(),
-                },
-                Err(e) => failed(
-                    format!("the child printed no valid result: {e}"),
-                    &child.stderr,
-                ),
+        match child.json::<PointResult>() {
+            Ok(result) => Outcome::Measured {
+                result: Box::new(result),
+                wall_s: started.elapsed().as_secs_f64(),
             },
+            Err(reason) => failed(reason, &child.stderr),
         }
     }
 }
@@ -146,6 +132,19 @@ pub struct ChildRun {
     pub stdout: String,
     /// What it wrote to stderr.
     pub stderr: String,
+}
+
+impl ChildRun {
+    /// What the child printed on stdout, parsed as JSON where it exited 0; otherwise why not,
+    /// in one line (its stderr is kept apart).
+    pub fn json<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        match &self.status {
+            Err(reason) => Err(reason.clone()),
+            Ok(status) if !status.success() => Err(describe_exit(*status)),
+            Ok(_) => serde_json::from_str(self.stdout.trim())
+                .map_err(|e| format!("the child printed no valid result: {e}")),
+        }
+    }
 }
 
 /// Runs `command` as a child with `input` on its stdin, killing it after `timeout` if it has

@@ -363,14 +363,8 @@ fn device_label(record: &ExperimentRecord) -> String {
 
 fn result_set(record: &ExperimentRecord) -> ResultSet {
     let a = &record.analysis;
-    let mut phase_names: Vec<String> = Vec::new();
-    for p in record.points.iter().filter_map(|p| p.result()) {
-        for phase in &p.phases {
-            if !phase_names.iter().any(|n| *n == phase.phase) {
-                phase_names.push(phase.phase.to_string());
-            }
-        }
-    }
+    let results = || record.points.iter().filter_map(|p| p.result());
+    let phase_names = first_seen(results().flat_map(|r| r.phases.iter().map(|p| &*p.phase)));
     let points = record
         .points
         .iter()
@@ -411,14 +405,8 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             check_failed: r.checks.iter().any(|c| !c.passed),
         })
         .collect();
-    let mut phase_time_names: Vec<String> = Vec::new();
-    for r in record.points.iter().filter_map(|p| p.result()) {
-        for t in &r.phase_times {
-            if !phase_time_names.contains(&t.phase) {
-                phase_time_names.push(t.phase.clone());
-            }
-        }
-    }
+    let phase_time_names =
+        first_seen(results().flat_map(|r| r.phase_times.iter().map(|t| t.phase.as_str())));
     let phase_times = record
         .points
         .iter()
@@ -590,6 +578,17 @@ fn matmul_rate(result: &PointResult, calibration: Option<&Calibration>) -> Strin
         ),
         None => format!("{gflop_s:.1} GFLOP/s"),
     }
+}
+
+/// The distinct names, in the order they first appear.
+fn first_seen<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for name in names {
+        if !seen.iter().any(|n| n == name) {
+            seen.push(name.to_string());
+        }
+    }
+    seen
 }
 
 /// Criterion's estimates joined with the record's points. They agree when criterion's

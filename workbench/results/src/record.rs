@@ -240,15 +240,19 @@ pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<ExperimentRecord>, LoadError> {
             }
         }
     }
-    records.sort_by_key(|r| {
-        (
-            r.guide_position,
-            r.experiment.clone(),
-            r.device.kind != DeviceKind::Cpu,
-            r.device.kind.name(),
-        )
-    });
+    records.sort_by(|a, b| guide_order(a).cmp(&guide_order(b)));
     Ok(records)
+}
+
+/// Where a record stands in the guide: its technique's position, then the CPU before the
+/// devices.
+fn guide_order(r: &ExperimentRecord) -> (usize, &str, bool, &'static str) {
+    (
+        r.guide_position,
+        &r.experiment,
+        r.device.kind != DeviceKind::Cpu,
+        r.device.kind.name(),
+    )
 }
 
 /// The entries of a folder, sorted.
