@@ -24,4 +24,7 @@ pub enum ExperimentError {
     /// The backend failed to run the work.
     #[error("backend error: {0}")]
     Backend(String),
+    /// A paired comparison could not be timed.
+    #[error("paired timing: {0}")]
+    Paired(String),
 }

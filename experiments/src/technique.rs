@@ -10,13 +10,15 @@
 //! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
 
 use results::{
-    Analysis, DeviceKind, FloatStorage, MeasuredPoint, PageText, Point, PointResult, Profile,
+    Analysis, ComparisonSpec, DeviceKind, FloatStorage, MeasuredPoint, PageText, PairSettings,
+    PairedComparison, PairedTiming, Point, PointResult, Profile,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::ExperimentError;
-use crate::harness::profile::Repeats;
+use crate::harness::paired::{self, ArmRun};
+use crate::harness::profile::{Repeats, DEVICE_WARMUP};
 
 /// What measuring one point gives: its result, or why it has none.
 pub type Measurement = Result<PointResult, ExperimentError>;
@@ -49,6 +51,8 @@ impl<C> Planned<C> {
 /// A measured point of a technique, as its analysis reads it.
 #[derive(Debug, Clone)]
 pub struct Row<'a, C> {
+    /// The point's id.
+    pub id: &'a str,
     /// The point's configuration.
     pub config: C,
     /// The point's label.
@@ -67,7 +71,7 @@ impl<C> Row<'_, C> {
 /// A memory-saving technique, measured.
 pub trait Technique: Sync {
     /// The configuration of one point.
-    type Config: Serialize + DeserializeOwned + Clone;
+    type Config: Serialize + DeserializeOwned + Clone + Send;
     /// Kebab-case id, used in the CLI, file names and links.
     const ID: &'static str;
     /// Page title.
@@ -89,14 +93,25 @@ pub trait Technique: Sync {
     fn float_storage(&self, _config: &Self::Config) -> FloatStorage {
         FloatStorage::F32
     }
+    /// The comparisons the guide states, chosen from the measured points: each is timed in
+    /// pairs (baseline, technique and an A/A control interleaved) after the points. The
+    /// headline names the one that times it ([`results::Headline::timed_by`]).
+    fn comparisons(&self, _rows: &[Row<'_, Self::Config>]) -> Vec<ComparisonSpec> {
+        Vec::new()
+    }
 }
 
 /// What a technique concludes from its points: implemented in the technique's `analysis.rs`,
 /// apart from what it measures.
 pub trait Analyse: Technique {
-    /// Conclusions from the measured points (`rows`, in the order run) and all points, failed
-    /// ones included.
-    fn analyse(&self, rows: Vec<Row<'_, Self::Config>>, points: &[MeasuredPoint]) -> Analysis;
+    /// Conclusions from the measured points (`rows`, in the order run), all points (failed
+    /// ones included) and the paired comparisons.
+    fn analyse(
+        &self,
+        rows: Vec<Row<'_, Self::Config>>,
+        points: &[MeasuredPoint],
+        comparisons: &[PairedComparison],
+    ) -> Analysis;
 }
 
 /// A technique as the runner drives it: points as JSON, one measured per child process.
@@ -114,8 +129,20 @@ pub trait Experiment: Sync {
     /// The float type `point` stores tensors in by default. Burn sets it once per device and
     /// process, before the first tensor, so points of different types cannot share a process.
     fn float_storage(&self, point: &Point) -> FloatStorage;
-    /// Conclusions from all points, failed ones included.
-    fn analyse(&self, points: &[MeasuredPoint]) -> Analysis;
+    /// The comparisons to time in pairs, chosen from the measured points.
+    fn comparisons(&self, points: &[MeasuredPoint]) -> Vec<ComparisonSpec>;
+    /// Times `technique` against `baseline` (and `baseline` against a second copy of itself)
+    /// in this process, interleaved, as `settings` says. The two must store floats in the
+    /// same type (otherwise the runner alternates child processes).
+    fn time_pair(
+        &self,
+        baseline: &Point,
+        technique: &Point,
+        settings: &PairSettings,
+        device: DeviceKind,
+    ) -> Result<PairedTiming, ExperimentError>;
+    /// Conclusions from all points, failed ones included, and the paired comparisons.
+    fn analyse(&self, points: &[MeasuredPoint], comparisons: &[PairedComparison]) -> Analysis;
 }
 
 impl<T: Analyse> Experiment for T {
@@ -149,10 +176,7 @@ impl<T: Analyse> Experiment for T {
     }
 
     fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError> {
-        let repeats = Repeats {
-            warmup: point.warmup,
-            repeats: point.repeats,
-        };
+        let repeats = Repeats::on(point.warmup, point.repeats, device);
         Technique::run_point(self, &config::<T>(point)?, repeats, device)
     }
 
@@ -160,19 +184,55 @@ impl<T: Analyse> Experiment for T {
         config::<T>(point).map_or(FloatStorage::F32, |c| Technique::float_storage(self, &c))
     }
 
-    fn analyse(&self, points: &[MeasuredPoint]) -> Analysis {
-        let rows = points
-            .iter()
-            .filter_map(|p| {
-                Some(Row {
-                    config: config::<T>(&p.point).ok()?,
-                    label: &p.point.label,
-                    result: p.result()?,
-                })
-            })
-            .collect();
-        Analyse::analyse(self, rows, points)
+    fn comparisons(&self, points: &[MeasuredPoint]) -> Vec<ComparisonSpec> {
+        Technique::comparisons(self, &rows::<T>(points))
     }
+
+    fn time_pair(
+        &self,
+        baseline: &Point,
+        technique: &Point,
+        settings: &PairSettings,
+        device: DeviceKind,
+    ) -> Result<PairedTiming, ExperimentError> {
+        // Each arm runs its point as planned, with one repeat after the rounds: the rounds are
+        // served from inside the point's own measured loop.
+        let arm = |point: &Point| -> Result<ArmRun<'_>, ExperimentError> {
+            let config = config::<T>(point)?;
+            let repeats = Repeats::on(point.warmup, 1, device);
+            Ok(Box::new(move || {
+                Technique::run_point(self, &config, repeats, device)
+            }))
+        };
+        let min_warmup = match device {
+            DeviceKind::Cpu => std::time::Duration::ZERO,
+            DeviceKind::Wgpu | DeviceKind::Cuda => DEVICE_WARMUP,
+        };
+        paired::time_in_one_process(
+            [arm(baseline)?, arm(technique)?, arm(baseline)?],
+            settings,
+            min_warmup,
+        )
+    }
+
+    fn analyse(&self, points: &[MeasuredPoint], comparisons: &[PairedComparison]) -> Analysis {
+        Analyse::analyse(self, rows::<T>(points), points, comparisons)
+    }
+}
+
+/// The measured points as typed rows, in the order run.
+fn rows<T: Technique>(points: &[MeasuredPoint]) -> Vec<Row<'_, T::Config>> {
+    points
+        .iter()
+        .filter_map(|p| {
+            Some(Row {
+                id: &p.point.id,
+                config: config::<T>(&p.point).ok()?,
+                label: &p.point.label,
+                result: p.result()?,
+            })
+        })
+        .collect()
 }
 
 /// A point's config parsed into the technique's own type.

@@ -1,10 +1,15 @@
 //! The correctness checks themselves: they pass for the technique and fail when it is broken.
 
 use burn::backend::{Autodiff, Flex};
+use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
+use burn::tensor::Tensor;
 use experiments::harness::backend::{CheckpointedCpuBackend, Checkpointing};
+use experiments::harness::models::mlp::{self, Mlp};
 use experiments::harness::models::MlpShape;
+use experiments::harness::probe::host::HostProbe;
+use experiments::harness::probe::PhaseMeter;
 use experiments::harness::train::TrainConfig;
-use experiments::techniques::accumulation::{checks, checks_with_loss_scale};
+use experiments::techniques::accumulation::{checks, checks_with_step, TrainStep};
 
 type B = Autodiff<Flex>;
 
@@ -42,23 +47,52 @@ fn accumulation_with_scaled_loss_equals_the_big_batch() {
     let device = Default::default();
     let model = shape.init::<B>(&device);
     let (x, y) = shape.batch::<B>(config.batch, &device);
-    for check in checks(&config, &x, &y, model) {
+    let checks = checks(&config, &x, &y, model, &HostProbe);
+    assert_eq!(checks.len(), 2);
+    for check in checks {
         assert!(check.passed, "{check:?}");
         assert!(check.max_rel_diff < 1e-5, "{check:?}");
     }
 }
 
+/// A training step that accumulates without scaling each micro-batch's loss by 1/k: the
+/// gradient is k times too large.
+struct Unscaled;
+
+impl TrainStep for Unscaled {
+    fn step<B2: burn::tensor::backend::AutodiffBackend, O: Optimizer<Mlp<B2>, B2>>(
+        &self,
+        meter: &mut PhaseMeter<'_>,
+        model: Mlp<B2>,
+        optim: &mut O,
+        lr: f64,
+        x: &Tensor<B2, 2>,
+        y: &Tensor<B2, 2>,
+        micro_batches: usize,
+    ) -> Mlp<B2> {
+        if micro_batches <= 1 {
+            return mlp::train_step(meter, model, optim, lr, x, y, 1);
+        }
+        let mut accumulator = GradientsAccumulator::<Mlp<B2>>::new();
+        for (xi, yi) in mlp::micro_batch_slices(x, y, micro_batches) {
+            let grads = GradientsParams::from_grads(mlp::loss(&model, xi, yi).backward(), &model);
+            accumulator.accumulate(&model, grads);
+        }
+        optim.step(lr, model, accumulator.grads())
+    }
+}
+
 #[test]
-fn accumulation_without_the_1_over_k_scale_is_caught() {
+fn a_training_step_without_the_1_over_k_scale_is_caught() {
     let _rng = flex_rng();
     let (config, shape) = setup();
     let device = Default::default();
     let model = shape.init::<B>(&device);
     let (x, y) = shape.batch::<B>(config.batch, &device);
-    let result = checks_with_loss_scale(&config, &x, &y, model, 1.0);
+    let result = checks_with_step(&config, &x, &y, model, &HostProbe, &Unscaled);
     assert!(
         !result[0].passed,
-        "unscaled gradients must differ: {:?}",
+        "the SGD update (the gradient) must differ: {:?}",
         result[0]
     );
 }
@@ -111,4 +145,64 @@ fn both_ways_of_writing_layer_norm_compute_the_same_values() {
     let borrowed = layer_norm_borrowed(&x, 1e-5).into_data();
     let owned = layer_norm_owned(x, 1e-5).into_data();
     borrowed.assert_eq(&owned, true);
+}
+
+#[test]
+fn mixed_precision_that_trains_worse_than_the_seed_spread_fails_its_check() {
+    use experiments::techniques::mixed_precision::seed_check;
+    let f32_final = [0.100, 0.104, 0.098, 0.102, 0.101];
+    // Paired by seed, within f32's own spread (0.006): passes.
+    let close = [0.101, 0.103, 0.099, 0.103, 0.100];
+    assert!(seed_check(&f32_final, &close, "close").passed);
+    // Better than f32 passes too: the check is one-sided.
+    let better = f32_final.map(|l| l - 0.05);
+    assert!(seed_check(&f32_final, &better, "better").passed);
+    // Worse on average by more than the spread: fails.
+    let worse = f32_final.map(|l| l + 0.01);
+    let check = seed_check(&f32_final, &worse, "worse");
+    assert!(!check.passed, "{check:?}");
+    assert!(check.max_rel_diff > 1.0, "{check:?}");
+    // A diverged run fails.
+    let diverged = [0.1, f64::NAN, 0.1, 0.1, 0.1];
+    assert!(!seed_check(&f32_final, &diverged, "nan").passed);
+}
+
+#[test]
+fn in_place_outputs_are_checked_against_the_host_and_a_wrong_one_fails() {
+    let _rng = flex_rng();
+    use experiments::techniques::in_place::snippet::{chain, layer_norm_owned};
+    use experiments::techniques::in_place::{host_reference, Case};
+    use results::Check;
+    let device = Default::default();
+    let x = Tensor::<Flex, 2>::random(
+        [32, 64],
+        burn::tensor::Distribution::Normal(0.0, 1.0),
+        &device,
+    );
+    let values = |t: Tensor<Flex, 2>| t.into_data().to_vec::<f32>().unwrap();
+    let input = values(x.clone());
+    let tolerance = 1e-5;
+    let norm = Check::compare(
+        "layer norm",
+        &host_reference(Case::LayerNorm, &input, 64),
+        &values(layer_norm_owned(x.clone(), 1e-5)),
+        tolerance,
+    );
+    assert!(norm.passed, "{norm:?}");
+    let softplus = Check::compare(
+        "chain",
+        &host_reference(Case::Chain, &input, 64),
+        &values(chain(x.clone())),
+        tolerance,
+    );
+    assert!(softplus.passed, "{softplus:?}");
+    // A layer norm that forgets to centre is caught.
+    let wrong = x.clone() / x.clone().var(1).add_scalar(1e-5).sqrt();
+    let caught = Check::compare(
+        "uncentred",
+        &host_reference(Case::LayerNorm, &input, 64),
+        &values(wrong),
+        tolerance,
+    );
+    assert!(!caught.passed, "{caught:?}");
 }

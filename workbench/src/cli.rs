@@ -17,7 +17,7 @@ use results::{format, record, DeviceIdentity, DeviceKind, ExperimentRecord, Poin
 use crate::error::BadInput;
 use crate::output::Staging;
 use crate::report::{JsonExport, Progress, Report, Reports};
-use crate::runner::Runner;
+use crate::runner::{CompareRequest, Runner};
 
 /// Measures what memory-saving techniques buy (peak memory) and cost (throughput) on Burn, and
 /// writes the results as a static HTML guide.
@@ -80,6 +80,17 @@ enum Command {
     /// Measure the device's matmul rate and copy bandwidth; print them as JSON (used by `run`).
     #[command(hide = true)]
     Calibrate {
+        /// Device.
+        #[arg(long, value_parser = device_parser())]
+        device: DeviceKind,
+    },
+    /// Time two points against each other in pairs, read as JSON from stdin; print the
+    /// timing as JSON (used by `run`).
+    #[command(hide = true)]
+    Compare {
+        /// Experiment id.
+        #[arg(long)]
+        experiment: String,
         /// Device.
         #[arg(long, value_parser = device_parser())]
         device: DeviceKind,
@@ -182,6 +193,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Point { experiment, device } => measure_point(&experiment, device),
+        Command::Compare { experiment, device } => compare_points(&experiment, device),
         Command::Calibrate { device } => {
             let calibration = experiments::harness::calibration::calibrate(device)
                 .map_err(|e| experiment_error(device, e, "calibration".into()))?;
@@ -365,22 +377,56 @@ fn write_site(records: &[ExperimentRecord], staging: Staging) -> anyhow::Result<
     Ok(())
 }
 
-/// The child side of the point protocol.
-fn measure_point(id: &str, device: DeviceKind) -> anyhow::Result<()> {
-    let experiment = experiments::find(id).ok_or_else(|| BadInput::UnknownExperiment {
+/// The experiment `id`, or bad input naming the known ones.
+fn experiment(id: &str) -> Result<&'static dyn Experiment, BadInput> {
+    experiments::find(id).ok_or_else(|| BadInput::UnknownExperiment {
         id: id.into(),
         known: experiments::all()
             .iter()
             .map(|e| e.id())
             .collect::<Vec<_>>()
             .join(", "),
-    })?;
+    })
+}
+
+/// What the parent wrote on stdin, parsed as JSON (`what` names it in errors).
+fn read_stdin<T: serde::de::DeserializeOwned>(what: &str) -> anyhow::Result<T> {
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
-        .context("cannot read the point from stdin")?;
-    let point: Point =
-        serde_json::from_str(&input).context("the point on stdin is not valid JSON")?;
+        .with_context(|| format!("cannot read the {what} from stdin"))?;
+    serde_json::from_str(&input).with_context(|| format!("the {what} on stdin is not valid JSON"))
+}
+
+/// The child side of the comparison protocol.
+fn compare_points(id: &str, device: DeviceKind) -> anyhow::Result<()> {
+    let experiment = experiment(id)?;
+    let request: CompareRequest = read_stdin("comparison")?;
+    let timing = experiment
+        .time_pair(
+            &request.baseline,
+            &request.technique,
+            &request.settings,
+            device,
+        )
+        .map_err(|e| {
+            experiment_error(
+                device,
+                e,
+                format!(
+                    "{id}: {} against {}",
+                    request.technique.label, request.baseline.label
+                ),
+            )
+        })?;
+    println!("{}", serde_json::to_string(&timing)?);
+    Ok(())
+}
+
+/// The child side of the point protocol.
+fn measure_point(id: &str, device: DeviceKind) -> anyhow::Result<()> {
+    let experiment = experiment(id)?;
+    let point: Point = read_stdin("point")?;
     let result = experiment
         .run_point(&point, device)
         .map_err(|e| experiment_error(device, e, format!("{}: {}", id, point.label)))?;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use results::{ExperimentRecord, MeasuredPoint, Point};
+use results::{ComparisonSpec, ExperimentRecord, MeasuredPoint, PairedComparison, Point};
 
 /// Hooks called by the runner. Every method has a default that does nothing.
 pub trait Report {
@@ -15,6 +15,10 @@ pub trait Report {
     fn point_started(&self, _experiment: &str, _point: &Point) {}
     /// A point has been measured, or has failed.
     fn point_finished(&self, _experiment: &str, _point: &MeasuredPoint) {}
+    /// A paired comparison is about to be timed.
+    fn comparison_started(&self, _experiment: &str, _spec: &ComparisonSpec) {}
+    /// A paired comparison has been timed, or has failed.
+    fn comparison_finished(&self, _experiment: &str, _comparison: &PairedComparison) {}
     /// An experiment's record is complete.
     fn experiment_finished(&self, _record: &ExperimentRecord) -> std::io::Result<()> {
         Ok(())
@@ -33,6 +37,14 @@ impl<R: Report + ?Sized> Report for std::sync::Arc<R> {
 
     fn point_finished(&self, experiment: &str, point: &MeasuredPoint) {
         (**self).point_finished(experiment, point);
+    }
+
+    fn comparison_started(&self, experiment: &str, spec: &ComparisonSpec) {
+        (**self).comparison_started(experiment, spec);
+    }
+
+    fn comparison_finished(&self, experiment: &str, comparison: &PairedComparison) {
+        (**self).comparison_finished(experiment, comparison);
     }
 
     fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
@@ -61,6 +73,18 @@ impl Report for Reports {
         self.0
             .iter()
             .for_each(|r| r.point_finished(experiment, point));
+    }
+
+    fn comparison_started(&self, experiment: &str, spec: &ComparisonSpec) {
+        self.0
+            .iter()
+            .for_each(|r| r.comparison_started(experiment, spec));
+    }
+
+    fn comparison_finished(&self, experiment: &str, comparison: &PairedComparison) {
+        self.0
+            .iter()
+            .for_each(|r| r.comparison_finished(experiment, comparison));
     }
 
     fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
@@ -129,8 +153,36 @@ impl Report for Progress {
         }
     }
 
+    fn comparison_started(&self, experiment: &str, spec: &ComparisonSpec) {
+        self.bar.set_message(format!(
+            "{experiment}: timing {} against {} in pairs",
+            spec.technique, spec.baseline
+        ));
+    }
+
+    fn comparison_finished(&self, experiment: &str, comparison: &PairedComparison) {
+        if let results::PairedOutcome::Failed { reason } = &comparison.outcome {
+            let line = format!(
+                "{experiment}: comparison {} failed: {reason}",
+                comparison.spec.id
+            );
+            self.bar.println(format!("warning: {line}"));
+            if let Ok(mut f) = self.failures.lock() {
+                f.push(line);
+            }
+        }
+    }
+
     fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
         let h = &record.analysis.headline;
+        let time = h
+            .timed_by
+            .as_deref()
+            .and_then(|id| results::paired::find(&record.comparisons, id))
+            .map_or_else(
+                || "not timed in pairs".to_string(),
+                PairedComparison::cost_phrase,
+            );
         self.bar.println(format!(
             "{:<12} {}/{} points in {:.1} s; {}",
             record.experiment,
@@ -139,12 +191,12 @@ impl Report for Progress {
             record.wall_s,
             match h.memory_saved_bytes {
                 Some(saved) => format!(
-                    "saves {} ({}) of peak, throughput cost {}",
+                    "saves {} ({}) of the {}, time per sample {time}",
                     results::format::bytes(saved),
                     results::format::pct(h.memory_saved_pct.unwrap_or(f64::NAN)),
-                    results::format::pct(h.throughput_cost_pct.unwrap_or(f64::NAN)),
+                    h.peak,
                 ),
-                None => "nothing measured".into(),
+                None => format!("time {time}"),
             }
         ));
         Ok(())

@@ -1,9 +1,15 @@
-//! Runs experiments point by point, each point in a fresh child process.
+//! Runs experiments point by point, each point in a fresh child process, then times the
+//! comparisons the technique states in pairs.
 //!
 //! The parent writes the point as JSON to the child's stdin (`workbench point`), the child prints
 //! exactly one JSON [`PointResult`] on stdout and exits 0. Anything else (a crash, a timeout, an
 //! allocation failure, unparseable output) is recorded as a failed point with the tail of the
 //! child's stderr, and the run goes on.
+//!
+//! A comparison (baseline, technique and the baseline again as an A/A control) runs in one child
+//! (`workbench compare`) that builds the three side by side and interleaves them, where the two
+//! points store floats in the same type; otherwise (Burn sets the float type once per process)
+//! the runner alternates point children itself, round by round.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -12,11 +18,15 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use experiments::harness::profile::pair_settings;
 use experiments::Experiment;
+use results::timing::median;
 use results::{
-    Calibration, DeviceInfo, DeviceKind, ExperimentRecord, MeasuredPoint, Outcome, Point,
-    PointResult, Profile, SCHEMA_VERSION,
+    round_order, Calibration, DeviceInfo, DeviceKind, ExperimentRecord, Interleaving,
+    MeasuredPoint, Outcome, PairSettings, PairedComparison, PairedOutcome, PairedTiming, Point,
+    PointResult, Profile, Round, Stop, SCHEMA_VERSION,
 };
+use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
 
@@ -55,7 +65,8 @@ impl Runner {
                 measured
             })
             .collect();
-        let analysis = experiment.analyse(&measured);
+        let comparisons = self.run_comparisons(experiment, &measured, report);
+        let analysis = experiment.analyse(&measured, &comparisons);
         let probe = measured
             .iter()
             .find_map(|p| p.result())
@@ -78,6 +89,7 @@ impl Runner {
             calibration: None,
             wall_s: started.elapsed().as_secs_f64(),
             points: measured,
+            comparisons,
             analysis,
             criterion: Vec::new(),
         }
@@ -95,6 +107,138 @@ impl Runner {
         child
             .json()
             .map_err(|why| format!("{why}: {}", tail(&child.stderr, 1)))
+    }
+
+    /// Times each comparison `experiment` states between its measured points.
+    fn run_comparisons(
+        &self,
+        experiment: &dyn Experiment,
+        measured: &[MeasuredPoint],
+        report: &dyn Report,
+    ) -> Vec<PairedComparison> {
+        let point = |id: &str| measured.iter().find(|p| p.point.id == id).map(|p| &p.point);
+        experiment
+            .comparisons(measured)
+            .into_iter()
+            .filter_map(|spec| {
+                let (baseline, technique) = (point(&spec.baseline)?, point(&spec.technique)?);
+                report.comparison_started(experiment.id(), &spec);
+                let interleaving =
+                    if experiment.float_storage(baseline) == experiment.float_storage(technique) {
+                        Interleaving::OneProcess
+                    } else {
+                        Interleaving::AlternatingProcesses
+                    };
+                let mut settings = pair_settings(self.profile, interleaving);
+                if spec.supporting {
+                    settings.budget_s /= 4.0;
+                }
+                let timed = match interleaving {
+                    Interleaving::OneProcess => {
+                        self.compare_in_child(experiment.id(), baseline, technique, &settings)
+                    }
+                    Interleaving::AlternatingProcesses => {
+                        self.alternate_children(experiment.id(), baseline, technique, &settings)
+                    }
+                };
+                let comparison = PairedComparison {
+                    baseline_label: baseline.label.clone(),
+                    technique_label: technique.label.clone(),
+                    spec,
+                    outcome: match timed {
+                        Ok(timing) => PairedOutcome::Measured {
+                            timing: Box::new(timing),
+                        },
+                        Err(reason) => PairedOutcome::Failed { reason },
+                    },
+                };
+                report.comparison_finished(experiment.id(), &comparison);
+                Some(comparison)
+            })
+            .collect()
+    }
+
+    /// Times a comparison in one child process (`workbench compare`).
+    fn compare_in_child(
+        &self,
+        experiment: &str,
+        baseline: &Point,
+        technique: &Point,
+        settings: &PairSettings,
+    ) -> Result<PairedTiming, String> {
+        let mut command = Command::new(&self.exe);
+        command
+            .args(["compare", "--experiment", experiment, "--device"])
+            .arg(self.device.name());
+        let input = serde_json::to_vec(&CompareRequest {
+            baseline: baseline.clone(),
+            technique: technique.clone(),
+            settings: *settings,
+        })
+        .expect("a comparison serialises");
+        // Three arms to build and warm up, then the rounds' budget.
+        let timeout = self.point_timeout + Duration::from_secs_f64(settings.budget_s * 2.0);
+        let child = run_child(command, &input, Some(timeout), false)
+            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+        child
+            .json()
+            .map_err(|why| format!("{why}: {}", tail(&child.stderr, 1)))
+    }
+
+    /// Times a comparison by alternating point children (baseline, technique, baseline again),
+    /// one block each per round in balanced order; a block is one child's timed steps, summarised
+    /// by their median. The first round is a warm-up and is not counted.
+    fn alternate_children(
+        &self,
+        experiment: &str,
+        baseline: &Point,
+        technique: &Point,
+        settings: &PairSettings,
+    ) -> Result<PairedTiming, String> {
+        let arms = [baseline, technique, baseline];
+        let block = |point: &Point| -> Result<(f64, u64), String> {
+            match self.run_point(experiment, point) {
+                Outcome::Measured { result, .. } => {
+                    Ok((median(&result.step.samples_s), result.samples_per_step))
+                }
+                Outcome::Failed { reason, .. } => Err(reason),
+            }
+        };
+        let mut samples = [1_u64; 3];
+        for &i in &round_order(0) {
+            samples[i] = block(arms[i])?.1;
+        }
+        let started = Instant::now();
+        let mut rounds = Vec::new();
+        let stop = loop {
+            let r = rounds.len() + 1;
+            let mut times = [0.0; 3];
+            for &i in &round_order(r) {
+                times[i] = block(arms[i])?.0;
+            }
+            rounds.push(Round {
+                baseline_s: times[0],
+                technique_s: times[1],
+                control_s: times[2],
+            });
+            if PairedTiming::converged(&rounds, samples[0], samples[1], settings) {
+                break Stop::Converged;
+            }
+            if started.elapsed().as_secs_f64() >= settings.budget_s && rounds.len() >= 2 {
+                break Stop::BudgetSpent;
+            }
+        };
+        PairedTiming::summarise(
+            Interleaving::AlternatingProcesses,
+            baseline.repeats,
+            samples[0],
+            samples[1],
+            rounds,
+            stop,
+            *settings,
+            started.elapsed().as_secs_f64(),
+        )
+        .ok_or_else(|| "fewer than two rounds".into())
     }
 
     /// Runs one point in a child process.
@@ -121,6 +265,17 @@ impl Runner {
             Err(reason) => failed(reason, &child.stderr),
         }
     }
+}
+
+/// What the parent sends a `workbench compare` child on its stdin.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CompareRequest {
+    /// The baseline point (A, and A' for the control).
+    pub baseline: Point,
+    /// The technique's point (B).
+    pub technique: Point,
+    /// How long and how precisely.
+    pub settings: PairSettings,
 }
 
 /// What a child process did.

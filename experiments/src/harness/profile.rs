@@ -1,7 +1,9 @@
 //! What a profile means on a device: the sizes points are built at and how often a step is
 //! repeated. Shared by every technique; names none.
 
-use results::{DeviceKind, Profile};
+use std::time::{Duration, Instant};
+
+use results::{DeviceKind, Interleaving, PairSettings, Profile};
 
 /// The sizes a technique's points are built at, from the profile and the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +34,15 @@ pub struct Repeats {
     pub warmup: usize,
     /// Measured steps.
     pub repeats: usize,
+    /// The warm-up also lasts at least this long (on device backends, see [`Self::on`]).
+    pub min_warmup: Duration,
 }
+
+/// On wgpu and CUDA a point warms up for at least this long (kernels compile and autotune on
+/// first use, clocks ramp up)...
+pub const DEVICE_WARMUP: Duration = Duration::from_secs(1);
+/// ...and for at least this many steps.
+pub const DEVICE_WARMUP_STEPS: usize = 10;
 
 impl Repeats {
     /// The repeats of a training or single-operation point at `profile`.
@@ -41,11 +51,59 @@ impl Repeats {
             Profile::Quick => Self {
                 warmup: 1,
                 repeats: 3,
+                min_warmup: Duration::ZERO,
             },
             Profile::Full => Self {
                 warmup: 2,
                 repeats: 7,
+                min_warmup: Duration::ZERO,
             },
         }
+    }
+
+    /// `warmup` and `repeats` as planned, with the warm-up `device` needs: on wgpu and CUDA at
+    /// least [`DEVICE_WARMUP_STEPS`] steps and [`DEVICE_WARMUP`].
+    pub fn on(warmup: usize, repeats: usize, device: DeviceKind) -> Self {
+        match device {
+            DeviceKind::Cpu => Self {
+                warmup,
+                repeats,
+                min_warmup: Duration::ZERO,
+            },
+            DeviceKind::Wgpu | DeviceKind::Cuda => Self {
+                warmup: warmup.max(DEVICE_WARMUP_STEPS),
+                repeats,
+                min_warmup: DEVICE_WARMUP,
+            },
+        }
+    }
+
+    /// Runs `step` as the warm-up: `warmup` times, then on until `min_warmup` has passed.
+    pub fn warm_up(&self, mut step: impl FnMut()) {
+        let started = Instant::now();
+        let mut done = 0;
+        while done < self.warmup || started.elapsed() < self.min_warmup {
+            step();
+            done += 1;
+        }
+    }
+}
+
+/// How long and how precisely a paired comparison is measured at `profile`: in one process,
+/// blocks of at least 20 ms (50 ms in full) and rounds until both intervals are within ±2%
+/// (±5% quick) or the budget is spent; alternating processes pay a process per block, so they
+/// get a larger budget and stop at fewer rounds.
+pub fn pair_settings(profile: Profile, interleaving: Interleaving) -> PairSettings {
+    let (min_rounds, target, budget_s, min_block_s) = match (profile, interleaving) {
+        (Profile::Quick, Interleaving::OneProcess) => (6, 5.0, 1.5, 0.005),
+        (Profile::Quick, Interleaving::AlternatingProcesses) => (3, 5.0, 4.0, 0.02),
+        (Profile::Full, Interleaving::OneProcess) => (10, 2.0, 30.0, 0.05),
+        (Profile::Full, Interleaving::AlternatingProcesses) => (4, 2.0, 60.0, 0.2),
+    };
+    PairSettings {
+        min_rounds,
+        target_half_width_pct: target,
+        budget_s,
+        min_block_s,
     }
 }

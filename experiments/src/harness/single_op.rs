@@ -4,7 +4,10 @@
 //! Each repeat builds a fresh input outside the clock, then runs the operation as one metered
 //! phase: its peak above what was live before (the input included) is what the operation added,
 //! and what is still held after it, above what was live before the input was made, is what it
-//! leaves behind.
+//! leaves behind. The timed region is the operation and then the freeing of everything it
+//! returned (the meter's own readings excluded), so that two ways of writing a computation are
+//! timed with the same allocations and the same frees, whichever of them frees inside the
+//! operation and whichever after it.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -14,6 +17,7 @@ use results::{Check, Metric, PointResult, Timing};
 use crate::harness::probe::{
     delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter, ProbeInfo,
 };
+use crate::harness::profile::Repeats;
 
 /// What the repeats of one operation measured.
 #[derive(Debug, Clone)]
@@ -24,7 +28,7 @@ pub struct OpMeasurement {
     pub before_input_bytes: u64,
     /// Samples (rows) one run of the operation processes.
     pub rows: usize,
-    /// Time of the operation alone, input construction excluded.
+    /// Time of the operation and of freeing what it returned, input construction excluded.
     pub timing: Timing,
     /// Largest difference between repeats in the bytes the operation added.
     pub repeat_delta_spread_bytes: u64,
@@ -68,8 +72,8 @@ impl OpMeasurement {
     }
 }
 
-/// Runs `op` on a fresh input from `make_input`, `warmup` times untimed and `repeats` times
-/// measured; each run processes `rows` samples. `sync` waits for the device; it runs before each
+/// Runs `op` on a fresh input from `make_input`, warmed up and measured as `repeats` says; each
+/// run processes `rows` samples. `sync` waits for the device; it runs before each
 /// clock read. After the warm-up the operation is offered to an installed
 /// [`StepTimer`](crate::harness::timing::StepTimer), its input made outside the clock as here.
 #[allow(clippy::too_many_arguments)]
@@ -77,8 +81,7 @@ pub fn measure_op<I, O>(
     probe: &dyn MemoryProbe,
     sync: &dyn Fn(),
     phase: &'static str,
-    warmup: usize,
-    repeats: usize,
+    repeats: Repeats,
     rows: usize,
     mut make_input: impl FnMut() -> I,
     mut op: impl FnMut(I) -> O,
@@ -93,14 +96,17 @@ pub fn measure_op<I, O>(
         let input = make_input();
         let start = Instant::now();
         let output = meter.phase(phase, || op(input));
-        let elapsed = start.elapsed();
+        let op_time = start.elapsed();
         let phases = meter.finish();
+        let freed = Instant::now();
         drop(output);
-        (before, elapsed, phases)
+        sync();
+        (before, op_time + freed.elapsed(), phases)
     };
-    for _ in 0..warmup {
+    repeats.warm_up(|| {
         run();
-    }
+    });
+    let repeats = repeats.repeats;
     crate::harness::timing::offer(rows as u64, &mut || run().1);
     let mut runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(repeats.max(1));
     let mut samples_s = Vec::with_capacity(repeats.max(1));

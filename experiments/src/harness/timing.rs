@@ -22,13 +22,24 @@ pub fn repeat(
     for _ in 0..warmup {
         step();
     }
-    let mut timed = || {
+    repeat_timed(repeats, samples_per_step, || {
         let start = Instant::now();
         step();
         start.elapsed()
-    };
-    offer(samples_per_step, &mut timed);
-    Timing::from_samples((0..repeats.max(1)).map(|_| timed().as_secs_f64()).collect())
+    })
+}
+
+/// Offers `step` to the installed [`StepTimer`], then runs it `repeats` times. Each call of
+/// `step` runs it once and returns the time of its timed region, which the step clocks itself
+/// (after synchronising the device) so that work around it (a release, a fresh input) stays
+/// outside the clock.
+pub fn repeat_timed(
+    repeats: usize,
+    samples_per_step: u64,
+    mut step: impl FnMut() -> Duration,
+) -> Timing {
+    offer(samples_per_step, &mut step);
+    Timing::from_samples((0..repeats.max(1)).map(|_| step().as_secs_f64()).collect())
 }
 
 /// A timer from outside the workbench that takes over a measured loop's prepared step: the
@@ -48,6 +59,15 @@ thread_local! {
 /// (an experiment's point, run on this thread) hands its step to `timer` after its warm-up.
 pub fn with_step_timer<R>(timer: Box<dyn StepTimer>, work: impl FnOnce() -> R) -> R {
     let previous = STEP_TIMER.with(|t| t.borrow_mut().replace(timer));
+    let output = work();
+    STEP_TIMER.with(|t| *t.borrow_mut() = previous);
+    output
+}
+
+/// Runs `work` with no timer installed on this thread (a point that runs several measured loops
+/// offers only one of them), then puts back the one there was.
+pub fn without_step_timer<R>(work: impl FnOnce() -> R) -> R {
+    let previous = STEP_TIMER.with(|t| t.borrow_mut().take());
     let output = work();
     STEP_TIMER.with(|t| *t.borrow_mut() = previous);
     output

@@ -70,6 +70,8 @@ pub struct Trained<'a, B: AutodiffBackend> {
     pub model: Mlp<B>,
     /// The device it ran on.
     pub device: &'a B::Device,
+    /// The point's memory probe (a proof that runs a metered step reads it).
+    pub probe: &'a dyn MemoryProbe,
 }
 
 /// A technique's proof that its training step computes the same thing, run by the training
@@ -166,9 +168,11 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         step(&mut warm_runs);
         sync();
         let optimizer_state_bytes = probe.read().in_use_bytes.saturating_sub(after_runtime);
-        for _ in 1..self.repeats.warmup {
-            step(&mut warm_runs);
+        Repeats {
+            warmup: self.repeats.warmup.saturating_sub(1),
+            ..self.repeats
         }
+        .warm_up(|| step(&mut warm_runs));
         let mut runs = Vec::new();
         let timing = timing::repeat(0, self.repeats.repeats, c.batch as u64, || step(&mut runs));
         let phases = collapse_by_name(last_repeat(&runs));
@@ -211,6 +215,7 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
             y: &y,
             model,
             device: &device,
+            probe,
         });
         PointResult {
             metrics,

@@ -2,8 +2,8 @@
 //! arithmetic; every figure here comes from a record, formatted by `results::format`.
 
 use results::{
-    format, Calibration, Correctness, DeviceKind, ExperimentRecord, Headline, Metric, Outcome,
-    PhaseMemory, PointResult,
+    format, Calibration, Chart, ChartPoint, Correctness, DeviceKind, ExperimentRecord, Headline,
+    Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series, Stop,
 };
 use serde::Serialize;
 
@@ -31,8 +31,13 @@ pub struct IndexRow {
     pub compared: String,
     /// Memory saved, bytes and percent.
     pub memory_saved: String,
-    /// Throughput cost in percent.
-    pub throughput_cost: String,
+    /// Time per sample against the baseline, timed in pairs: the estimate with its 95%
+    /// interval, "no difference resolved (±x%)", or why there is none.
+    pub time_cost: String,
+    /// CSS class of the time cost: `resolved`, `unresolved` or `na`.
+    pub time_class: String,
+    /// The A/A control's interval: the resolution of the time cost.
+    pub resolution: String,
     /// `passed`, `failed`, `not applicable`, `unknown`.
     pub verdict: String,
     /// CSS class of the verdict.
@@ -95,6 +100,10 @@ pub struct ResultSet {
     pub failures: Vec<FailureRow>,
     /// Criterion's estimates of the same steps beside the workbench's timings, where attached.
     pub criterion: Vec<CriterionRow>,
+    /// The comparisons timed in pairs.
+    pub paired: Vec<PairedRow>,
+    /// Further index rows of this set (a second variant of the technique).
+    pub secondary_headlines: Vec<IndexRow>,
     /// What the memory figures count.
     pub probe: String,
     /// Provenance, as label/value pairs.
@@ -265,6 +274,26 @@ pub struct CriterionRow {
     pub verdict_class: String,
 }
 
+/// A comparison timed in pairs.
+#[derive(Debug, Serialize)]
+pub struct PairedRow {
+    /// The technique's point against the baseline's.
+    pub compared: String,
+    /// Where the arms ran, how many rounds of how many steps, and why they stopped.
+    pub how: String,
+    /// The technique's time per sample against the baseline's, with its interval.
+    pub cost: String,
+    /// `resolved`, `unresolved` or `na`.
+    pub cost_class: String,
+    /// The A/A control's interval.
+    pub control: String,
+    /// Whether the control's interval holds 0, as it must.
+    pub control_ok: bool,
+    /// Criterion's estimates of the two points, as the same ratio, and whether it falls in
+    /// the paired interval.
+    pub criterion: String,
+}
+
 /// A failed point.
 #[derive(Debug, Serialize)]
 pub struct FailureRow {
@@ -299,14 +328,192 @@ pub fn chart_file(record: &ExperimentRecord, chart: &str) -> String {
     }
 }
 
+/// The charts of a record: its analysis's, then one per headline comparison timed in pairs
+/// (each round's ratio, the A/A control's, and the cost's 95% interval).
+pub fn record_charts(record: &ExperimentRecord) -> Vec<Chart> {
+    let mut charts = record.analysis.charts.clone();
+    for c in record.comparisons.iter().filter(|c| !c.spec.supporting) {
+        if let Some(t) = c.timing() {
+            charts.push(rounds_chart(c, t));
+        }
+    }
+    charts
+}
+
+/// A comparison's rounds: what each round measured, and the interval they give.
+fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
+    let per_sample =
+        t.baseline_samples_per_step.max(1) as f64 / t.technique_samples_per_step.max(1) as f64;
+    let pct = |f: &dyn Fn(&results::Round) -> f64| -> Vec<(f64, f64)> {
+        t.rounds
+            .iter()
+            .enumerate()
+            .map(|(i, r)| ((i + 1) as f64, (f(r) - 1.0) * 100.0))
+            .collect()
+    };
+    let flat = |y: f64| vec![(1.0, y), (t.rounds.len().max(1) as f64, y)];
+    let mut cost = Series::line(
+        "technique against baseline, each round (time per sample)",
+        false,
+        pct(&|r| r.technique_s / r.baseline_s * per_sample),
+    );
+    // The estimate and its interval on the first point, drawn as an error bar.
+    if let Some(first) = cost.points.first_mut() {
+        *first = ChartPoint {
+            y_low: Some(t.cost.low_pct),
+            y_high: Some(t.cost.high_pct),
+            ..*first
+        };
+    }
+    Chart {
+        id: format!("paired-{}", c.spec.id),
+        title: format!(
+            "Timed in pairs: {} against {}",
+            c.technique_label, c.baseline_label
+        ),
+        x_label: "round".into(),
+        y_label: "difference from the baseline (%)".into(),
+        x_scale: Scale::Linear,
+        series: vec![
+            cost,
+            Series::line(
+                "A/A control (baseline again), each round",
+                false,
+                pct(&|r| r.control_s / r.baseline_s),
+            ),
+            Series::line(
+                &format!("cost, 95% CI low ({})", format::pct(t.cost.low_pct)),
+                true,
+                flat(t.cost.low_pct),
+            ),
+            Series::line(
+                &format!("cost, 95% CI high ({})", format::pct(t.cost.high_pct)),
+                true,
+                flat(t.cost.high_pct),
+            ),
+        ],
+    }
+}
+
+/// How a comparison's rounds ran, in a few words.
+fn how(t: &PairedTiming) -> String {
+    format!(
+        "{}; {} rounds of {} step{} per arm, order rotated; {}",
+        t.interleaving.describe(),
+        t.rounds.len(),
+        t.steps_per_block,
+        if t.steps_per_block == 1 { "" } else { "s" },
+        match t.stop {
+            Stop::Converged => format!(
+                "stopped at ±{}% ({:.1} s)",
+                t.settings.target_half_width_pct, t.rounds_s
+            ),
+            Stop::BudgetSpent => format!(
+                "stopped at the {:.0} s budget, short of ±{}%",
+                t.settings.budget_s, t.settings.target_half_width_pct
+            ),
+        }
+    )
+}
+
+/// Criterion's estimates of a comparison's two points, as the paired ratio, set beside the
+/// paired interval.
+fn criterion_ratio(record: &ExperimentRecord, c: &PairedComparison, t: &PairedTiming) -> String {
+    let estimate = |id: &str| record.criterion.iter().find(|e| e.point.id == id);
+    match (estimate(&c.spec.baseline), estimate(&c.spec.technique)) {
+        (Some(b), Some(x)) => {
+            let ratio = (x.mean_s / x.samples_per_step.max(1) as f64)
+                / (b.mean_s / b.samples_per_step.max(1) as f64);
+            let pct = (ratio - 1.0) * 100.0;
+            if (t.cost.low_pct..=t.cost.high_pct).contains(&pct) {
+                format!("{}: inside the paired interval", format::pct(pct))
+            } else {
+                format!(
+                    "{}: outside the paired interval. Criterion timed each point in a \
+                     process of its own, minutes apart, so the machine's drift between \
+                     the two is in its ratio; the paired figure interleaves them",
+                    format::pct(pct)
+                )
+            }
+        }
+        _ => "not benchmarked".into(),
+    }
+}
+
+/// A comparison's row on the page.
+fn paired_row(record: &ExperimentRecord, c: &PairedComparison) -> PairedRow {
+    let compared = format!("{} against {}", c.technique_label, c.baseline_label);
+    match c.timing() {
+        Some(t) => PairedRow {
+            compared,
+            how: how(t),
+            cost: t.cost.phrase(),
+            cost_class: if t.cost.resolved() {
+                "resolved"
+            } else {
+                "unresolved"
+            }
+            .into(),
+            control: t.control.phrase(),
+            control_ok: !t.control.resolved(),
+            criterion: criterion_ratio(record, c, t),
+        },
+        None => PairedRow {
+            compared,
+            how: "not measured".into(),
+            cost: c.cost_phrase(),
+            cost_class: "na".into(),
+            control: "n/a".into(),
+            control_ok: true,
+            criterion: "n/a".into(),
+        },
+    }
+}
+
 fn index_row(record: &ExperimentRecord) -> IndexRow {
+    headline_row(record, &record.analysis.headline)
+}
+
+/// The index rows of a record: its headline, then its secondary headlines.
+fn index_rows(record: &ExperimentRecord) -> Vec<IndexRow> {
+    std::iter::once(&record.analysis.headline)
+        .chain(&record.analysis.secondary_headlines)
+        .map(|h| headline_row(record, h))
+        .collect()
+}
+
+fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow {
     let device = record.device.kind;
-    let h = &record.analysis.headline;
     let (verdict, verdict_class) = match h.correctness {
         Correctness::Passed => ("passed", "ok"),
         Correctness::Failed => ("failed", "bad"),
         Correctness::NotApplicable => ("not applicable", "na"),
         Correctness::Unknown => ("unknown", "na"),
+    };
+    let timed = h
+        .timed_by
+        .as_deref()
+        .and_then(|id| results::paired::find(&record.comparisons, id));
+    let (time_cost, time_class, resolution) = match (timed, h.throughput_cost_pct) {
+        (Some(c), _) => match c.timing() {
+            Some(t) => (
+                t.cost.phrase(),
+                if t.cost.resolved() {
+                    "resolved"
+                } else {
+                    "unresolved"
+                },
+                format!("A/A control: {}", t.control.phrase()),
+            ),
+            None => (c.cost_phrase(), "na", String::new()),
+        },
+        // A schema 2 record, rendered as it was: a difference of two medians, marked as such.
+        (None, Some(pct)) => (
+            format!("{} throughput (two medians, not paired)", format::pct(-pct)),
+            "na",
+            "measured before paired timing".into(),
+        ),
+        (None, None) => ("not timed".into(), "na", String::new()),
     };
     IndexRow {
         id: record.experiment.clone(),
@@ -318,9 +525,9 @@ fn index_row(record: &ExperimentRecord) -> IndexRow {
         device: device_label(record),
         compared: h.compared.clone(),
         memory_saved: memory_change(h),
-        throughput_cost: h
-            .throughput_cost_pct
-            .map_or_else(|| "n/a".into(), format::pct),
+        time_cost,
+        time_class: time_class.into(),
+        resolution,
         verdict: verdict.into(),
         verdict_class: verdict_class.into(),
         verdict_detail: h.correctness_detail.clone(),
@@ -519,9 +726,14 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             .as_ref()
             .map_or_else(String::new, |id| id.name.clone()),
         headline: index_row(record),
+        secondary_headlines: index_rows(record).into_iter().skip(1).collect(),
+        paired: record
+            .comparisons
+            .iter()
+            .map(|c| paired_row(record, c))
+            .collect(),
         findings: a.findings.clone(),
-        charts: a
-            .charts
+        charts: record_charts(record)
             .iter()
             .map(|c| ChartView {
                 src: chart_file(record, &c.id),
@@ -685,7 +897,7 @@ impl SiteContext {
             }
         }
         Self {
-            rows: records.iter().map(index_row).collect(),
+            rows: records.iter().flat_map(index_rows).collect(),
             pages,
         }
     }

@@ -104,7 +104,7 @@ impl Renderer for HtmlRenderer {
         write(&out.join("style.css"), STYLE)?;
         write(&out.join("index.html"), &self.index_html(&context)?)?;
         for record in records {
-            for chart in &record.analysis.charts {
+            for chart in &context::record_charts(record) {
                 let svg = charts::render_svg(chart)?;
                 write(&out.join(context::chart_file(record, &chart.id)), &svg)?;
             }

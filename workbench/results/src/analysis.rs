@@ -77,35 +77,28 @@ impl Correctness {
     }
 }
 
-/// One side of a headline comparison: the bytes it peaks at and the rate it runs at.
+/// One side of a headline comparison: the bytes it peaks at. Its time is not a side's: it is
+/// measured as a comparison ([`crate::PairedComparison`]) and named by [`Headline::timed_by`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Side {
     /// The peak the comparison is about, in words (`step peak`, `peak above the input`).
     pub peak: &'static str,
     /// Its bytes.
     pub peak_bytes: f64,
-    /// Samples (or rows, or allocations) per second.
-    pub samples_per_s: f64,
 }
 
 impl Side {
-    /// A point's step peak and samples per second.
+    /// A point's step peak.
     pub fn step(result: &PointResult) -> Self {
         Self {
             peak: "step peak",
             peak_bytes: result.peak_bytes() as f64,
-            samples_per_s: result.samples_per_s,
         }
     }
 
-    /// A peak of the comparison's own choosing, named `peak`, with the point's samples per
-    /// second.
-    pub fn with_peak(peak: &'static str, peak_bytes: f64, result: &PointResult) -> Self {
-        Self {
-            peak,
-            peak_bytes,
-            samples_per_s: result.samples_per_s,
-        }
+    /// A peak of the comparison's own choosing, named `peak`.
+    pub fn with_peak(peak: &'static str, peak_bytes: f64) -> Self {
+        Self { peak, peak_bytes }
     }
 }
 
@@ -118,8 +111,14 @@ pub struct Headline {
     pub memory_saved_bytes: Option<f64>,
     /// The same as a percentage of the baseline's peak.
     pub memory_saved_pct: Option<f64>,
-    /// Throughput lost, as a percentage of the baseline's samples/s (negative: it is faster).
+    /// Schema 2 only: throughput lost as a difference of two medians measured minutes apart.
+    /// Kept so that old records render as they were; no longer written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_cost_pct: Option<f64>,
+    /// The id of the record's [`crate::PairedComparison`] that times this headline's two
+    /// sides against each other (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_by: Option<String>,
     /// Verdict of the correctness checks.
     pub correctness: Correctness,
     /// One sentence on what the checks found.
@@ -131,9 +130,9 @@ pub struct Headline {
 }
 
 impl Headline {
-    /// The technique against its baseline: bytes saved (baseline minus technique), the same as
-    /// a percentage of the baseline's peak, and throughput lost as a percentage of the
-    /// baseline's. Every technique's index row is computed here.
+    /// The technique against its baseline: bytes saved (baseline minus technique) and the same
+    /// as a percentage of the baseline's peak. Every technique's index row is computed here;
+    /// its time comes from a paired comparison ([`Self::timed_by`]).
     pub fn versus(
         compared: impl Into<String>,
         baseline: Side,
@@ -146,13 +145,18 @@ impl Headline {
             compared: compared.into(),
             memory_saved_bytes: Some(saved),
             memory_saved_pct: Some(saved / baseline.peak_bytes * 100.0),
-            throughput_cost_pct: Some(
-                (baseline.samples_per_s - technique.samples_per_s) / baseline.samples_per_s * 100.0,
-            ),
+            throughput_cost_pct: None,
+            timed_by: None,
             correctness,
             correctness_detail: correctness_detail.into(),
             peak: baseline.peak.into(),
         }
+    }
+
+    /// This headline's time is the paired comparison `id` of the same record.
+    pub fn timed_by(mut self, id: &str) -> Self {
+        self.timed_by = Some(id.into());
+        self
     }
 }
 
@@ -287,6 +291,9 @@ pub struct PublishedFigure {
 pub struct Analysis {
     /// The index row.
     pub headline: Headline,
+    /// Further index rows under the first (another variant of the technique people also use).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondary_headlines: Vec<Headline>,
     /// Sentences stating what the measurements show, each quoting its figures.
     pub findings: Vec<String>,
     /// Predictions beside measurements.
@@ -308,10 +315,12 @@ impl Analysis {
                 memory_saved_bytes: None,
                 memory_saved_pct: None,
                 throughput_cost_pct: None,
+                timed_by: None,
                 correctness,
                 correctness_detail: "no measurement".into(),
                 peak: String::new(),
             },
+            secondary_headlines: vec![],
             findings: vec![],
             comparisons: vec![],
             fits: vec![],
@@ -329,22 +338,16 @@ mod tests {
     fn versus_saves_against_the_baseline() {
         let h = Headline::versus(
             "a against b",
-            Side {
-                peak: "step peak",
-                peak_bytes: 200.0,
-                samples_per_s: 10.0,
-            },
-            Side {
-                peak: "step peak",
-                peak_bytes: 150.0,
-                samples_per_s: 8.0,
-            },
+            Side::with_peak("step peak", 200.0),
+            Side::with_peak("step peak", 150.0),
             Correctness::Passed,
             "equal",
-        );
+        )
+        .timed_by("headline");
         assert_eq!(h.memory_saved_bytes, Some(50.0));
         assert_eq!(h.memory_saved_pct, Some(25.0));
-        assert_eq!(h.throughput_cost_pct, Some(20.0));
+        assert_eq!(h.throughput_cost_pct, None);
+        assert_eq!(h.timed_by.as_deref(), Some("headline"));
         assert_eq!(h.peak, "step peak");
     }
 }

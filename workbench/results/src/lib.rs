@@ -14,6 +14,7 @@ pub mod error;
 pub mod fit;
 pub mod format;
 pub mod memory;
+pub mod paired;
 pub mod point;
 pub mod record;
 pub mod timing;
@@ -26,8 +27,16 @@ pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
 pub use memory::{PhaseMemory, ProbeInfo};
+pub use paired::round_order;
+pub use paired::{
+    ComparisonSpec, Interleaving, Interval, PairSettings, PairedComparison, PairedOutcome,
+    PairedTiming, Round, Stop,
+};
 pub use point::{
     Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace,
 };
-pub use record::{Calibration, DeviceInfo, ExperimentRecord, PageText, Provenance, SCHEMA_VERSION};
+pub use record::{
+    Calibration, DeviceInfo, ExperimentRecord, PageText, Provenance, OLDEST_READABLE_VERSION,
+    SCHEMA_VERSION,
+};
 pub use timing::Timing;

@@ -189,6 +189,10 @@ pub enum Trace {
     LossScaleByStep,
     /// Bytes held after each un-back-propagated pass.
     RetainedBytesByPass,
+    /// Per seed: the mean of the last losses of a run in the reference precision (f32).
+    SeedReferenceFinalLoss,
+    /// Per seed: the same for the candidate precision, from the same initial weights.
+    SeedCandidateFinalLoss,
 }
 
 /// What one point measured.

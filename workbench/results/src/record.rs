@@ -15,12 +15,18 @@ use crate::criterion::{CriterionEstimate, EstimateSet};
 use crate::device::{DeviceIdentity, DeviceKind};
 use crate::error::LoadError;
 use crate::memory::ProbeInfo;
+use crate::paired::PairedComparison;
 use crate::point::{MeasuredPoint, Profile};
 use crate::timing::Timing;
 
 /// Version of the record format; records of another version are refused with a clear error.
 /// 2: the page's text and guide position are in the record; metrics and traces are typed.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: paired comparisons (`comparisons`), headlines timed by one of them (`Headline::timed_by`)
+/// instead of a difference of two medians. Version 2 records still load and render as they were.
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version this workbench still reads.
+pub const OLDEST_READABLE_VERSION: u32 = 2;
 
 /// Where and with what a record was measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,6 +123,9 @@ pub struct ExperimentRecord {
     pub wall_s: f64,
     /// Every point, measured or failed, in the order run.
     pub points: Vec<MeasuredPoint>,
+    /// The comparisons the guide states, each timed in pairs (schema 3; none in older records).
+    #[serde(default)]
+    pub comparisons: Vec<PairedComparison>,
     /// What the experiment concluded.
     pub analysis: Analysis,
     /// Criterion's estimates of the same points' steps (`workbench render --criterion`), where
@@ -174,10 +183,11 @@ impl ExperimentRecord {
         let value: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
         match value.get("schema_version").and_then(|v| v.as_u64()) {
-            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) if (OLDEST_READABLE_VERSION as u64..=SCHEMA_VERSION as u64).contains(&v) => {}
             Some(v) => {
                 return Err(malformed(format!(
-                    "schema version {v}, this workbench reads {SCHEMA_VERSION}"
+                    "schema version {v}, this workbench reads {OLDEST_READABLE_VERSION} to \
+                     {SCHEMA_VERSION}"
                 )))
             }
             None => {

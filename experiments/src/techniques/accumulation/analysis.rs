@@ -3,9 +3,10 @@
 
 use results::analysis::worst_check;
 use results::format::{self, mib};
+use results::paired::find;
 use results::{
-    Analysis, Chart, Comparison, Correctness, Headline, MeasuredPoint, Metric, PublishedFigure,
-    Scale, Series, Side,
+    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
+    PairedComparison, PublishedFigure, Scale, Series, Side,
 };
 
 use super::{predict, Accumulation};
@@ -15,44 +16,67 @@ use crate::technique::{Analyse, Row};
 /// The share of the largest measured saving that the index row's k must reach.
 const MOST_OF_THE_SAVING: f64 = 0.9;
 
+/// The id of the headline's paired comparison.
+const HEADLINE: &str = "headline";
+
+/// The plain step (k = 1) and the index row's k: the smallest that gives most of the saving
+/// (past it, more micro-batches cost time and buy little memory), from `rows` sorted by k.
+pub(super) fn plain_and_chosen<'r, 'a>(
+    rows: &'r [Row<'a, TrainConfig>],
+) -> Option<(&'r Row<'a, TrainConfig>, &'r Row<'a, TrainConfig>)> {
+    let base = rows.iter().find(|r| r.config.micro_batches == 1)?;
+    let most = rows.iter().max_by_key(|r| r.config.micro_batches)?;
+    let saving = |r: &Row<'_, TrainConfig>| base.peak() - r.peak();
+    let best = rows.iter().map(saving).fold(f64::NEG_INFINITY, f64::max);
+    let chosen = rows
+        .iter()
+        .filter(|r| r.config.micro_batches > 1 && saving(r) >= MOST_OF_THE_SAVING * best)
+        .min_by_key(|r| r.config.micro_batches)
+        .unwrap_or(most);
+    Some((base, chosen))
+}
+
+/// The headline's comparison: the plain step against the chosen k.
+pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
+    plain_and_chosen(rows)
+        .map(|(base, chosen)| ComparisonSpec::new(HEADLINE, base.id, chosen.id))
+        .into_iter()
+        .collect()
+}
+
 impl Analyse for Accumulation {
     /// The analysis of the accumulation experiment.
-    fn analyse(&self, mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, TrainConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
         rows.sort_by_key(|r| r.config.micro_batches);
         let correctness = Correctness::of(points);
-        let (Some(base), Some(most)) = (
-            rows.iter().find(|r| r.config.micro_batches == 1),
-            rows.last(),
-        ) else {
+        let (Some((base, chosen)), Some(most)) = (plain_and_chosen(&rows), rows.last()) else {
             return Analysis::unmeasured(correctness);
         };
         let batch = base.config.batch as f64;
         let shape = base.config.shape;
         let peak = |r: &Row<'_, TrainConfig>| r.peak();
-        // The index row's k: the smallest that gives most of the saving. Past it, more
-        // micro-batches cost time and buy little memory.
         let saving = |r: &Row<'_, TrainConfig>| peak(base) - peak(r);
         let best = rows.iter().map(saving).fold(f64::NEG_INFINITY, f64::max);
-        let chosen = rows
-            .iter()
-            .find(|r| r.config.micro_batches > 1 && saving(r) >= MOST_OF_THE_SAVING * best)
-            .unwrap_or(most);
+        let timed = find(paired, HEADLINE);
 
         let mut findings = vec![format!(
             "One step on {} samples peaks at {}; as {} micro-batches of {} it peaks at {} ({} \
-         against the plain step), at {} samples/s against {}.",
+         of the plain step's peak).",
             base.config.batch,
             format::bytes(peak(base)),
             most.config.micro_batches,
             base.config.batch / most.config.micro_batches,
             format::bytes(peak(most)),
             format::pct((peak(most) - peak(base)) / peak(base) * 100.0),
-            format::rate(most.result.samples_per_s),
-            format::rate(base.result.samples_per_s),
         )];
         findings.push(format!(
             "The index row uses k = {}: the smallest k whose saving reaches {:.0}% of the largest \
-             measured ({} at k = {}); it saves {} at {} samples/s.",
+             measured ({} at k = {}); it saves {}.",
             chosen.config.micro_batches,
             MOST_OF_THE_SAVING * 100.0,
             format::bytes(best),
@@ -60,8 +84,8 @@ impl Analyse for Accumulation {
                 .find(|r| saving(r) == best)
                 .map_or(0, |r| r.config.micro_batches),
             format::bytes(saving(chosen)),
-            format::rate(chosen.result.samples_per_s),
         ));
+        findings.extend(paired.iter().map(PairedComparison::finding));
         let floor = rows
             .iter()
             .map(|r| r.result.metric(Metric::GradBytes))
@@ -156,19 +180,19 @@ impl Analyse for Accumulation {
                 .into(),
             ours: match four {
                 Some(r) => format!(
-                    "1 x {} -> 4 x {}: {} -> {} ({}), {} -> {} samples/s ({})",
+                    "1 x {} -> 4 x {}: {} -> {} ({}); time per sample {}",
                     base.config.batch,
                     base.config.batch / 4,
                     format::bytes(peak(base)),
                     format::bytes(peak(r)),
                     format::pct((peak(r) - peak(base)) / peak(base) * 100.0),
-                    format::rate(base.result.samples_per_s),
-                    format::rate(r.result.samples_per_s),
-                    format::pct(
-                        (r.result.samples_per_s - base.result.samples_per_s)
-                            / base.result.samples_per_s
-                            * 100.0
-                    ),
+                    match timed {
+                        Some(t) if t.spec.technique == r.id => t.cost_phrase(),
+                        _ => format!(
+                            "timed in pairs at k = {} only (above)",
+                            chosen.config.micro_batches
+                        ),
+                    },
                 ),
                 None => "k = 4 was not measured".into(),
             },
@@ -178,7 +202,7 @@ impl Analyse for Accumulation {
             headline: Headline::versus(
                 format!(
                     "one batch of {} against {} micro-batches of {}, the smallest k that gives \
-                     {:.0}% of the largest saving (step peak; samples/s)",
+                     {:.0}% of the largest saving (step peak; time per sample)",
                     base.config.batch,
                     chosen.config.micro_batches,
                     base.config.batch / chosen.config.micro_batches,
@@ -188,7 +212,9 @@ impl Analyse for Accumulation {
                 Side::step(chosen.result),
                 correctness,
                 worst_check(points),
-            ),
+            )
+            .timed_by(HEADLINE),
+            secondary_headlines: vec![],
             findings,
             comparisons,
             fits: vec![],

@@ -4,8 +4,9 @@
 //! does it cost, and is it still the same step?
 //! Method: one Adam step on an effective batch of B as k = 1, 2, 4, 8, 16 micro-batches of B/k
 //! (`GradientsAccumulator`, each loss scaled by 1/k), each point in its own process; the proof
-//! compares the accumulated gradients with the whole batch's, and the parameters after one Adam
-//! step from each.
+//! runs the training step the points measure from the same weights with k micro-batches and with
+//! one batch, and compares the update of an SGD step (the gradient) and the parameters after an
+//! Adam step.
 //! Answer: only one micro-batch's activations are alive at a time, at the price of holding the
 //! accumulated gradients and of k smaller, less efficient passes; the saving stops where a
 //! micro-batch's activations fall below the gradients, and the step is the same (relative
@@ -17,16 +18,17 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams, Optimizer};
+use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
-use results::{Check, DeviceKind, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
 use crate::harness::models::mlp::{self, Mlp};
 use crate::harness::models::training_mlp;
+use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
-use crate::technique::{Measurement, Planned, Technique};
+use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// Relative tolerance of the gradient and parameter comparisons: the same sums in another order
 /// in f32 (measured differences are about 1e-7).
@@ -84,66 +86,137 @@ impl Technique for Accumulation {
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, AccumulationChecks)
     }
+
+    fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
+        let mut rows = rows.to_vec();
+        rows.sort_by_key(|r| r.config.micro_batches);
+        analysis::comparisons(&rows)
+    }
 }
 
-/// The proof of an accumulated step, run by the training point on its own inputs (nothing to
-/// prove for one micro-batch).
+/// The proof of an accumulated step, run by the training point on its own inputs and from its
+/// trained weights (nothing to prove for one micro-batch).
 struct AccumulationChecks;
 
 impl TrainChecks for AccumulationChecks {
     fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
         if t.config.micro_batches > 1 {
-            checks(t.config, t.x, t.y, t.model)
+            checks(t.config, t.x, t.y, t.model, t.probe)
         } else {
             Vec::new()
         }
     }
 }
 
-/// The proof: gradients accumulated over `k` micro-batches against the whole batch's, and the
-/// parameters after one Adam step from each (fresh optimizers, same starting model).
+/// A training step as the harness takes it: [`mlp::train_step`], or a stand-in a test breaks.
+pub trait TrainStep {
+    /// One step of `model` on `x`, `y` as `micro_batches` micro-batches, metered by `meter`.
+    #[allow(clippy::too_many_arguments)]
+    fn step<B: AutodiffBackend, O: Optimizer<Mlp<B>, B>>(
+        &self,
+        meter: &mut PhaseMeter<'_>,
+        model: Mlp<B>,
+        optim: &mut O,
+        lr: f64,
+        x: &Tensor<B, 2>,
+        y: &Tensor<B, 2>,
+        micro_batches: usize,
+    ) -> Mlp<B>;
+}
+
+/// The harness's training step, the one every accumulation point measures.
+pub struct HarnessStep;
+
+impl TrainStep for HarnessStep {
+    fn step<B: AutodiffBackend, O: Optimizer<Mlp<B>, B>>(
+        &self,
+        meter: &mut PhaseMeter<'_>,
+        model: Mlp<B>,
+        optim: &mut O,
+        lr: f64,
+        x: &Tensor<B, 2>,
+        y: &Tensor<B, 2>,
+        micro_batches: usize,
+    ) -> Mlp<B> {
+        mlp::train_step(meter, model, optim, lr, x, y, micro_batches)
+    }
+}
+
+/// The proof, through the training step the points measure ([`HarnessStep`]).
 pub fn checks<B: AutodiffBackend>(
     config: &TrainConfig,
     x: &Tensor<B, 2>,
     y: &Tensor<B, 2>,
     model: Mlp<B>,
+    probe: &dyn MemoryProbe,
 ) -> Vec<Check> {
-    checks_with_loss_scale(config, x, y, model, 1.0 / config.micro_batches as f64)
+    checks_with_step(config, x, y, model, probe, &HarnessStep)
 }
 
-/// [`checks`] with each micro-batch's loss multiplied by `loss_scale` (1/k is right; anything
-/// else changes the step, which the checks must catch).
-pub fn checks_with_loss_scale<B: AutodiffBackend>(
+/// Learning rate of the SGD check: large, so that the update (the gradient itself) dominates
+/// the parameters and a gradient that is off shows in them.
+const SGD_CHECK_LR: f64 = 1.0;
+
+/// The proof of `step`: from the same weights, one step with `k` micro-batches against one
+/// step on the whole batch, each with a fresh optimizer: the parameters after an Adam step (the
+/// step the points measure), and the update an SGD step makes, which is the gradient itself
+/// (Adam's first update is nearly the gradient's sign, blind to a wrong gradient scale).
+pub fn checks_with_step<B: AutodiffBackend, S: TrainStep>(
     config: &TrainConfig,
     x: &Tensor<B, 2>,
     y: &Tensor<B, 2>,
     model: Mlp<B>,
-    loss_scale: f64,
+    probe: &dyn MemoryProbe,
+    step: &S,
 ) -> Vec<Check> {
+    let device = x.device();
+    let sync = || crate::harness::backend::sync::<B>(&device);
     let k = config.micro_batches;
-    let reference =
-        GradientsParams::from_grads(mlp::loss(&model, x.clone(), y.clone()).backward(), &model);
-    let mut accumulator = GradientsAccumulator::<Mlp<B>>::new();
-    for (xi, yi) in mlp::micro_batch_slices(x, y, k) {
-        let loss = mlp::loss(&model, xi, yi).mul_scalar(loss_scale);
-        accumulator.accumulate(&model, GradientsParams::from_grads(loss.backward(), &model));
-    }
-    let accumulated = accumulator.grads();
-    let grads_check = Check::compare(
-        "accumulated gradients against the whole batch's",
-        &mlp::flatten(&model, Some(&reference)),
-        &mlp::flatten(&model, Some(&accumulated)),
-        TOLERANCE,
-    );
-    let step = |grads: GradientsParams| {
+    let before = mlp::flatten(&model, None);
+    let adam = |micro_batches: usize| {
+        let mut meter = PhaseMeter::new(probe, &sync);
         let mut optim = AdamConfig::new().init::<B, Mlp<B>>();
-        mlp::flatten(&optim.step(config.lr, model.clone(), grads), None)
+        let after = step.step(
+            &mut meter,
+            model.clone(),
+            &mut optim,
+            config.lr,
+            x,
+            y,
+            micro_batches,
+        );
+        mlp::flatten(&after, None)
     };
-    let params_check = Check::compare(
-        "parameters after one Adam step",
-        &step(reference),
-        &step(accumulated),
-        TOLERANCE,
-    );
-    vec![grads_check, params_check]
+    let sgd_update = |micro_batches: usize| {
+        let mut meter = PhaseMeter::new(probe, &sync);
+        let mut optim = SgdConfig::new().init::<B, Mlp<B>>();
+        let after = step.step(
+            &mut meter,
+            model.clone(),
+            &mut optim,
+            SGD_CHECK_LR,
+            x,
+            y,
+            micro_batches,
+        );
+        mlp::flatten(&after, None)
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| a - b)
+            .collect::<Vec<f32>>()
+    };
+    vec![
+        Check::compare(
+            "update of one SGD training step (the gradient), k micro-batches against one batch",
+            &sgd_update(1),
+            &sgd_update(k),
+            TOLERANCE,
+        ),
+        Check::compare(
+            "parameters after one Adam training step, k micro-batches against one batch",
+            &adam(1),
+            &adam(k),
+            TOLERANCE,
+        ),
+    ]
 }

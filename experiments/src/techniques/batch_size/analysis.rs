@@ -2,18 +2,39 @@
 //! measurements, charts and the index row.
 
 use results::format::{self, mib};
+use results::paired::find;
 use results::{
-    Analysis, Chart, Comparison, Correctness, Headline, LinearFit, MeasuredPoint, Metric,
-    PublishedFigure, ReportedFit, Scale, Series, Side,
+    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint,
+    Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
 };
 
 use super::{predict, BatchSize};
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
 
+/// The id of the headline's paired comparison.
+const HEADLINE: &str = "headline";
+
+/// The headline's comparison: the largest batch (the baseline) against the smallest.
+pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
+    let small = rows.iter().min_by_key(|r| r.config.batch);
+    let large = rows.iter().max_by_key(|r| r.config.batch);
+    match (small, large) {
+        (Some(small), Some(large)) if small.id != large.id => {
+            vec![ComparisonSpec::new(HEADLINE, large.id, small.id)]
+        }
+        _ => Vec::new(),
+    }
+}
+
 impl Analyse for BatchSize {
     /// The analysis of a batch-size sweep.
-    fn analyse(&self, mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, TrainConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
         rows.sort_by_key(|r| r.config.batch);
         let correctness = Correctness::of(points);
         let (Some(small), Some(large)) = (rows.first(), rows.last()) else {
@@ -74,17 +95,16 @@ impl Analyse for BatchSize {
         let peak_small = small.result.peak_bytes() as f64;
         let peak_large = large.result.peak_bytes() as f64;
         findings.push(format!(
-        "From batch {} to batch {} ({}x the samples) the step peak goes from {} to {} ({:.2}x) \
-         and throughput from {} to {} samples/s.",
+        "From batch {} to batch {} ({}x the samples) the step peak goes from {} to {} ({:.2}x).",
         batch(small),
         batch(large),
         batch(large) / batch(small),
         format::bytes(peak_small),
         format::bytes(peak_large),
         peak_large / peak_small,
-        format::rate(small.result.samples_per_s),
-        format::rate(large.result.samples_per_s),
     ));
+        findings.extend(paired.iter().map(PairedComparison::finding));
+        debug_assert!(find(paired, HEADLINE).is_none_or(|c| c.spec.baseline == large.id));
 
         let p = shape.num_params() as f64;
         let comparisons = vec![
@@ -279,7 +299,7 @@ impl Analyse for BatchSize {
         Analysis {
         headline: Headline::versus(
             format!(
-                "batch {} against batch {} (step peak; samples/s)",
+                "batch {} against batch {} (step peak; time per sample)",
                 batch(large),
                 batch(small)
             ),
@@ -288,7 +308,9 @@ impl Analyse for BatchSize {
             correctness,
             "a sweep, not a substitute: each batch size computes a different step, so there is \
              nothing to compare",
-        ),
+        )
+        .timed_by(HEADLINE),
+        secondary_headlines: vec![],
         findings,
         comparisons,
         fits,

@@ -15,12 +15,12 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use results::{DeviceKind, Profile};
+use results::{ComparisonSpec, DeviceKind, Profile};
 
 use crate::harness::models::training_mlp;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, NoChecks, TrainConfig};
-use crate::technique::{Measurement, Planned, Technique};
+use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// The batch-size sweep.
 pub struct BatchSize;
@@ -71,5 +71,9 @@ impl Technique for BatchSize {
 
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, NoChecks)
+    }
+
+    fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
     }
 }

@@ -2,9 +2,10 @@
 //! allocation's time from the pool and after a cleanup, charts and the index row.
 
 use results::format::{self, mib};
+use results::paired::find;
 use results::{
-    Analysis, Chart, ChartPoint, Comparison, Correctness, Headline, MeasuredPoint, Metric, Scale,
-    Series, Side,
+    Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Metric, PairedComparison, Scale, Series, Side,
 };
 
 use super::{predict, CacheConfig, CacheRelease, Counter, Moment, Source};
@@ -18,9 +19,36 @@ fn above_start(r: &R<'_>, moment: Moment, counter: Counter) -> f64 {
     r.result.metric(counter.at(moment)) - r.result.metric(counter.at(Moment::Start))
 }
 
+/// The id of the headline's paired comparison.
+const HEADLINE: &str = "headline";
+
+/// The headline's comparison at the largest size: an allocation from the cache (the
+/// baseline) against one after a cleanup.
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    rows.iter()
+        .filter(|r| r.config.source == Source::Cached)
+        .filter_map(|c| {
+            rows.iter()
+                .find(|f| {
+                    f.config.source == Source::AfterCleanup
+                        && f.config.tensor_bytes == c.config.tensor_bytes
+                })
+                .map(|f| (c, f))
+        })
+        .max_by_key(|(c, _)| c.config.tensor_bytes)
+        .map(|(c, f)| ComparisonSpec::new(HEADLINE, c.id, f.id))
+        .into_iter()
+        .collect()
+}
+
 impl Analyse for CacheRelease {
     /// The analysis of the cache-release experiment.
-    fn analyse(&self, mut rows: Vec<Row<'_, CacheConfig>>, points: &[MeasuredPoint]) -> Analysis {
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, CacheConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
         rows.sort_by_key(|r| r.config.tensor_bytes);
         let of = |source: Source| -> Vec<&R<'_>> {
             rows.iter().filter(|r| r.config.source == source).collect()
@@ -108,19 +136,25 @@ impl Analyse for CacheRelease {
         }
         if let Some(f) = largest_fresh {
             findings.push(format!(
-                "Allocating {} took {} from the cache and {} after memory_cleanup() (medians; the \
-             cleanup itself and the refill of the cache are outside the clock).{}",
+                "Allocating {} (and freeing it) after memory_cleanup(), against from the cache, \
+                 timed in pairs (the cleanup itself and the refill of the cache are outside the \
+                 clock): {}.{}",
                 format::bytes(size),
-                format::seconds(largest.result.step.median_s),
-                format::seconds(f.result.step.median_s),
+                find(paired, HEADLINE)
+                    .filter(|c| c.spec.technique == f.id)
+                    .map_or_else(
+                        || "not timed in pairs".to_string(),
+                        PairedComparison::cost_phrase
+                    ),
                 if has_cache {
                     ""
                 } else {
-                    " Without a cache both are the same allocation: the difference is this \
-                 machine's run-to-run noise, not a cost of releasing."
+                    " Without a cache both are the same allocation, so no difference is \
+                     expected; a resolved one would be a finding about the system allocator."
                 }
             ));
         }
+        findings.extend(paired.iter().map(PairedComparison::finding));
 
         let time_series = |rows: &[&R<'_>], name: &str| Series {
             name: name.into(),
@@ -189,33 +223,27 @@ impl Analyse for CacheRelease {
         ];
 
         let compared = format!(
-        "a dropped {} tensor: reserved before and after memory_cleanup(); allocation rate from \
-         the cache and after a cleanup",
+        "a dropped {} tensor: reserved before and after memory_cleanup(); time of an allocation \
+         from the cache and after a cleanup",
         format::bytes(size)
     );
         let detail = "nothing to compare: releasing the cache changes no value";
         let headline = match largest_fresh.filter(|_| has_cache) {
-            Some(fresh) if reserved_dropped > 0.0 => Headline::versus(
+            Some(_) if reserved_dropped > 0.0 => Headline::versus(
                 compared,
-                Side::with_peak(
-                    "bytes reserved after the drop",
-                    reserved_dropped,
-                    largest.result,
-                ),
-                Side::with_peak(
-                    "bytes reserved after the drop",
-                    reserved_released,
-                    fresh.result,
-                ),
+                Side::with_peak("bytes reserved after the drop", reserved_dropped),
+                Side::with_peak("bytes reserved after the drop", reserved_released),
                 Correctness::of(points),
                 detail,
-            ),
+            )
+            .timed_by(HEADLINE),
             // Without a cache there is nothing to release and nothing to pay for.
             _ => Headline {
                 compared,
                 memory_saved_bytes: has_cache.then_some(reserved_dropped - reserved_released),
                 memory_saved_pct: None,
                 throughput_cost_pct: None,
+                timed_by: Some(HEADLINE.into()),
                 correctness: Correctness::of(points),
                 correctness_detail: detail.into(),
                 peak: "bytes reserved after the drop".into(),
@@ -223,6 +251,7 @@ impl Analyse for CacheRelease {
         };
         Analysis {
             headline,
+            secondary_headlines: vec![],
             findings,
             comparisons,
             fits: vec![],

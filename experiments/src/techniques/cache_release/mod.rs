@@ -21,14 +21,14 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use burn::tensor::backend::AutodiffBackend;
-use results::{DeviceKind, Metric, PointResult, Profile};
+use results::{ComparisonSpec, DeviceKind, Metric, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Measurement, Planned, Technique};
+use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{allocate, release_cache};
 
 /// Where the measured allocation comes from.
@@ -154,6 +154,10 @@ impl Technique for CacheRelease {
         points
     }
 
+    fn comparisons(&self, rows: &[Row<'_, CacheConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
+    }
+
     fn run_point(&self, config: &CacheConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup::default(),
@@ -212,8 +216,7 @@ impl OnBackend for CachePoint {
             probe,
             &sync,
             "allocate",
-            self.repeats.warmup,
-            self.repeats.repeats,
+            self.repeats,
             1,
             || match c.source {
                 Source::AfterCleanup => release_cache::<AB>(&device),

@@ -4,9 +4,10 @@
 
 use results::analysis::worst_check;
 use results::format::{self, mib};
+use results::paired::find;
 use results::{
-    Analysis, Chart, Comparison, Correctness, Headline, MeasuredPoint, Metric, PublishedFigure,
-    Scale, Series, Side,
+    Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Metric, PairedComparison, PublishedFigure, Scale, Series, Side,
 };
 
 use super::{predict, GradientCheckpointing};
@@ -41,9 +42,46 @@ fn pairs<'r, 'a>(rows: &'r [R<'a>], keep: impl Fn(&R<'a>) -> bool) -> Vec<(&'r R
         .collect()
 }
 
+/// The id of the paired comparison of a (plain, balanced) pair.
+fn pair_id(plain: &R<'_>) -> String {
+    format!(
+        "depth-{}-batch-{}",
+        plain.config.shape.depth, plain.config.batch
+    )
+}
+
+/// The headline's pair: the largest depth, at the depth sweep's batch.
+fn deepest<'r, 'a>(rows: &'r [R<'a>]) -> Option<(&'r R<'a>, &'r R<'a>)> {
+    pairs(rows, |_| true)
+        .into_iter()
+        .max_by_key(|(p, _)| (p.config.shape.depth, std::cmp::Reverse(p.config.batch)))
+}
+
+/// Every (plain, balanced) pair is timed in pairs: the deepest is the headline, the others
+/// are the points of the time-cost charts.
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let headline = deepest(rows).map(|(p, _)| p.id);
+    pairs(rows, |_| true)
+        .into_iter()
+        .map(|(p, b)| {
+            let spec = ComparisonSpec::new(&pair_id(p), p.id, b.id);
+            if Some(p.id) == headline {
+                spec
+            } else {
+                spec.supporting()
+            }
+        })
+        .collect()
+}
+
 impl Analyse for GradientCheckpointing {
     /// The analysis of the checkpointing experiment.
-    fn analyse(&self, mut rows: Vec<Row<'_, TrainConfig>>, points: &[MeasuredPoint]) -> Analysis {
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, TrainConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
         rows.sort_by_key(|r| (r.config.shape.depth, r.config.batch));
         let correctness = Correctness::of(points);
         // The depth sweep is the only one reaching the largest depth, the batch sweep the only one
@@ -70,14 +108,17 @@ impl Analyse for GradientCheckpointing {
         };
 
         let saved = |p: &R<'_>, b: &R<'_>| p.peak() - b.peak();
-        let overhead_pct =
-            |p: &R<'_>, b: &R<'_>| (b.result.step.median_s / p.result.step.median_s - 1.0) * 100.0;
+        let timed = |p: &R<'_>| find(paired, &pair_id(p));
+        let headline_id = pair_id(deep_plain);
+        let deep_cost = find(paired, &headline_id).map_or_else(
+            || "not timed in pairs".to_string(),
+            PairedComparison::cost_phrase,
+        );
         let activation = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
         let mut findings = Vec::new();
         findings.push(format!(
         "At depth {} and batch {}: step peak {} without checkpointing, {} with ({}); the forward \
-         pass keeps {} against {} ({:.3} of it); a step takes {} against {} ({}; repeats ranged \
-         {} to {} and {} to {}: a time cost smaller than that spread is not resolved here).",
+         pass keeps {} against {} ({:.3} of it); time per step {} (timed in pairs, below).",
         max_depth,
         depth_batch,
         format::bytes(deep_plain.peak()),
@@ -86,14 +127,22 @@ impl Analyse for GradientCheckpointing {
         format::bytes(activation(deep_plain)),
         format::bytes(activation(deep_bal)),
         activation(deep_bal) / activation(deep_plain),
-        format::seconds(deep_plain.result.step.median_s),
-        format::seconds(deep_bal.result.step.median_s),
-        format::pct(overhead_pct(deep_plain, deep_bal)),
-        format::seconds(deep_plain.result.step.min_s),
-        format::seconds(deep_plain.result.step.max_s),
-        format::seconds(deep_bal.result.step.min_s),
-        format::seconds(deep_bal.result.step.max_s),
+        deep_cost,
     ));
+        findings.extend(find(paired, &headline_id).map(PairedComparison::finding));
+        let resolved = paired
+            .iter()
+            .filter_map(|c| c.timing())
+            .filter(|t| t.cost.resolved())
+            .count();
+        let timed_pairs = paired.iter().filter(|c| c.timing().is_some()).count();
+        if timed_pairs > 1 {
+            findings.push(format!(
+                "Across the {timed_pairs} (plain, balanced) pairs timed in pairs, {resolved} \
+                 show a time difference whose 95% interval excludes 0 (the charts below draw \
+                 each interval)."
+            ));
+        }
         // Where it starts to pay: the smallest batch at which the balanced peak is lower by more
         // than the repeat-to-repeat spread of the bytes measured (1%, generously).
         let pays = by_batch.iter().find(|(p, b)| saved(p, b) > 0.01 * p.peak());
@@ -218,11 +267,22 @@ impl Analyse for GradientCheckpointing {
                 batch_line(c, true),
             ));
         }
-        let overhead = |pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64| -> Vec<(f64, f64)> {
-            pairs
+        // The paired cost of each pair with its 95% interval; pairs not timed are left out.
+        let overhead = |name: &str, pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64| Series {
+            name: name.into(),
+            predicted: false,
+            points: pairs
                 .iter()
-                .map(|(p, b)| (x(p), overhead_pct(p, b)))
-                .collect()
+                .filter_map(|(p, _)| {
+                    let t = timed(p)?.timing()?;
+                    Some(ChartPoint {
+                        x: x(p),
+                        y: t.cost.estimate_pct,
+                        y_low: Some(t.cost.low_pct),
+                        y_high: Some(t.cost.high_pct),
+                    })
+                })
+                .collect(),
         };
         let charts = vec![
             Chart {
@@ -235,15 +295,14 @@ impl Analyse for GradientCheckpointing {
             },
             Chart {
                 id: "overhead-vs-depth".into(),
-                title: "Time cost of checkpointing (median step time, balanced against plain)"
-                    .into(),
+                title: "Time cost of checkpointing (paired, balanced against plain, 95% CI)".into(),
                 x_label: "depth (Linear layers)".into(),
-                y_label: "extra step time (%)".into(),
+                y_label: "extra time per step (%)".into(),
                 x_scale: Scale::Log2,
-                series: vec![Series::line(
-                    &format!("against depth (batch {depth_batch})"),
-                    false,
-                    overhead(&by_depth, depth),
+                series: vec![overhead(
+                    &format!("against depth (batch {depth_batch}); bars: 95% CI"),
+                    &by_depth,
+                    depth,
                 )],
             },
             Chart {
@@ -260,12 +319,12 @@ impl Analyse for GradientCheckpointing {
                     "Time cost of checkpointing against batch size (depth {batch_depth})"
                 ),
                 x_label: "batch size (samples)".into(),
-                y_label: "extra step time (%)".into(),
+                y_label: "extra time per step (%)".into(),
                 x_scale: Scale::Log2,
-                series: vec![Series::line(
-                    "balanced against plain (median step time)",
-                    false,
-                    overhead(&by_batch, batch),
+                series: vec![overhead(
+                    "balanced against plain (paired); bars: 95% CI",
+                    &by_batch,
+                    batch,
                 )],
             },
         ];
@@ -280,10 +339,10 @@ impl Analyse for GradientCheckpointing {
             ours: format!(
                 "Burn's balanced strategy is per operation, not per segment: it drops ReLU \
                  outputs and keeps every Linear output, so activations stay linear in depth \
-                 ({:.3} of plain at depth {}); step time {}",
+                 ({:.3} of plain at depth {}); time per step {}",
                 activation(deep_bal) / activation(deep_plain),
                 max_depth,
-                format::pct(overhead_pct(deep_plain, deep_bal))
+                deep_cost
             ),
         },
         PublishedFigure {
@@ -294,14 +353,10 @@ impl Analyse for GradientCheckpointing {
                     8681 -> 6775 MB (-22%)"
                 .into(),
             ours: format!(
-                "depth {} batch {}: {} -> {} samples/s ({}); step peak {} -> {} ({})",
+                "depth {} batch {}: time per step {}; step peak {} -> {} ({})",
                 max_depth,
                 depth_batch,
-                format::rate(deep_plain.result.samples_per_s),
-                format::rate(deep_bal.result.samples_per_s),
-                format::pct(
-                    (deep_bal.result.samples_per_s / deep_plain.result.samples_per_s - 1.0) * 100.0
-                ),
+                deep_cost,
                 format::bytes(deep_plain.peak()),
                 format::bytes(deep_bal.peak()),
                 format::pct(-saved(deep_plain, deep_bal) / deep_plain.peak() * 100.0),
@@ -313,13 +368,15 @@ impl Analyse for GradientCheckpointing {
             headline: Headline::versus(
                 format!(
                     "depth {max_depth}, batch {depth_batch}: NoCheckpointing against \
-                 BalancedCheckpointing (step peak; samples/s)"
+                 BalancedCheckpointing (step peak; time per sample)"
                 ),
                 Side::step(deep_plain.result),
                 Side::step(deep_bal.result),
                 correctness,
                 worst_check(points),
-            ),
+            )
+            .timed_by(&headline_id),
+            secondary_headlines: vec![],
             findings,
             comparisons,
             fits: vec![],

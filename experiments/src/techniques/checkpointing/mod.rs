@@ -20,14 +20,14 @@ pub mod snippet;
 use burn::backend::Autodiff;
 use burn::optim::GradientsParams;
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, DeviceKind, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::mlp;
 use crate::harness::models::MlpShape;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
-use crate::technique::{Measurement, Planned, Technique};
+use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// Recomputation runs the same kernels on the same values: the gradients must be identical up
 /// to a reordered reduction.
@@ -130,6 +130,10 @@ impl Technique for GradientCheckpointing {
 
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, CheckpointingCheck)
+    }
+
+    fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
     }
 }
 

@@ -3,11 +3,13 @@
 
 use results::analysis::worst_check;
 use results::format::{self, mib};
+use results::paired::find;
 use results::{
-    Analysis, Chart, Comparison, Correctness, Headline, MeasuredPoint, Metric, Scale, Series, Side,
+    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
+    PairedComparison, PairedTiming, Scale, Series, Side,
 };
 
-use super::{predict, Case, InPlace, InPlaceConfig, Style};
+use super::{predict, Case, InPlace, InPlaceConfig, Style, CASES};
 use crate::technique::{Analyse, Row};
 
 /// A measured in-place point.
@@ -18,9 +20,56 @@ fn added(r: &R<'_>) -> f64 {
     r.result.metric(Metric::AddedPeakBytes)
 }
 
+/// The (keep a clone, consume) pair of `case` at the largest size measured both ways.
+fn pair<'r, 'a>(rows: &'r [R<'a>], case: Case) -> Option<(&'r R<'a>, &'r R<'a>)> {
+    let of = |style: Style| {
+        rows.iter()
+            .filter(move |r| r.config.case == case && r.config.style == style)
+    };
+    of(Style::KeepClone)
+        .filter_map(|k| {
+            of(Style::Consume)
+                .find(|c| c.config.rows == k.config.rows)
+                .map(|c| (k, c))
+        })
+        .max_by_key(|(k, _)| k.config.rows)
+}
+
+/// Each case's pair at the largest size is timed in pairs (keeping a clone is the baseline);
+/// the layer norm's is the headline.
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    CASES
+        .into_iter()
+        .filter_map(|case| {
+            let (k, c) = pair(rows, case)?;
+            let spec = ComparisonSpec::new(case.id(), k.id, c.id);
+            Some(if case == Case::LayerNorm {
+                spec
+            } else {
+                spec.supporting()
+            })
+        })
+        .collect()
+}
+
+/// The mean time per step the technique saves against the baseline over the rounds, in
+/// seconds (positive: consuming is faster).
+fn seconds_saved(t: &PairedTiming) -> f64 {
+    t.rounds
+        .iter()
+        .map(|r| r.baseline_s - r.technique_s)
+        .sum::<f64>()
+        / t.rounds.len().max(1) as f64
+}
+
 impl Analyse for InPlace {
     /// The analysis of the in-place experiment.
-    fn analyse(&self, mut rows: Vec<Row<'_, InPlaceConfig>>, points: &[MeasuredPoint]) -> Analysis {
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, InPlaceConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
         rows.sort_by_key(|r| r.config.rows);
         let correctness = Correctness::of(points);
         let of = |case: Case, style: Style| -> Vec<&R<'_>> {
@@ -28,28 +77,21 @@ impl Analyse for InPlace {
                 .filter(|r| r.config.case == case && r.config.style == style)
                 .collect()
         };
-        // The pair at the largest size measured both ways, per case.
-        let pair = |case: Case| -> Option<(&R<'_>, &R<'_>)> {
-            of(case, Style::KeepClone).into_iter().rev().find_map(|k| {
-                of(case, Style::Consume)
-                    .into_iter()
-                    .find(|c| c.config.rows == k.config.rows)
-                    .map(|c| (k, c))
-            })
-        };
-        let Some((norm_kept, norm_consumed)) = pair(Case::LayerNorm).or_else(|| pair(Case::Chain))
+        let Some((norm_kept, norm_consumed)) =
+            pair(&rows, Case::LayerNorm).or_else(|| pair(&rows, Case::Chain))
         else {
             return Analysis::unmeasured(correctness);
         };
 
         let mut findings = Vec::new();
         let mut comparisons = Vec::new();
-        for case in [Case::Chain, Case::LayerNorm] {
-            if let Some((kept, consumed)) = pair(case) {
+        for case in CASES {
+            if let Some((kept, consumed)) = pair(&rows, case) {
                 let saved = added(kept) - added(consumed);
                 findings.push(format!(
                     "{} on {} x {} f32 ({}): keeping a clone adds {} at the peak, consuming the \
-                 input adds {}; the saving, {}, is {:.4} tensors' worth. Time: {} against {}.",
+                 input adds {}; the saving, {}, is {:.4} tensors' worth. Time per row, consuming \
+                 against keeping a clone: {}.",
                     format::capitalise(case.name()),
                     kept.config.rows,
                     kept.config.cols,
@@ -58,8 +100,8 @@ impl Analyse for InPlace {
                     format::bytes(added(consumed)),
                     format::bytes(saved),
                     saved / kept.config.tensor_bytes() as f64,
-                    format::seconds(kept.result.step.median_s),
-                    format::seconds(consumed.result.step.median_s),
+                    find(paired, case.id())
+                        .map_or_else(|| "not timed in pairs".into(), |c| c.cost_phrase()),
                 ));
                 comparisons.push(Comparison {
                     quantity: format!(
@@ -76,6 +118,24 @@ impl Analyse for InPlace {
                 });
             }
         }
+        // What the time difference is: a fresh buffer's first touch, or arithmetic.
+        let saved_s = |case: Case| find(paired, case.id())?.timing().map(seconds_saved);
+        if let (Some(touch), Some(norm)) = (saved_s(Case::Touch), saved_s(Case::LayerNorm)) {
+            findings.push(format!(
+                "Where the time goes: written both ways, a single add (x + 1) differs by {} per \
+                 call, which is the cost of a fresh {} buffer (allocated, and its pages touched \
+                 for the first time: the system allocator maps and faults in a buffer this \
+                 large on every allocation), not arithmetic, since both ways add the same \
+                 values. Consuming the input saves the layer norm {} per call, {:.0}% of which \
+                 that one fresh buffer accounts for: the rest is the same work on memory that is \
+                 already in cache or mapped.",
+                format::seconds(touch),
+                format::bytes(norm_kept.config.tensor_bytes() as f64),
+                format::seconds(norm),
+                touch / norm * 100.0,
+            ));
+        }
+        findings.extend(paired.iter().map(PairedComparison::finding));
         for r in &rows {
             if r.config.rows == norm_kept.config.rows {
                 comparisons.push(Comparison {
@@ -94,7 +154,7 @@ impl Analyse for InPlace {
 
         let mut memory_series = Vec::new();
         let mut time_series = Vec::new();
-        for case in [Case::Chain, Case::LayerNorm] {
+        for case in CASES {
             for style in [Style::KeepClone, Style::Consume] {
                 let rs = of(case, style);
                 if rs.is_empty() {
@@ -144,16 +204,18 @@ impl Analyse for InPlace {
             headline: Headline::versus(
                 format!(
                     "{} of {} x {} f32: keeping a clone of the input against consuming it (peak \
-                 above the input; rows/s)",
+                 above the input; time per row)",
                     k.config.case.name(),
                     k.config.rows,
                     k.config.cols
                 ),
-                Side::with_peak("peak above the input", added(k), k.result),
-                Side::with_peak("peak above the input", added(c), c.result),
+                Side::with_peak("peak above the input", added(k)),
+                Side::with_peak("peak above the input", added(c)),
                 correctness,
                 worst_check(points),
-            ),
+            )
+            .timed_by(k.config.case.id()),
+            secondary_headlines: vec![],
             findings,
             comparisons,
             fits: vec![],
@@ -178,5 +240,7 @@ fn prediction_note(case: Case, style: Style) -> &'static str {
             "x - mean writes into x; square() allocates one tensor, plus one f32 per row for the \
              variance; the division runs in place"
         }
+        (Case::Touch, Style::KeepClone) => "x + 1 writes a new tensor, since x is shared",
+        (Case::Touch, Style::Consume) => "x + 1 writes into x's buffer",
     }
 }

@@ -18,6 +18,9 @@ pub fn added_peak_bytes(config: &InPlaceConfig) -> f64 {
         (Case::LayerNorm, Style::KeepClone) => 2 * tensor + row_values,
         // centered is x's buffer; square + the variance's row values.
         (Case::LayerNorm, Style::Consume) => tensor + row_values,
+        // The result, in a new buffer; in x's.
+        (Case::Touch, Style::KeepClone) => tensor,
+        (Case::Touch, Style::Consume) => 0,
     }) as f64
 }
 
@@ -27,7 +30,7 @@ mod tests {
 
     #[test]
     fn consuming_saves_one_tensor_in_both_cases() {
-        for case in [Case::Chain, Case::LayerNorm] {
+        for case in super::super::CASES {
             let at = |style| {
                 added_peak_bytes(&InPlaceConfig {
                     case,

@@ -3,9 +3,10 @@
 //! charts, published figures and the index row.
 
 use results::format::{self, mib};
+use results::paired::find as find_paired;
 use results::{
-    Analysis, Chart, Check, Comparison, Correctness, FloatStorage, Headline, MeasuredPoint, Metric,
-    PublishedFigure, Scale, Series, Side, Trace,
+    Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, FloatStorage, Headline,
+    MeasuredPoint, Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Trace,
 };
 
 use super::{predict, MixedConfig, MixedPrecision, Precision, INIT_SEED, PRECISIONS};
@@ -39,10 +40,59 @@ pub fn drift_check(reference: &[f64], candidate: &[f64], name: &str, tolerance: 
     )
 }
 
+/// The id of the index row's comparison: f32 against mixed precision.
+const MIXED: &str = "mixed";
+/// The id of the second row's: f32 against 16-bit storage.
+const STORAGE: &str = "16-bit-storage";
+
+/// The precisions of the two index rows: mixed bf16 (mixed f16 on a device without bf16) and
+/// bf16 storage (f16 storage without bf16), where measured.
+fn row_precisions(rows: &[R<'_>]) -> (Option<Precision>, Option<Precision>) {
+    let has = |p: Precision| {
+        rows.iter()
+            .any(|r| r.config.precision == p && r.config.seeds == 0)
+    };
+    let first = |ps: [Precision; 2]| ps.into_iter().find(|&p| has(p));
+    (
+        first([Precision::MixedBf16, Precision::MixedF16]),
+        first([Precision::Bf16, Precision::F16]),
+    )
+}
+
+/// The main run of precision `p` (initial weights [`INIT_SEED`]).
+fn main_row<'r, 'a>(rows: &'r [R<'a>], p: Precision) -> Option<&'r R<'a>> {
+    rows.iter()
+        .find(|r| r.config.precision == p && r.config.init_seed == INIT_SEED && r.config.seeds == 0)
+}
+
+/// The two index rows' comparisons: f32 against mixed precision (one process: both store
+/// f32) and f32 against 16-bit storage (alternating processes).
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let Some(f32_row) = main_row(rows, Precision::F32) else {
+        return Vec::new();
+    };
+    let (mixed, storage) = row_precisions(rows);
+    [(MIXED, mixed), (STORAGE, storage)]
+        .into_iter()
+        .filter_map(|(id, p)| {
+            let r = main_row(rows, p?)?;
+            Some(ComparisonSpec::new(id, f32_row.id, r.id))
+        })
+        .collect()
+}
+
 impl Analyse for MixedPrecision {
     /// The analysis of the mixed-precision experiment.
-    /// (Its verdict comes from its own drift checks, not from the points' checks.)
-    fn analyse(&self, rows: Vec<Row<'_, MixedConfig>>, _points: &[MeasuredPoint]) -> Analysis {
+    /// (Its verdicts come from its own checks: the seed study for mixed precision, the drift
+    /// against the yardstick for 16-bit storage.)
+    fn analyse(
+        &self,
+        rows: Vec<Row<'_, MixedConfig>>,
+        _points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
+        let (seed_study, rows): (Vec<R<'_>>, Vec<R<'_>>) =
+            rows.into_iter().partition(|r| r.config.seeds > 0);
         let (yardstick, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
             .into_iter()
             .partition(|r| r.config.init_seed != INIT_SEED);
@@ -179,29 +229,60 @@ impl Analyse for MixedPrecision {
         ));
         }
         let bf16 = find(Precision::Bf16);
-        let f16 = find(Precision::F16);
-        if let Some(b) = bf16 {
+        if let Some(b) = bf16.or_else(|| find(Precision::F16)) {
             findings.push(format!(
-            "Measured on this CPU (Flex): bf16 storage runs at {} samples/s against {} for f32 \
-             ({}): Flex converts bf16 to f32 for the matmul and back, so bf16 saves memory and \
-             costs time here.{} On a GPU with bf16/f16 tensor cores (an H100 or H200), 16-bit \
-             matmuls are expected to run faster than f32 ones; that is not measured in this run \
-             (see the published figure below and the GPU result set where there is one).",
-            format::rate(b.result.samples_per_s),
-            format::rate(f32_row.result.samples_per_s),
-            format::pct((b.result.samples_per_s / f32_row.result.samples_per_s - 1.0) * 100.0),
-            match f16 {
-                Some(h) => format!(
-                    " f16 storage runs at {} samples/s ({}), through gemm's f16 matmul, \
-                     which converts blocks to f32 as it packs them.",
-                    format::rate(h.result.samples_per_s),
-                    format::pct(
-                        (h.result.samples_per_s / f32_row.result.samples_per_s - 1.0) * 100.0
-                    )
+                "Time per sample on this machine, timed in pairs against f32: {} {}; {} \
+             {}. Where 16 bits cost time on a CPU, it is because Flex converts them to f32 for \
+             the matmul and back (gemm's f16 matmul converts blocks as it packs them). On a GPU \
+             with bf16/f16 tensor cores (an H100 or H200), 16-bit matmuls are expected to run \
+             faster than f32 ones; that is not measured in this run (see the published figure \
+             below and the GPU result set where there is one).",
+                b.config.precision.name(),
+                find_paired(paired, STORAGE).map_or_else(
+                    || "not timed in pairs".to_string(),
+                    PairedComparison::cost_phrase
                 ),
-                None => String::new(),
-            }
-        ));
+                row_precisions(&rows)
+                    .0
+                    .map_or("mixed precision", Precision::name),
+                find_paired(paired, MIXED).map_or_else(
+                    || "not timed in pairs".to_string(),
+                    PairedComparison::cost_phrase
+                ),
+            ));
+        }
+        findings.extend(paired.iter().map(PairedComparison::finding));
+        let seed_check = seed_study
+            .first()
+            .and_then(|r| r.result.checks.first().map(|c| (r, c)));
+        if let Some((r, c)) = seed_check {
+            let reference = r.result.trace(Trace::SeedReferenceFinalLoss);
+            let candidate = r.result.trace(Trace::SeedCandidateFinalLoss);
+            findings.push(format!(
+                "The index row's proof, paired by seed at the quick size ({} runs each from {} \
+                 initial weights, mean of the last {} losses): f32 ends at {}, {} at {}. On \
+                 average {} ends {:.2e} {} than f32 from the same weights; f32's own spread \
+                 across the seeds is {:.2e}, so the check {}.",
+                reference.len(),
+                reference.len(),
+                super::SEED_STUDY_LAST_LOSSES,
+                list(reference),
+                r.config.precision.name(),
+                list(candidate),
+                r.config.precision.name(),
+                c.max_abs_diff.abs(),
+                if c.max_abs_diff > 0.0 {
+                    "higher"
+                } else {
+                    "lower"
+                },
+                c.max_abs_diff / c.max_rel_diff,
+                if c.passed {
+                    "passes: mixed precision trains as well as f32 within the seed-to-seed spread"
+                } else {
+                    "FAILS: mixed precision trains worse than the seed-to-seed spread allows"
+                }
+            ));
         }
 
         let mut comparisons = Vec::new();
@@ -366,12 +447,12 @@ impl Analyse for MixedPrecision {
                     .into(),
                 ours: match find(Precision::MixedF16) {
                     Some(m) => format!(
-                        "mixed f16 on this CPU: {} -> {} samples/s ({}), step peak {} -> {} ({}); \
-                     a GPU result set is needed for the speed comparison",
-                        format::rate(f32_row.result.samples_per_s),
-                        format::rate(m.result.samples_per_s),
-                        format::pct(
-                            (m.result.samples_per_s / f32_row.result.samples_per_s - 1.0) * 100.0
+                        "on this CPU: time per sample of mixed bf16 against f32 {} (mixed f16's \
+                         is not timed in pairs); mixed f16's step peak {} -> {} ({}); a GPU \
+                         result set is needed for the speed comparison",
+                        find_paired(paired, MIXED).map_or_else(
+                            || "not timed in pairs".to_string(),
+                            PairedComparison::cost_phrase
                         ),
                         format::bytes(f32_row.peak()),
                         format::bytes(m.peak()),
@@ -402,47 +483,84 @@ impl Analyse for MixedPrecision {
             },
         ];
 
-        // The index compares f32 with 16-bit storage, the largest saving: bf16, or f16 on a device
-        // without bf16. Its verdict is that precision's drift.
-        let headline = match bf16.or(f16) {
-            Some(b) => {
-                let check = checks
-                    .iter()
-                    .find(|(p, _)| *p == b.config.precision)
-                    .map(|(_, c)| c);
+        // The index row: f32 against mixed precision (f32 master weights), the technique people
+        // use, proved by the seed study; the second row: 16-bit storage, proved by its drift.
+        let drift_detail = |p: Precision| {
+            checks
+                .iter()
+                .filter(|(q, _)| *q == p)
+                .map(|(_, c)| {
+                    format!(
+                        "{}: largest drift {:.2}% of the initial loss (tolerance {:.2}%, the drift \
+                         between two f32 runs){}",
+                        c.what,
+                        c.max_rel_diff * 100.0,
+                        c.tolerance * 100.0,
+                        if c.passed { "" } else { ", FAILED" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let verdict = |c: Option<&Check>| match c {
+            Some(c) if c.passed => Correctness::Passed,
+            Some(_) => Correctness::Failed,
+            None => Correctness::Unknown,
+        };
+        let (mixed, storage) = row_precisions(&rows);
+        let row = |p: Option<Precision>| p.and_then(find);
+        let headline = match row(mixed) {
+            Some(m) => Headline::versus(
+                format!(
+                    "f32 against {}, {} training steps (step peak; time per sample)",
+                    m.config.precision.name(),
+                    reference.len()
+                ),
+                Side::step(f32_row.result),
+                Side::step(m.result),
+                verdict(seed_check.map(|(_, c)| c)),
+                seed_check.map_or_else(
+                    || "the seed study was not measured".to_string(),
+                    |(_, c)| {
+                        format!(
+                            "{}: {} on average {:.2e} ({:.2} of f32's spread){}",
+                            c.what,
+                            if c.max_abs_diff > 0.0 {
+                                "worse"
+                            } else {
+                                "better"
+                            },
+                            c.max_abs_diff.abs(),
+                            c.max_rel_diff,
+                            if c.passed { "" } else { ", FAILED" }
+                        )
+                    },
+                ),
+            )
+            .timed_by(MIXED),
+            None => Analysis::unmeasured(Correctness::Unknown).headline,
+        };
+        let secondary_headlines = row(storage)
+            .map(|b| {
+                let p = b.config.precision;
                 Headline::versus(
                     format!(
-                        "f32 against {}, {} training steps (step peak; samples/s)",
-                        b.config.precision.name(),
+                        "f32 against {}, {} training steps (step peak; time per sample)",
+                        p.name(),
                         reference.len()
                     ),
                     Side::step(f32_row.result),
                     Side::step(b.result),
-                    match check {
-                        Some(c) if c.passed => Correctness::Passed,
-                        Some(_) => Correctness::Failed,
-                        None => Correctness::Unknown,
-                    },
-                    checks
-                        .iter()
-                        .map(|(_, c)| {
-                            format!(
-                                "{}: largest drift {:.2}% of the initial loss (tolerance {:.2}%, \
-                             the drift between two f32 runs){}",
-                                c.what,
-                                c.max_rel_diff * 100.0,
-                                c.tolerance * 100.0,
-                                if c.passed { "" } else { ", FAILED" }
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("; "),
+                    verdict(checks.iter().find(|(q, _)| *q == p).map(|(_, c)| c)),
+                    drift_detail(p),
                 )
-            }
-            None => Analysis::unmeasured(Correctness::Unknown).headline,
-        };
+                .timed_by(STORAGE)
+            })
+            .into_iter()
+            .collect();
         Analysis {
             headline,
+            secondary_headlines,
             findings,
             comparisons,
             fits: vec![],
@@ -450,6 +568,15 @@ impl Analyse for MixedPrecision {
             published,
         }
     }
+}
+
+/// Final losses as a short list.
+fn list(values: &[f64]) -> String {
+    values
+        .iter()
+        .map(|v| format!("{v:.4}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// How the forward activations of `p` are predicted, and what is not.

@@ -19,13 +19,16 @@ pub mod predict;
 pub mod snippet;
 
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{DeviceKind, FloatStorage, Metric, PhaseTiming, PointResult, Profile, Timing, Trace};
+use results::{
+    Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PhaseTiming, PointResult, Profile,
+    Timing, Trace,
+};
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{drift, drift_check};
@@ -36,7 +39,7 @@ use crate::harness::models::{mlp, Mlp, MlpShape};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::technique::{Measurement, Planned, Technique};
+use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{forward_mixed, unscale, DynamicLossScale};
 
 /// Seed of the students' initial weights.
@@ -143,7 +146,19 @@ pub struct MixedConfig {
     pub init_seed: u64,
     /// Storage and compute types.
     pub precision: Precision,
+    /// Above 0: the seed study instead of one run. `seeds` pairs of runs, f32 and `precision`
+    /// from the same initial weights (`init_seed + i`), compared by the mean of their last
+    /// [`SEED_STUDY_LAST_LOSSES`] losses.
+    #[serde(default)]
+    pub seeds: usize,
 }
+
+/// The seed study's id.
+pub const SEED_STUDY_ID: &str = "seeds-mixed-bf16";
+/// How many seeds the seed study pairs.
+pub const SEED_STUDY_SEEDS: usize = 5;
+/// How many of a run's last losses are averaged.
+pub const SEED_STUDY_LAST_LOSSES: usize = 20;
 
 /// The mixed-precision experiment.
 pub struct MixedPrecision;
@@ -241,7 +256,11 @@ impl Technique for MixedPrecision {
         let point = |id: &str, label: &str, precision, init_seed| Planned {
             id: id.into(),
             label: label.into(),
-            repeats: Repeats { warmup, repeats },
+            repeats: Repeats {
+                warmup,
+                repeats,
+                min_warmup: Duration::ZERO,
+            },
             config: MixedConfig {
                 shape,
                 batch,
@@ -249,6 +268,7 @@ impl Technique for MixedPrecision {
                 seed: 17,
                 init_seed,
                 precision,
+                seeds: 0,
             },
         };
         let mut points: Vec<_> = PRECISIONS
@@ -262,10 +282,41 @@ impl Technique for MixedPrecision {
             Precision::F32,
             INIT_SEED + 1,
         ));
+        // The proof of the index row (mixed bf16): paired by seed, at the quick sizes.
+        let (shape, batch, warmup, repeats) = config(Sizes::Quick);
+        points.push(Planned {
+            id: SEED_STUDY_ID.into(),
+            label: format!(
+                "f32 and mixed bf16 from {SEED_STUDY_SEEDS} initial weights, paired (quick size)"
+            ),
+            repeats: Repeats {
+                warmup,
+                repeats,
+                min_warmup: Duration::ZERO,
+            },
+            config: MixedConfig {
+                shape,
+                batch,
+                lr: 1e-3,
+                seed: 17,
+                init_seed: INIT_SEED + 100,
+                precision: Precision::MixedBf16,
+                seeds: SEED_STUDY_SEEDS,
+            },
+        });
         points
     }
 
     fn run_point(&self, config: &MixedConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
+        if config.seeds > 0 {
+            return device.dispatch(
+                Setup::default(),
+                SeedStudy {
+                    config: *config,
+                    repeats,
+                },
+            )?;
+        }
         // The outer error: no device; the inner one: the device lacks the float type.
         device.dispatch(
             Setup {
@@ -280,7 +331,105 @@ impl Technique for MixedPrecision {
     }
 
     fn float_storage(&self, config: &MixedConfig) -> FloatStorage {
-        config.precision.storage()
+        if config.seeds > 0 {
+            FloatStorage::F32
+        } else {
+            config.precision.storage()
+        }
+    }
+
+    fn comparisons(&self, rows: &[Row<'_, MixedConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
+    }
+}
+
+/// The seed study: f32 and a candidate precision (with f32 storage) trained from the same
+/// initial weights, for several initial weights, in one process.
+pub struct SeedStudy {
+    /// The candidate's configuration; `seeds` runs of each.
+    pub config: MixedConfig,
+    /// Steps of each run.
+    pub repeats: Repeats,
+}
+
+/// The mean of the last [`SEED_STUDY_LAST_LOSSES`] values of a loss curve.
+pub fn final_loss(losses: &[f64]) -> f64 {
+    let last = &losses[losses.len().saturating_sub(SEED_STUDY_LAST_LOSSES)..];
+    last.iter().sum::<f64>() / last.len().max(1) as f64
+}
+
+/// The seed study's check: the candidate's final losses against the reference's, paired by
+/// seed. It fails only when the candidate is worse on average by more than the reference's own
+/// spread across seeds (largest minus smallest final loss), measured in the same run.
+pub fn seed_check(reference: &[f64], candidate: &[f64], name: &str) -> Check {
+    let n = reference.len().min(candidate.len());
+    let mean_worse = (0..n).map(|i| candidate[i] - reference[i]).sum::<f64>() / n.max(1) as f64;
+    let spread = reference[..n]
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max)
+        - reference[..n].iter().copied().fold(f64::INFINITY, f64::min);
+    let passed = n >= 2 && mean_worse.is_finite() && mean_worse <= spread;
+    Check {
+        what: format!(
+            "{name} against f32, mean of the last {SEED_STUDY_LAST_LOSSES} losses paired by \
+             seed over {n} seeds (tolerance: f32's spread across the seeds)"
+        ),
+        max_abs_diff: mean_worse,
+        max_rel_diff: if spread > 0.0 {
+            mean_worse / spread
+        } else {
+            f64::INFINITY
+        },
+        tolerance: 1.0,
+        passed,
+    }
+}
+
+impl OnBackend for SeedStudy {
+    type Output = Result<PointResult, ExperimentError>;
+
+    fn run<B: AutodiffBackend>(
+        self,
+        device: B::Device,
+        probe: &dyn MemoryProbe,
+    ) -> Result<PointResult, ExperimentError> {
+        let c = self.config;
+        let run = |precision: Precision, i: usize| {
+            MixedPoint {
+                config: MixedConfig {
+                    precision,
+                    init_seed: c.init_seed + i as u64,
+                    seeds: 0,
+                    ..c
+                },
+                repeats: self.repeats,
+            }
+            .run::<B>(device.clone(), probe)
+        };
+        // The first candidate run is the point's step (offered to a bench's timer); the others
+        // run with no timer.
+        let first = run(c.precision, 0)?;
+        let mut candidate = vec![final_loss(first.trace(Trace::LossByStep))];
+        let mut reference = Vec::new();
+        timing::without_step_timer(|| -> Result<(), ExperimentError> {
+            for i in 0..c.seeds {
+                if i > 0 {
+                    candidate.push(final_loss(run(c.precision, i)?.trace(Trace::LossByStep)));
+                }
+                reference.push(final_loss(run(Precision::F32, i)?.trace(Trace::LossByStep)));
+            }
+            Ok(())
+        })?;
+        let check = seed_check(&reference, &candidate, c.precision.name());
+        let mut traces = BTreeMap::new();
+        traces.insert(Trace::SeedReferenceFinalLoss, reference);
+        traces.insert(Trace::SeedCandidateFinalLoss, candidate);
+        Ok(PointResult {
+            traces,
+            checks: vec![check],
+            ..first
+        })
     }
 }
 
@@ -467,9 +616,9 @@ impl OnBackend for MixedPoint {
             }
             (elapsed, meter.finish())
         };
-        for _ in 0..self.repeats.warmup {
+        self.repeats.warm_up(|| {
             train_step();
-        }
+        });
         timing::offer(c.batch as u64, &mut || train_step().0);
         let (samples_s, runs): (Vec<f64>, Vec<_>) = (0..self.repeats.repeats.max(1))
             .map(|_| {

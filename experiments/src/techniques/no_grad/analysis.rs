@@ -3,9 +3,10 @@
 
 use results::analysis::worst_check;
 use results::format::{self, mib};
+use results::paired::find;
 use results::{
-    Analysis, Chart, Comparison, Correctness, Headline, LinearFit, MeasuredPoint, Metric,
-    ReportedFit, Scale, Series, Side, Trace,
+    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint,
+    Metric, PairedComparison, ReportedFit, Scale, Series, Side, Trace,
 };
 
 use super::{predict, EvalConfig, EvalMode, NoGrad};
@@ -14,22 +15,44 @@ use crate::technique::{Analyse, Row};
 /// A measured no-grad point.
 type R<'a> = Row<'a, EvalConfig>;
 
+/// The id of the headline's paired comparison.
+const HEADLINE: &str = "headline";
+
+/// The (autodiff, valid) pair at the largest batch measured both ways.
+fn largest_pair<'r, 'a>(rows: &'r [R<'a>]) -> Option<(&'r R<'a>, &'r R<'a>)> {
+    rows.iter()
+        .filter(|r| r.config.mode == EvalMode::Autodiff)
+        .filter_map(|a| {
+            rows.iter()
+                .find(|v| v.config.mode == EvalMode::Valid && v.config.batch == a.config.batch)
+                .map(|v| (a, v))
+        })
+        .max_by_key(|(a, _)| a.config.batch)
+}
+
+/// The headline's comparison: the autodiff backend (the baseline) against valid().
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    largest_pair(rows)
+        .map(|(a, v)| ComparisonSpec::new(HEADLINE, a.id, v.id))
+        .into_iter()
+        .collect()
+}
+
 impl Analyse for NoGrad {
     /// The analysis of the no-grad experiment.
-    fn analyse(&self, mut rows: Vec<Row<'_, EvalConfig>>, points: &[MeasuredPoint]) -> Analysis {
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, EvalConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
         rows.sort_by_key(|r| r.config.batch);
         let correctness = Correctness::of(points);
         let of = |mode: EvalMode| -> Vec<&R<'_>> {
             rows.iter().filter(|r| r.config.mode == mode).collect()
         };
         let (autodiff, valid) = (of(EvalMode::Autodiff), of(EvalMode::Valid));
-        let largest_pair = autodiff.iter().rev().find_map(|a| {
-            valid
-                .iter()
-                .find(|v| v.config.batch == a.config.batch)
-                .map(|v| (*a, *v))
-        });
-        let Some((ad, va)) = largest_pair else {
+        let Some((ad, va)) = largest_pair(&rows) else {
             return Analysis::unmeasured(correctness);
         };
         let shape = ad.config.shape;
@@ -70,24 +93,27 @@ impl Analyse for NoGrad {
         let (retained, va_retained) = (retained_by_pass(ad), retained_by_pass(va));
         findings.push(format!(
             "The trap: at batch {}, each autodiff pass whose output is dropped without backward \
-         leaves {} behind; after {} passes {} were still held. With the check's pass on top, {} \
-         were held; a backward() on one more pass brought that to {}. Through valid(), {} passes \
+         leaves {} behind; after {} passes {} were still held. A backward() through the model \
+         on a single row brought that to {}. Through valid(), {} passes \
          left {}.",
             ad.config.batch,
             format::bytes(ad.result.metric(Metric::RetainedPerPassBytes)),
             retained.len(),
-            format::bytes(retained.last().copied().unwrap_or(f64::NAN)),
             format::bytes(ad.result.metric(Metric::HeldBeforeBackwardBytes)),
             format::bytes(ad.result.metric(Metric::HeldAfterBackwardBytes)),
             va_retained.len(),
             format::bytes(va_retained.last().copied().unwrap_or(f64::NAN)),
         ));
         findings.push(format!(
-            "Throughput at batch {}: {} samples/s on the autodiff backend, {} through valid().",
+            "Time per sample at batch {}, valid() against the autodiff backend, each pass timed \
+             with the graphs of earlier passes released (outside the clock): {}.",
             ad.config.batch,
-            format::rate(ad.result.samples_per_s),
-            format::rate(va.result.samples_per_s)
+            find(paired, HEADLINE).map_or_else(
+                || "not timed in pairs".to_string(),
+                PairedComparison::cost_phrase
+            ),
         ));
+        findings.extend(paired.iter().map(PairedComparison::finding));
 
         let comparisons =
             vec![
@@ -193,22 +219,16 @@ impl Analyse for NoGrad {
             headline: Headline::versus(
                 format!(
                 "evaluation at batch {}: autodiff backend against valid() (peak above the model \
-                 and inputs; samples/s)",
+                 and inputs; time per sample)",
                 ad.config.batch
             ),
-                Side::with_peak(
-                    "evaluation peak above the model and inputs",
-                    ad_eval,
-                    ad.result,
-                ),
-                Side::with_peak(
-                    "evaluation peak above the model and inputs",
-                    va_eval,
-                    va.result,
-                ),
+                Side::with_peak("evaluation peak above the model and inputs", ad_eval),
+                Side::with_peak("evaluation peak above the model and inputs", va_eval),
                 correctness,
                 detail,
-            ),
+            )
+            .timed_by(HEADLINE),
+            secondary_headlines: vec![],
             findings,
             comparisons,
             fits,

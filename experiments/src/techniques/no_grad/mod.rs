@@ -17,10 +17,13 @@ pub mod predict;
 pub mod snippet;
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, DeviceKind, LinearFit, Metric, PhaseTiming, PointResult, Profile, Trace};
+use results::{
+    Check, ComparisonSpec, DeviceKind, LinearFit, Metric, PhaseTiming, PointResult, Profile, Trace,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
@@ -28,7 +31,7 @@ use crate::harness::models::{training_mlp, MlpShape};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::technique::{Measurement, Planned, Technique};
+use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// Relative tolerance of the output comparison: the same kernels run on the same data, so the
 /// outputs are expected to be identical; the tolerance only allows for a reordered reduction.
@@ -120,6 +123,10 @@ impl Technique for NoGrad {
         points
     }
 
+    fn comparisons(&self, rows: &[Row<'_, EvalConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
+    }
+
     fn run_point(&self, config: &EvalConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup::default(),
@@ -157,25 +164,62 @@ impl OnBackend for EvalPoint {
         sync();
         let base = probe.read().in_use_bytes;
 
-        let mut runs = Vec::new();
-        let mut retained = Vec::new();
-        let mut pass = |runs: &mut Vec<_>| {
+        // One evaluation pass, metered; its time (the device synchronised) is the pass alone.
+        let pass = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
+            let clock = Instant::now();
             match c.mode {
                 EvalMode::Autodiff => drop(meter.phase("evaluation", || model.forward(x.clone()))),
                 EvalMode::Valid => {
                     drop(meter.phase("evaluation", || inner_model.forward(inner_x.clone())))
                 }
             }
+            let elapsed = clock.elapsed();
             runs.push(meter.finish());
+            elapsed
+        };
+        // A backward through the model (on one row) frees the graphs of earlier passes that no
+        // backward consumed: their parents, the parameters' nodes, are consumed by it.
+        let release = || {
+            if c.mode == EvalMode::Autodiff {
+                let one_row = x.clone().narrow(0, 0, 1);
+                drop(model.forward(one_row).sum().backward());
+            }
+            sync();
+        };
+
+        // The leak, on its own: passes whose graphs are never released.
+        let mut leak_runs = Vec::new();
+        let mut retained = Vec::new();
+        let mut leaking_pass = || {
+            pass(&mut leak_runs);
             sync();
             retained.push(probe.read().in_use_bytes.saturating_sub(base) as f64);
         };
-        let mut warm_runs = Vec::new();
-        for _ in 0..self.repeats.warmup {
-            pass(&mut warm_runs);
+        self.repeats.warm_up(&mut leaking_pass);
+        for _ in 0..self.repeats.repeats.max(1) {
+            leaking_pass();
         }
-        let timing = timing::repeat(0, self.repeats.repeats, c.batch as u64, || pass(&mut runs));
+        let mut metrics = BTreeMap::new();
+        if c.mode == EvalMode::Autodiff {
+            // Does a backward() release the graphs that no backward consumed?
+            sync();
+            let held = probe.read().in_use_bytes.saturating_sub(base);
+            release();
+            let after = probe.read().in_use_bytes.saturating_sub(base);
+            metrics.insert(Metric::HeldBeforeBackwardBytes, held as f64);
+            metrics.insert(Metric::HeldAfterBackwardBytes, after as f64);
+        }
+        release();
+
+        // The time: each pass followed, outside the clock, by the release of its graph, so
+        // that a pass is not timed while the graphs of earlier ones pile up.
+        let mut runs = Vec::new();
+        let timing = timing::repeat_timed(self.repeats.repeats, c.batch as u64, || {
+            let elapsed = pass(&mut runs);
+            release();
+            elapsed
+        });
         let phases = last_repeat(&runs);
 
         // The check: the same input through both paths. Read after the measurement so that its
@@ -196,18 +240,6 @@ impl OnBackend for EvalPoint {
             &candidate,
             TOLERANCE,
         );
-
-        let mut metrics = BTreeMap::new();
-        if c.mode == EvalMode::Autodiff {
-            // Does a backward() release the graphs that no backward consumed?
-            sync();
-            let held = probe.read().in_use_bytes.saturating_sub(base);
-            drop(model.forward(x.clone()).mean().backward());
-            sync();
-            let after = probe.read().in_use_bytes.saturating_sub(base);
-            metrics.insert(Metric::HeldBeforeBackwardBytes, held as f64);
-            metrics.insert(Metric::HeldAfterBackwardBytes, after as f64);
-        }
 
         let per_pass = LinearFit::fit(
             &retained

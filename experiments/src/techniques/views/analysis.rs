@@ -3,8 +3,10 @@
 
 use results::analysis::worst_check;
 use results::format::{self, mib};
+use results::paired::find;
 use results::{
-    Analysis, Chart, Comparison, Correctness, Headline, MeasuredPoint, Metric, Scale, Series, Side,
+    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
+    PairedComparison, Scale, Series, Side,
 };
 
 use super::{predict, Op, ViewConfig, Views, COLS, OPS};
@@ -24,9 +26,33 @@ fn held(r: &R<'_>) -> f64 {
     r.result.metric(Metric::HeldBytes)
 }
 
+/// The id of the headline's paired comparison.
+const HEADLINE: &str = "row-view-against-copy";
+
+/// The trap against its fix at the largest parent: a one-row view (the baseline) against the
+/// row copied out.
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let largest = |op: Op| {
+        rows.iter()
+            .filter(|r| r.config.op == op)
+            .max_by_key(|r| r.config.rows)
+    };
+    match (largest(Op::RowView), largest(Op::RowCopy)) {
+        (Some(view), Some(copy)) if view.config.rows == copy.config.rows => {
+            vec![ComparisonSpec::new(HEADLINE, view.id, copy.id)]
+        }
+        _ => Vec::new(),
+    }
+}
+
 impl Analyse for Views {
     /// The analysis of the views experiment.
-    fn analyse(&self, mut rows: Vec<Row<'_, ViewConfig>>, points: &[MeasuredPoint]) -> Analysis {
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, ViewConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
         rows.sort_by_key(|r| r.config.rows);
         let correctness = Correctness::of(points);
         let Some(largest) = rows.iter().map(|r| r.config.rows).max() else {
@@ -102,15 +128,19 @@ impl Analyse for Views {
         if let (Some(view), Some(copy)) = (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
             findings.push(format!(
             "The trap: a one-row view of a {} tensor still held {} after the tensor was dropped; \
-             copying the row out held {} and took {} against {} for the view (the copy's time \
-             includes freeing the parent's buffer).",
+             copying the row out held {}. Time, the copy against the view, each timed with \
+             freeing the parent's buffer (the copy frees it inside the operation, the view when \
+             it is dropped): {}.",
             parent(view),
             format::bytes(held(view)),
             format::bytes(held(copy)),
-            format::seconds(copy.result.step.median_s),
-            format::seconds(view.result.step.median_s),
+            find(paired, HEADLINE).map_or_else(
+                || "not timed in pairs".to_string(),
+                PairedComparison::cost_phrase
+            ),
         ));
         }
+        findings.extend(paired.iter().map(PairedComparison::finding));
 
         let x = |r: &R<'_>| mib(r.config.parent_bytes() as f64);
         let mut copy_series = Vec::new();
@@ -203,26 +233,20 @@ impl Analyse for Views {
             (Some(view), Some(copy)) => Headline::versus(
                 format!(
                     "the first row of a {} tensor kept as a view against copied out, after the \
-                 tensor is dropped (bytes held; rows/s of the operation)",
+                 tensor is dropped (bytes held; time of the operation and of freeing the parent)",
                     parent(view)
                 ),
-                Side::with_peak(
-                    "bytes held after the parent is dropped",
-                    held(view),
-                    view.result,
-                ),
-                Side::with_peak(
-                    "bytes held after the parent is dropped",
-                    held(copy),
-                    copy.result,
-                ),
+                Side::with_peak("bytes held after the parent is dropped", held(view)),
+                Side::with_peak("bytes held after the parent is dropped", held(copy)),
                 correctness,
                 worst_check(points),
-            ),
+            )
+            .timed_by(HEADLINE),
             _ => Analysis::unmeasured(correctness).headline,
         };
         Analysis {
             headline,
+            secondary_headlines: vec![],
             findings,
             comparisons,
             fits: vec![],

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{s, Distribution, Tensor};
-use results::{Check, DeviceKind, Metric, PointResult, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, Metric, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::F32_BYTES;
@@ -28,7 +28,7 @@ use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
-use crate::technique::{Measurement, Planned, Technique};
+use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{first_row_copy, first_row_view};
 
 /// Views and copies move values without arithmetic, so they must be exact; `exp` is compared
@@ -254,6 +254,10 @@ impl Technique for Views {
         points
     }
 
+    fn comparisons(&self, rows: &[Row<'_, ViewConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
+    }
+
     fn run_point(&self, config: &ViewConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup::default(),
@@ -288,8 +292,7 @@ impl OnBackend for ViewPoint {
             probe,
             &sync,
             "operation",
-            self.repeats.warmup,
-            self.repeats.repeats,
+            self.repeats,
             c.rows,
             input,
             |x| c.op.apply(x),

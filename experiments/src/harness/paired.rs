@@ -1,0 +1,278 @@
+//! Timing two points against each other in one process: baseline, technique and a second
+//! baseline (the A/A control), each built by its own point code on a thread of its own, taking
+//! turns one block of steps at a time.
+//!
+//! Each arm runs its point as the runner would (same set-up, same warm-up, same step), with a
+//! [`StepTimer`] installed that, once the point offers its prepared step, serves "run n steps"
+//! requests until told to finish. Only one arm runs at a time (the others wait on a channel),
+//! so the timed step is exactly the point's and nothing else competes for the cores. The
+//! rounds and their statistics are `results::paired`'s.
+
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use results::{round_order, Interleaving, PairSettings, PairedTiming, PointResult, Round, Stop};
+
+use crate::error::ExperimentError;
+use crate::harness::timing::{with_step_timer, StepTimer};
+
+/// Runs one arm's point to the end, its step offered to the timer installed on its thread.
+pub type ArmRun<'a> = Box<dyn FnOnce() -> Result<PointResult, ExperimentError> + Send + 'a>;
+
+/// A request to an arm.
+enum Command {
+    /// Run this many steps and send their times.
+    Run(usize),
+}
+
+/// An arm's answer.
+enum Reply {
+    /// The step is prepared; one step processes this many samples.
+    Ready(u64),
+    /// The times of the steps asked for.
+    Times(Vec<Duration>),
+}
+
+/// The timer installed on an arm's thread: serves requests until the coordinator hangs up.
+struct Serve {
+    commands: Receiver<Command>,
+    replies: Sender<Reply>,
+}
+
+impl StepTimer for Serve {
+    fn time(&mut self, samples_per_step: u64, step: &mut dyn FnMut() -> Duration) {
+        if self.replies.send(Reply::Ready(samples_per_step)).is_err() {
+            return;
+        }
+        while let Ok(Command::Run(n)) = self.commands.recv() {
+            let times = (0..n).map(|_| step()).collect();
+            if self.replies.send(Reply::Times(times)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The coordinator's end of one arm.
+struct Arm {
+    commands: Sender<Command>,
+    replies: Receiver<Reply>,
+    samples_per_step: u64,
+}
+
+impl Arm {
+    /// Mean time per step of a block of `steps`, in seconds; `None` where the arm has died.
+    fn block(&self, steps: usize) -> Option<f64> {
+        self.commands.send(Command::Run(steps)).ok()?;
+        match self.replies.recv().ok()? {
+            Reply::Times(times) => {
+                Some(times.iter().map(Duration::as_secs_f64).sum::<f64>() / times.len() as f64)
+            }
+            Reply::Ready(_) => None,
+        }
+    }
+}
+
+/// Times `arms` (baseline, technique, control) against each other in rounds until `settings`
+/// says stop; `min_warmup` is how long each arm's blocks run before rounds count (at least one
+/// block each, and on device backends at least a second).
+pub fn time_in_one_process(
+    arms: [ArmRun<'_>; 3],
+    settings: &PairSettings,
+    min_warmup: Duration,
+) -> Result<PairedTiming, ExperimentError> {
+    thread::scope(|scope| {
+        let mut started: Vec<Arm> = Vec::new();
+        let mut handles = Vec::new();
+        // Built one after another, so that no arm's set-up competes with another's.
+        for run in arms {
+            let (command_tx, command_rx) = channel();
+            let (reply_tx, reply_rx) = channel();
+            let timer = Serve {
+                commands: command_rx,
+                replies: reply_tx,
+            };
+            let handle = scope.spawn(move || with_step_timer(Box::new(timer), run));
+            let ready = reply_rx.recv();
+            handles.push(handle);
+            match ready {
+                Ok(Reply::Ready(samples_per_step)) => started.push(Arm {
+                    commands: command_tx,
+                    replies: reply_rx,
+                    samples_per_step,
+                }),
+                _ => {
+                    // The point ended without offering its step: its error says why.
+                    drop(started);
+                    let why = handles
+                        .pop()
+                        .and_then(|h| h.join().ok())
+                        .and_then(|r| r.err())
+                        .map_or_else(
+                            || "the point ended without offering its step".to_string(),
+                            |e| e.to_string(),
+                        );
+                    return Err(ExperimentError::Paired(why));
+                }
+            }
+        }
+        let result = rounds(&started, settings, min_warmup);
+        // Hanging up lets each point finish as it would (its last repeat, its checks).
+        drop(started);
+        for handle in handles {
+            if let Ok(Err(e)) = handle.join() {
+                return Err(ExperimentError::Paired(format!(
+                    "an arm failed after timing: {e}"
+                )));
+            }
+        }
+        result
+    })
+}
+
+/// The rounds themselves.
+fn rounds(
+    arms: &[Arm],
+    settings: &PairSettings,
+    min_warmup: Duration,
+) -> Result<PairedTiming, ExperimentError> {
+    let died = || ExperimentError::Paired("an arm stopped answering".into());
+    // Round 0, the warm-up, also sizes the blocks: one step of each arm, then blocks of the
+    // steps the fastest arm needs to last `min_block_s` on the wall clock (a step's set-up
+    // outside its timed region, a fresh input, counts: it is what the budget pays for), until
+    // `min_warmup` has passed.
+    let mut fastest = f64::INFINITY;
+    for arm in arms {
+        let wall = Instant::now();
+        let timed = arm.block(1).ok_or_else(died)?;
+        fastest = fastest.min(timed.max(wall.elapsed().as_secs_f64()));
+    }
+    let steps = ((settings.min_block_s / fastest.max(1e-9)).ceil() as usize).clamp(1, 100_000);
+    let warm = Instant::now();
+    loop {
+        for &i in &round_order(0) {
+            arms[i].block(steps).ok_or_else(died)?;
+        }
+        if warm.elapsed() >= min_warmup {
+            break;
+        }
+    }
+
+    let started = Instant::now();
+    let mut counted = Vec::new();
+    let mut next_check = settings.min_rounds.max(2);
+    let stop = loop {
+        let r = counted.len() + 1;
+        let mut times = [0.0; 3];
+        for &i in &round_order(r) {
+            times[i] = arms[i].block(steps).ok_or_else(died)?;
+        }
+        counted.push(Round {
+            baseline_s: times[0],
+            technique_s: times[1],
+            control_s: times[2],
+        });
+        if counted.len() >= next_check {
+            // Asked every round at first, then less often as rounds pile up.
+            next_check = counted.len() + 1 + counted.len() / 20;
+            if PairedTiming::converged(
+                &counted,
+                arms[0].samples_per_step,
+                arms[1].samples_per_step,
+                settings,
+            ) {
+                break Stop::Converged;
+            }
+        }
+        if started.elapsed().as_secs_f64() >= settings.budget_s && counted.len() >= 2 {
+            break Stop::BudgetSpent;
+        }
+    };
+    PairedTiming::summarise(
+        Interleaving::OneProcess,
+        steps,
+        arms[0].samples_per_step,
+        arms[1].samples_per_step,
+        counted,
+        stop,
+        *settings,
+        started.elapsed().as_secs_f64(),
+    )
+    .ok_or_else(|| ExperimentError::Paired("fewer than two rounds".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use results::{PointResult, ProbeInfo, Stop};
+
+    use super::*;
+    use crate::harness::timing::repeat_timed;
+
+    /// An arm whose step "takes" `step_s` seconds, give or take a small alternating noise, and
+    /// processes `samples` samples; it reports the time instead of spending it.
+    fn arm(step_s: f64, samples: u64) -> ArmRun<'static> {
+        Box::new(move || {
+            let n = Cell::new(0_u32);
+            let timing = repeat_timed(1, samples, || {
+                n.set(n.get() + 1);
+                let noise = if n.get().is_multiple_of(2) { 1.01 } else { 0.99 };
+                Duration::from_secs_f64(step_s * noise)
+            });
+            let probe = ProbeInfo {
+                kind: "none".into(),
+                counts: "nothing".into(),
+            };
+            Ok(PointResult::new(probe, Vec::new(), timing, samples))
+        })
+    }
+
+    fn settings() -> PairSettings {
+        PairSettings {
+            min_rounds: 10,
+            target_half_width_pct: 1.0,
+            budget_s: 5.0,
+            min_block_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_slower_technique_is_resolved_and_the_control_is_not() {
+        let t = time_in_one_process(
+            [arm(0.001, 8), arm(0.0012, 8), arm(0.001, 8)],
+            &settings(),
+            Duration::ZERO,
+        )
+        .unwrap();
+        assert_eq!(t.interleaving, Interleaving::OneProcess);
+        assert_eq!(t.stop, Stop::Converged);
+        assert!(t.rounds.len() >= 10);
+        assert!(t.cost.resolved(), "{:?}", t.cost);
+        assert!((t.cost.estimate_pct - 20.0).abs() < 1.0, "{:?}", t.cost);
+        assert!(!t.control.resolved(), "{:?}", t.control);
+    }
+
+    #[test]
+    fn the_cost_is_per_sample_and_a_failing_arm_is_an_error() {
+        // Twice the samples in 1.5 times the time: 25% less time per sample.
+        let t = time_in_one_process(
+            [arm(0.001, 8), arm(0.0015, 16), arm(0.001, 8)],
+            &settings(),
+            Duration::ZERO,
+        )
+        .unwrap();
+        assert!((t.cost.estimate_pct + 25.0).abs() < 1.0, "{:?}", t.cost);
+
+        let failing: ArmRun<'static> =
+            Box::new(|| Err(ExperimentError::Backend("no such device".into())));
+        let err = time_in_one_process(
+            [arm(0.001, 8), failing, arm(0.001, 8)],
+            &settings(),
+            Duration::ZERO,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("no such device"), "{err}");
+    }
+}

@@ -1,0 +1,470 @@
+//! Paired timing: a technique's time against its baseline's, measured as a comparison.
+//!
+//! Question: is the technique slower or faster than its baseline on this machine, and by how
+//! much, given that these machines drift by up to ±20% between processes minutes apart?
+//! Method: baseline (A), technique (B) and a second, independently built baseline (A') run in
+//! rounds, in one process where they can share one (in a child process each, alternating,
+//! where they cannot), the order of the three turning through all six permutations. Each round
+//! gives one block time per arm; the cost is the mean over rounds of `ln(B / A)` per sample,
+//! and its 95% interval the paired t-interval of that mean (Student's t with n - 1 degrees of
+//! freedom: honest at the ten or so rounds a slow step allows, where a percentile bootstrap is
+//! too narrow).
+//! A' against A is the A/A control: its interval must hold 0, and its width is the resolution.
+//! Rounds go on until both intervals are narrower than a target or a time budget is spent.
+//! Answer: a [`PairedComparison`] in the record, whose [`Interval`] says "+4.1% (95% CI +1.2
+//! to +7.0)" or "no difference resolved (±6.0%)", never a bare difference of two medians.
+
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Which two of a technique's points a comparison times against each other, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ComparisonSpec {
+    /// Unique within the technique, kebab-case (`headline`, `bf16-storage`).
+    pub id: String,
+    /// The point the technique is compared with (A).
+    pub baseline: String,
+    /// The point applying the technique (B).
+    pub technique: String,
+    /// A supporting comparison (one point of a chart), not a headline: it gets a quarter of
+    /// the time budget.
+    #[serde(default)]
+    pub supporting: bool,
+}
+
+impl ComparisonSpec {
+    /// Compares point `technique` with point `baseline` (point ids).
+    pub fn new(id: &str, baseline: &str, technique: &str) -> Self {
+        Self {
+            id: id.into(),
+            baseline: baseline.into(),
+            technique: technique.into(),
+            supporting: false,
+        }
+    }
+
+    /// The same, as a supporting comparison.
+    pub fn supporting(self) -> Self {
+        Self {
+            supporting: true,
+            ..self
+        }
+    }
+}
+
+/// How long, and how precisely, a comparison is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairSettings {
+    /// Rounds run before the stopping rule is first asked (the first round, a warm-up, is not
+    /// counted).
+    pub min_rounds: usize,
+    /// Stop once both intervals' half-widths are at most this, in percent.
+    pub target_half_width_pct: f64,
+    /// Or once this much time has been spent on rounds, whichever is first.
+    pub budget_s: f64,
+    /// A block (one arm's turn in a round) runs as many steps as take at least this long.
+    pub min_block_s: f64,
+}
+
+/// Why the rounds stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stop {
+    /// Both intervals reached the target half-width.
+    Converged,
+    /// The time budget was spent first.
+    BudgetSpent,
+}
+
+/// Where the arms ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Interleaving {
+    /// The three arms built side by side in one child process, taking turns step by step.
+    OneProcess,
+    /// A child process per block, alternating (the arms need different default float types,
+    /// which Burn sets once per process).
+    AlternatingProcesses,
+}
+
+impl Interleaving {
+    /// In words, for the page.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Interleaving::OneProcess => "interleaved in one process",
+            Interleaving::AlternatingProcesses => "alternating child processes",
+        }
+    }
+}
+
+/// One round: the time per step of each arm's block, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// The baseline (A).
+    pub baseline_s: f64,
+    /// The technique (B).
+    pub technique_s: f64,
+    /// The second baseline (A'), the control.
+    pub control_s: f64,
+}
+
+/// The order of the three arms in round `r`: all six permutations in turn, so that each arm
+/// runs first, second and third equally often (0: A, 1: B, 2: A').
+pub fn round_order(r: usize) -> [usize; 3] {
+    const ORDERS: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [2, 1, 0],
+        [1, 2, 0],
+        [0, 2, 1],
+        [2, 0, 1],
+        [1, 0, 2],
+    ];
+    ORDERS[r % ORDERS.len()]
+}
+
+/// A relative difference with its 95% interval, in percent (`+4.1` is 4.1% more time).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// The estimate: `exp(mean ln ratio) - 1`, in percent.
+    pub estimate_pct: f64,
+    /// Lower end of the 95% interval, in percent.
+    pub low_pct: f64,
+    /// Upper end, in percent.
+    pub high_pct: f64,
+}
+
+impl Interval {
+    /// The mean of `log_ratios` and its 95% paired t-interval, as percentages
+    /// (`exp(x) - 1`); `None` for fewer than two.
+    pub fn paired_t(log_ratios: &[f64]) -> Option<Self> {
+        let n = log_ratios.len();
+        if n < 2 || log_ratios.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mean = log_ratios.iter().sum::<f64>() / n as f64;
+        let variance = log_ratios.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+            .ok()?
+            .inverse_cdf(0.975);
+        let half = t * (variance / n as f64).sqrt();
+        let pct = |l: f64| l.exp_m1() * 100.0;
+        Some(Self {
+            estimate_pct: pct(mean),
+            low_pct: pct(mean - half),
+            high_pct: pct(mean + half),
+        })
+    }
+
+    /// Whether the interval excludes 0: a difference was resolved.
+    pub fn resolved(&self) -> bool {
+        self.low_pct > 0.0 || self.high_pct < 0.0
+    }
+
+    /// Half the interval's width, in percentage points.
+    pub fn half_width_pct(&self) -> f64 {
+        (self.high_pct - self.low_pct) / 2.0
+    }
+
+    /// The largest difference the interval cannot rule out, in percent: its farther end.
+    pub fn bound_pct(&self) -> f64 {
+        self.low_pct.abs().max(self.high_pct.abs())
+    }
+
+    /// "+4.1% (95% CI +1.2 to +7.0)" where resolved, "no difference resolved (±6.0%)" where
+    /// the interval holds 0.
+    pub fn phrase(&self) -> String {
+        if self.resolved() {
+            format!(
+                "{:+.1}% (95% CI {:+.1} to {:+.1})",
+                self.estimate_pct, self.low_pct, self.high_pct
+            )
+        } else {
+            format!("no difference resolved (±{:.1}%)", self.bound_pct())
+        }
+    }
+}
+
+/// What the rounds of a comparison measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedTiming {
+    /// Where the arms ran.
+    pub interleaving: Interleaving,
+    /// Steps in each arm's block.
+    pub steps_per_block: usize,
+    /// Samples one step of the baseline processes (the cost is per sample).
+    pub baseline_samples_per_step: u64,
+    /// Samples one step of the technique processes.
+    pub technique_samples_per_step: u64,
+    /// Every counted round, in the order run (the warm-up round excluded). Round `r` ran its
+    /// arms in [`round_order`]`(r + 1)`.
+    pub rounds: Vec<Round>,
+    /// The technique's time per sample against the baseline's.
+    pub cost: Interval,
+    /// The control's time per step against the baseline's: the resolution.
+    pub control: Interval,
+    /// Why the rounds stopped.
+    pub stop: Stop,
+    /// How long and how precisely it was asked to measure.
+    pub settings: PairSettings,
+    /// Time spent on rounds (building the arms and their warm-up excluded).
+    pub rounds_s: f64,
+}
+
+/// The two intervals of a set of rounds: the technique's cost per sample and the control's.
+pub fn intervals(
+    rounds: &[Round],
+    baseline_samples_per_step: u64,
+    technique_samples_per_step: u64,
+) -> Option<(Interval, Interval)> {
+    let per_sample =
+        baseline_samples_per_step.max(1) as f64 / technique_samples_per_step.max(1) as f64;
+    let cost: Vec<f64> = rounds
+        .iter()
+        .map(|r| (r.technique_s / r.baseline_s * per_sample).ln())
+        .collect();
+    let control: Vec<f64> = rounds
+        .iter()
+        .map(|r| (r.control_s / r.baseline_s).ln())
+        .collect();
+    Some((Interval::paired_t(&cost)?, Interval::paired_t(&control)?))
+}
+
+impl PairedTiming {
+    /// Summarises counted `rounds`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn summarise(
+        interleaving: Interleaving,
+        steps_per_block: usize,
+        baseline_samples_per_step: u64,
+        technique_samples_per_step: u64,
+        rounds: Vec<Round>,
+        stop: Stop,
+        settings: PairSettings,
+        rounds_s: f64,
+    ) -> Option<Self> {
+        let (cost, control) = intervals(
+            &rounds,
+            baseline_samples_per_step,
+            technique_samples_per_step,
+        )?;
+        Some(Self {
+            interleaving,
+            steps_per_block,
+            baseline_samples_per_step,
+            technique_samples_per_step,
+            rounds,
+            cost,
+            control,
+            stop,
+            settings,
+            rounds_s,
+        })
+    }
+
+    /// Whether the stopping rule is met by `rounds` (at least `min_rounds`, both intervals
+    /// within the target).
+    pub fn converged(
+        rounds: &[Round],
+        baseline_samples_per_step: u64,
+        technique_samples_per_step: u64,
+        settings: &PairSettings,
+    ) -> bool {
+        rounds.len() >= settings.min_rounds
+            && intervals(
+                rounds,
+                baseline_samples_per_step,
+                technique_samples_per_step,
+            )
+            .is_some_and(|(cost, control)| {
+                cost.half_width_pct() <= settings.target_half_width_pct
+                    && control.half_width_pct() <= settings.target_half_width_pct
+            })
+    }
+}
+
+/// A comparison as the record keeps it: which points, and what the rounds found or why there
+/// are none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedComparison {
+    /// Which points.
+    pub spec: ComparisonSpec,
+    /// The baseline's label.
+    pub baseline_label: String,
+    /// The technique's label.
+    pub technique_label: String,
+    /// What the rounds measured, or why they could not run.
+    pub outcome: PairedOutcome,
+}
+
+/// What a comparison's rounds gave.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum PairedOutcome {
+    /// Measured.
+    Measured {
+        /// The rounds and their intervals.
+        timing: Box<PairedTiming>,
+    },
+    /// Not measured: why, in one line.
+    Failed {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl PairedComparison {
+    /// The rounds, where measured.
+    pub fn timing(&self) -> Option<&PairedTiming> {
+        match &self.outcome {
+            PairedOutcome::Measured { timing } => Some(timing),
+            PairedOutcome::Failed { .. } => None,
+        }
+    }
+
+    /// The cost in words: the interval's phrase, or why there is none.
+    pub fn cost_phrase(&self) -> String {
+        match &self.outcome {
+            PairedOutcome::Measured { timing } => timing.cost.phrase(),
+            PairedOutcome::Failed { reason } => format!("not measured: {reason}"),
+        }
+    }
+
+    /// One sentence for a page's findings: what was timed against what, how, the cost per
+    /// sample and the A/A control's resolution.
+    pub fn finding(&self) -> String {
+        let what = format!("{} against {}", self.technique_label, self.baseline_label);
+        match &self.outcome {
+            PairedOutcome::Failed { reason } => {
+                format!("Timed in pairs, {what}: not measured ({reason}).")
+            }
+            PairedOutcome::Measured { timing } => format!(
+                "Timed in pairs, {what} ({}, {} rounds of {} step{} each, {}): time per sample \
+                 {}; the A/A control (the baseline against a second copy of itself) gives {}, \
+                 so this comparison resolves differences beyond ±{:.1}%.",
+                timing.interleaving.describe(),
+                timing.rounds.len(),
+                timing.steps_per_block,
+                if timing.steps_per_block == 1 { "" } else { "s" },
+                match timing.stop {
+                    Stop::Converged => format!(
+                        "stopped when both intervals were within ±{}%",
+                        timing.settings.target_half_width_pct
+                    ),
+                    Stop::BudgetSpent => format!(
+                        "stopped at its {:.0} s budget before both intervals reached ±{}%",
+                        timing.settings.budget_s, timing.settings.target_half_width_pct
+                    ),
+                },
+                timing.cost.phrase(),
+                timing.control.phrase(),
+                timing.control.bound_pct(),
+            ),
+        }
+    }
+}
+
+/// The comparison `id` among `comparisons`.
+pub fn find<'a>(comparisons: &'a [PairedComparison], id: &str) -> Option<&'a PairedComparison> {
+    comparisons.iter().find(|c| c.spec.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> PairSettings {
+        PairSettings {
+            min_rounds: 5,
+            target_half_width_pct: 2.0,
+            budget_s: 10.0,
+            min_block_s: 0.01,
+        }
+    }
+
+    #[test]
+    fn a_clear_difference_is_resolved_and_noise_is_not() {
+        // B takes 10% longer than A in every round, with ±2% of alternating noise.
+        let rounds: Vec<Round> = (0..20)
+            .map(|i| {
+                let noise = if i % 2 == 0 { 1.02 } else { 0.98 };
+                Round {
+                    baseline_s: 1.0,
+                    technique_s: 1.1 * noise,
+                    control_s: noise,
+                }
+            })
+            .collect();
+        let (cost, control) = intervals(&rounds, 1, 1).unwrap();
+        assert!(cost.resolved());
+        assert!((cost.estimate_pct - 10.0).abs() < 0.5, "{cost:?}");
+        assert!(cost.low_pct < 10.0 && cost.high_pct > 10.0);
+        assert!(!control.resolved(), "{control:?}");
+        assert!(control.phrase().starts_with("no difference resolved (±"));
+        assert!(
+            cost.phrase().starts_with("+10.0% (95% CI +"),
+            "{}",
+            cost.phrase()
+        );
+    }
+
+    #[test]
+    fn the_cost_is_per_sample() {
+        // B processes twice the samples in 1.5 times the time: 25% less time per sample.
+        let rounds = vec![
+            Round {
+                baseline_s: 1.0,
+                technique_s: 1.5,
+                control_s: 1.0,
+            };
+            4
+        ];
+        let (cost, _) = intervals(&rounds, 8, 16).unwrap();
+        assert!((cost.estimate_pct + 25.0).abs() < 1e-9, "{cost:?}");
+    }
+
+    #[test]
+    fn the_interval_is_students_and_needs_two_rounds() {
+        // Mean 0.1, sample standard deviation 0.1, n = 4: t(3, 0.975) = 3.182.
+        let logs = [0.0, 0.1, 0.2, 0.1 + 0.1 * (2.0f64 / 3.0).sqrt() * 0.0];
+        let i = Interval::paired_t(&logs).unwrap();
+        let sd = (logs.iter().map(|v| (v - 0.1f64).powi(2)).sum::<f64>() / 3.0).sqrt();
+        let half = 3.182_446 * sd / 2.0;
+        assert!(
+            (i.low_pct - (0.1f64 - half).exp_m1() * 100.0).abs() < 1e-3,
+            "{i:?}"
+        );
+        assert!(
+            (i.high_pct - (0.1f64 + half).exp_m1() * 100.0).abs() < 1e-3,
+            "{i:?}"
+        );
+        assert!(Interval::paired_t(&[0.1]).is_none());
+        assert!(Interval::paired_t(&[0.1, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn every_arm_takes_every_position_equally_often() {
+        for arm in 0..3 {
+            for position in 0..3 {
+                let n = (0..6).filter(|&r| round_order(r)[position] == arm).count();
+                assert_eq!(n, 2);
+            }
+        }
+    }
+
+    #[test]
+    fn convergence_needs_the_minimum_rounds_and_both_intervals_narrow() {
+        let steady = vec![
+            Round {
+                baseline_s: 1.0,
+                technique_s: 1.05,
+                control_s: 1.0,
+            };
+            5
+        ];
+        assert!(PairedTiming::converged(&steady, 1, 1, &settings()));
+        assert!(!PairedTiming::converged(&steady[..4], 1, 1, &settings()));
+        let mut noisy_control = steady.clone();
+        noisy_control[0].control_s = 1.5;
+        assert!(!PairedTiming::converged(&noisy_control, 1, 1, &settings()));
+    }
+}
