@@ -12,7 +12,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use results::{round_order, Interleaving, PairSettings, PairedTiming, PointResult, Round, Stop};
+use results::{round_order, Interleaving, PairSettings, PairedTiming, PointResult, Round};
 
 use crate::error::ExperimentError;
 use crate::harness::timing::{with_step_timer, StepTimer};
@@ -161,7 +161,6 @@ fn rounds(
 
     let started = Instant::now();
     let mut counted = Vec::new();
-    let mut next_check = settings.min_rounds.max(2);
     let stop = loop {
         let r = counted.len() + 1;
         let mut times = [0.0; 3];
@@ -173,20 +172,14 @@ fn rounds(
             technique_s: times[1],
             control_s: times[2],
         });
-        if counted.len() >= next_check {
-            // Asked every round at first, then less often as rounds pile up.
-            next_check = counted.len() + 1 + counted.len() / 20;
-            if PairedTiming::converged(
-                &counted,
-                arms[0].samples_per_step,
-                arms[1].samples_per_step,
-                settings,
-            ) {
-                break Stop::Converged;
-            }
-        }
-        if started.elapsed().as_secs_f64() >= settings.budget_s && counted.len() >= 2 {
-            break Stop::BudgetSpent;
+        if let Some(stop) = PairedTiming::stop(
+            &counted,
+            arms[0].samples_per_step,
+            arms[1].samples_per_step,
+            settings,
+            started.elapsed().as_secs_f64(),
+        ) {
+            break stop;
         }
     };
     PairedTiming::summarise(
@@ -218,7 +211,11 @@ mod tests {
             let n = Cell::new(0_u32);
             let timing = repeat_timed(1, samples, || {
                 n.set(n.get() + 1);
-                let noise = if n.get().is_multiple_of(2) { 1.01 } else { 0.99 };
+                let noise = if n.get().is_multiple_of(2) {
+                    1.01
+                } else {
+                    0.99
+                };
                 Duration::from_secs_f64(step_s * noise)
             });
             let probe = ProbeInfo {
@@ -231,7 +228,7 @@ mod tests {
 
     fn settings() -> PairSettings {
         PairSettings {
-            min_rounds: 10,
+            min_rounds: 12,
             target_half_width_pct: 1.0,
             budget_s: 5.0,
             min_block_s: 0.0,
@@ -248,7 +245,7 @@ mod tests {
         .unwrap();
         assert_eq!(t.interleaving, Interleaving::OneProcess);
         assert_eq!(t.stop, Stop::Converged);
-        assert!(t.rounds.len() >= 10);
+        assert!(t.rounds.len() >= 12 && t.rounds.len().is_multiple_of(6));
         assert!(t.cost.resolved(), "{:?}", t.cost);
         assert!((t.cost.estimate_pct - 20.0).abs() < 1.0, "{:?}", t.cost);
         assert!(!t.control.resolved(), "{:?}", t.control);

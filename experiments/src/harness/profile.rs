@@ -89,16 +89,17 @@ impl Repeats {
     }
 }
 
-/// How long and how precisely a paired comparison is measured at `profile`: in one process,
-/// blocks of at least 20 ms (50 ms in full) and rounds until both intervals are within ±2%
-/// (±5% quick) or the budget is spent; alternating processes pay a process per block, so they
-/// get a larger budget and stop at fewer rounds.
+/// How long and how precisely a paired comparison is measured at `profile`: at least one cycle
+/// of the six orders (rounds stop only at the end of a cycle), until both intervals are within
+/// ±5% (±2% full) or the budget is spent. In one process: blocks of at least 5 ms (50 ms
+/// full), 1.5 s of rounds (30 s full). Alternating processes pay a process per block: blocks of
+/// at least 20 ms (0.3 s full), 4 s (40 s full).
 pub fn pair_settings(profile: Profile, interleaving: Interleaving) -> PairSettings {
     let (min_rounds, target, budget_s, min_block_s) = match (profile, interleaving) {
         (Profile::Quick, Interleaving::OneProcess) => (6, 5.0, 1.5, 0.005),
-        (Profile::Quick, Interleaving::AlternatingProcesses) => (3, 5.0, 4.0, 0.02),
-        (Profile::Full, Interleaving::OneProcess) => (10, 2.0, 30.0, 0.05),
-        (Profile::Full, Interleaving::AlternatingProcesses) => (4, 2.0, 60.0, 0.2),
+        (Profile::Quick, Interleaving::AlternatingProcesses) => (6, 5.0, 4.0, 0.02),
+        (Profile::Full, Interleaving::OneProcess) => (6, 2.0, 30.0, 0.05),
+        (Profile::Full, Interleaving::AlternatingProcesses) => (6, 2.0, 40.0, 0.3),
     };
     PairSettings {
         min_rounds,

@@ -2,8 +2,8 @@
 //! arithmetic; every figure here comes from a record, formatted by `results::format`.
 
 use results::{
-    format, Calibration, Chart, ChartPoint, Correctness, DeviceKind, ExperimentRecord, Headline,
-    Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series, Stop,
+    format, Calibration, Chart, Correctness, DeviceKind, ExperimentRecord, Headline, Metric,
+    Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series, Stop,
 };
 use serde::Serialize;
 
@@ -352,19 +352,11 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
             .collect()
     };
     let flat = |y: f64| vec![(1.0, y), (t.rounds.len().max(1) as f64, y)];
-    let mut cost = Series::line(
+    let cost = Series::line(
         "technique against baseline, each round (time per sample)",
         false,
         pct(&|r| r.technique_s / r.baseline_s * per_sample),
     );
-    // The estimate and its interval on the first point, drawn as an error bar.
-    if let Some(first) = cost.points.first_mut() {
-        *first = ChartPoint {
-            y_low: Some(t.cost.low_pct),
-            y_high: Some(t.cost.high_pct),
-            ..*first
-        };
-    }
     Chart {
         id: format!("paired-{}", c.spec.id),
         title: format!(
@@ -380,6 +372,14 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
                 "A/A control (baseline again), each round",
                 false,
                 pct(&|r| r.control_s / r.baseline_s),
+            ),
+            Series::line(
+                &format!(
+                    "cost, mean over rounds ({})",
+                    format::pct(t.cost.estimate_pct)
+                ),
+                true,
+                flat(t.cost.estimate_pct),
             ),
             Series::line(
                 &format!("cost, 95% CI low ({})", format::pct(t.cost.low_pct)),

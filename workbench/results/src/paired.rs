@@ -108,10 +108,14 @@ pub struct Round {
     pub control_s: f64,
 }
 
-/// The order of the three arms in round `r`: all six permutations in turn, so that each arm
-/// runs first, second and third equally often (0: A, 1: B, 2: A').
+/// Rounds in one cycle of [`round_order`]: every order once.
+pub const CYCLE: usize = 6;
+
+/// The order of the three arms in round `r`: all six permutations in turn, so that over a
+/// cycle each arm runs first, second and third equally often and follows each other arm
+/// equally often (0: A, 1: B, 2: A').
 pub fn round_order(r: usize) -> [usize; 3] {
-    const ORDERS: [[usize; 3]; 6] = [
+    const ORDERS: [[usize; 3]; CYCLE] = [
         [0, 1, 2],
         [2, 1, 0],
         [1, 2, 0],
@@ -259,6 +263,33 @@ impl PairedTiming {
             settings,
             rounds_s,
         })
+    }
+
+    /// Whether the rounds stop after `rounds`, with `elapsed_s` spent on them, and why. They
+    /// stop only at the end of a cycle (so that no order is over-represented), once there are
+    /// `min_rounds`: when both intervals are within the target, or when the budget is spent.
+    pub fn stop(
+        rounds: &[Round],
+        baseline_samples_per_step: u64,
+        technique_samples_per_step: u64,
+        settings: &PairSettings,
+        elapsed_s: f64,
+    ) -> Option<Stop> {
+        if rounds.len() < 2 || !rounds.len().is_multiple_of(CYCLE) {
+            return None;
+        }
+        if Self::converged(
+            rounds,
+            baseline_samples_per_step,
+            technique_samples_per_step,
+            settings,
+        ) {
+            Some(Stop::Converged)
+        } else if elapsed_s >= settings.budget_s {
+            Some(Stop::BudgetSpent)
+        } else {
+            None
+        }
     }
 
     /// Whether the stopping rule is met by `rounds` (at least `min_rounds`, both intervals
@@ -442,11 +473,53 @@ mod tests {
     }
 
     #[test]
+    fn rounds_stop_only_at_the_end_of_a_cycle() {
+        let steady = vec![
+            Round {
+                baseline_s: 1.0,
+                technique_s: 1.05,
+                control_s: 1.0,
+            };
+            13
+        ];
+        let s = PairSettings {
+            min_rounds: 6,
+            ..settings()
+        };
+        // Converged from 6 rounds on, but only at multiples of 6.
+        assert_eq!(PairedTiming::stop(&steady[..5], 1, 1, &s, 0.0), None);
+        assert_eq!(
+            PairedTiming::stop(&steady[..6], 1, 1, &s, 0.0),
+            Some(Stop::Converged)
+        );
+        assert_eq!(PairedTiming::stop(&steady[..7], 1, 1, &s, 99.0), None);
+        let mut noisy = steady.clone();
+        noisy[0].control_s = 1.5;
+        assert_eq!(
+            PairedTiming::stop(&noisy[..12], 1, 1, &s, 99.0),
+            Some(Stop::BudgetSpent)
+        );
+        assert_eq!(PairedTiming::stop(&noisy[..12], 1, 1, &s, 1.0), None);
+    }
+
+    #[test]
     fn every_arm_takes_every_position_equally_often() {
         for arm in 0..3 {
             for position in 0..3 {
-                let n = (0..6).filter(|&r| round_order(r)[position] == arm).count();
+                let n = (0..CYCLE)
+                    .filter(|&r| round_order(r)[position] == arm)
+                    .count();
                 assert_eq!(n, 2);
+            }
+        }
+        // And follows every other arm equally often, across the boundary between rounds too.
+        let sequence: Vec<usize> = (1..=CYCLE).flat_map(round_order).collect();
+        for a in 0..3 {
+            for b in (0..3).filter(|&b| b != a) {
+                let n = (0..sequence.len())
+                    .filter(|&i| sequence[i] == a && sequence[(i + 1) % sequence.len()] == b)
+                    .count();
+                assert!(n >= 2, "{a} then {b}: {n}");
             }
         }
     }

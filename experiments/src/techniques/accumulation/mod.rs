@@ -153,9 +153,10 @@ pub fn checks<B: AutodiffBackend>(
     checks_with_step(config, x, y, model, probe, &HarnessStep)
 }
 
-/// Learning rate of the SGD check: large, so that the update (the gradient itself) dominates
-/// the parameters and a gradient that is off shows in them.
-const SGD_CHECK_LR: f64 = 1.0;
+/// Learning rate of the SGD check: large, so that the update (the gradient times this) dwarfs
+/// the parameters and `after - before` is not lost to f32 rounding of the parameters (at
+/// 1.0, that rounding alone was 1.7e-5 of the largest update at full size).
+const SGD_CHECK_LR: f64 = 1e3;
 
 /// The proof of `step`: from the same weights, one step with `k` micro-batches against one
 /// step on the whole batch, each with a fresh optimizer: the parameters after an Adam step (the
