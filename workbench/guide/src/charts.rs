@@ -77,12 +77,19 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
         return Err(err(&"no finite points"));
     }
     let (x_min, x_max) = bounds(&xs, 0.05);
-    let y_max = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let y_min = ys.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
-    let y_max = if y_max > y_min {
-        y_max * 1.08
+    // Zero is always on the axis; 8% of the span is left above (and below, where values are
+    // negative), so that markers and error bars are not cut at the frame.
+    let high = ys
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(0.0);
+    let low = ys.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
+    let pad = (high - low) * 0.08;
+    let (y_min, y_max) = if high > low {
+        (if low < 0.0 { low - pad } else { low }, high + pad)
     } else {
-        y_min + 1.0
+        (low, low + 1.0)
     };
 
     let mut svg = String::new();

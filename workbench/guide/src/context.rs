@@ -409,8 +409,9 @@ fn how(t: &PairedTiming) -> String {
                 t.settings.target_half_width_pct, t.rounds_s
             ),
             Stop::BudgetSpent => format!(
-                "stopped at the {:.0} s budget, short of ±{}%",
-                t.settings.budget_s, t.settings.target_half_width_pct
+                "stopped at the {} budget, short of ±{}%",
+                format::seconds(t.settings.budget_s),
+                t.settings.target_half_width_pct
             ),
         }
     )
@@ -517,7 +518,10 @@ fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow {
     };
     IndexRow {
         id: record.experiment.clone(),
-        title: record.title.clone(),
+        title: match &h.variant {
+            Some(variant) => format!("{}: {variant}", record.title),
+            None => record.title.clone(),
+        },
         href: match device.subfolder() {
             None => format!("{}.html", record.experiment),
             Some(anchor) => format!("{}.html#{anchor}", record.experiment),

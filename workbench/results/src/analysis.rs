@@ -127,6 +127,10 @@ pub struct Headline {
     /// records made before it was recorded.
     #[serde(default)]
     pub peak: String,
+    /// Which variant of the technique the row is, where a technique has several rows
+    /// (`16-bit storage`); shown after the technique's title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 impl Headline {
@@ -150,7 +154,14 @@ impl Headline {
             correctness,
             correctness_detail: correctness_detail.into(),
             peak: baseline.peak.into(),
+            variant: None,
         }
+    }
+
+    /// The row is variant `name` of its technique.
+    pub fn variant(mut self, name: &str) -> Self {
+        self.variant = Some(name.into());
+        self
     }
 
     /// This headline's time is the paired comparison `id` of the same record.
@@ -319,6 +330,7 @@ impl Analysis {
                 correctness,
                 correctness_detail: "no measurement".into(),
                 peak: String::new(),
+                variant: None,
             },
             secondary_headlines: vec![],
             findings: vec![],

@@ -382,8 +382,9 @@ impl PairedComparison {
                         timing.settings.target_half_width_pct
                     ),
                     Stop::BudgetSpent => format!(
-                        "stopped at its {:.0} s budget before both intervals reached ±{}%",
-                        timing.settings.budget_s, timing.settings.target_half_width_pct
+                        "stopped at its {} budget before both intervals reached ±{}%",
+                        crate::format::seconds(timing.settings.budget_s),
+                        timing.settings.target_half_width_pct
                     ),
                 },
                 timing.cost.phrase(),

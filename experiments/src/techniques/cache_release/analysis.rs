@@ -247,6 +247,7 @@ impl Analyse for CacheRelease {
                 correctness: Correctness::of(points),
                 correctness_detail: detail.into(),
                 peak: "bytes reserved after the drop".into(),
+                variant: None,
             },
         };
         Analysis {

@@ -537,7 +537,8 @@ impl Analyse for MixedPrecision {
                     },
                 ),
             )
-            .timed_by(MIXED),
+            .timed_by(MIXED)
+            .variant(m.config.precision.name()),
             None => Analysis::unmeasured(Correctness::Unknown).headline,
         };
         let secondary_headlines = row(storage)
@@ -555,6 +556,7 @@ impl Analyse for MixedPrecision {
                     drift_detail(p),
                 )
                 .timed_by(STORAGE)
+                .variant(p.name())
             })
             .into_iter()
             .collect();
