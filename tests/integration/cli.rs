@@ -132,6 +132,22 @@ fn record_of_another_schema_is_refused() {
 }
 
 #[test]
+fn a_schema_2_record_renders_as_it_was_measured() {
+    // Made before paired timing: its time is a difference of two medians, and says so.
+    let dir = tempfile::tempdir().unwrap();
+    let schema2 = crate::fixtures().parent().unwrap().join("schema2");
+    let out = render(&schema2, &dir.path().join("site"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = std::fs::read_to_string(dir.path().join("site/index.html")).unwrap();
+    assert!(index.contains("two medians, not paired"), "{index}");
+    assert!(!index.contains("95% CI -"), "no interval is invented");
+}
+
+#[test]
 fn unknown_device_is_refused_by_the_cli() {
     workbench()
         .args(["run", "all", "--device", "tpu"])

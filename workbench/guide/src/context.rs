@@ -497,6 +497,17 @@ fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow {
         .and_then(|id| results::paired::find(&record.comparisons, id));
     let (time_cost, time_class, resolution) = match (timed, h.throughput_cost_pct) {
         (Some(c), _) => match c.timing() {
+            // A control that excludes 0 is a bias of the set-up as large as its interval: said
+            // beside the cost, not hidden in the tooltip.
+            Some(t) if t.control.resolved() => (
+                format!(
+                    "{}; but the A/A control was {}, so read it with that bias in mind",
+                    t.cost.phrase(),
+                    t.control.phrase()
+                ),
+                "unresolved",
+                format!("A/A control: {}", t.control.phrase()),
+            ),
             Some(t) => (
                 t.cost.phrase(),
                 if t.cost.resolved() {
