@@ -180,8 +180,7 @@ impl Runner {
         let mut command = Command::new(&self.exe);
         command
             .args(["compare", "--experiment", experiment, "--device"])
-            .arg(self.device.name())
-            .env(MALLOC_ARENA_MAX.0, MALLOC_ARENA_MAX.1);
+            .arg(self.device.name());
         let input = serde_json::to_vec(&CompareRequest {
             baseline: baseline.clone(),
             technique: technique.clone(),
@@ -294,13 +293,26 @@ impl Runner {
     }
 }
 
-/// The environment of a `workbench compare` child: one glibc malloc arena for all its threads.
-/// Its three arms run on threads of their own; with glibc's default of one arena per thread, the
-/// arm built first ran 6 to 13% slower than two identical copies of itself (three copies of
-/// checkpointing's depth 16, batch 64 point, three runs), an A/A difference that is the
-/// allocator's, not the technique's. In one arena, as a point's own steps run in its process's
-/// main arena, the copies agree (-1.3% [-4.2, 1.8] and -1.0% [-4.1, 2.3]).
-pub const MALLOC_ARENA_MAX: (&str, &str) = ("MALLOC_ARENA_MAX", "1");
+/// The allocator's settings in every measuring child (points, comparisons, benches), so that a
+/// step costs the same in every process, whatever the process did before.
+///
+/// - `MALLOC_ARENA_MAX=1`: one glibc malloc arena for all threads. A comparison's three arms run
+///   on threads of their own; with glibc's default of one arena per thread, the arm built first
+///   ran 6 to 13% slower than two identical copies of itself (three copies of checkpointing's
+///   depth 16, batch 64 point, three runs), an A/A difference of the allocator, not of the
+///   technique. In one arena the copies agree (-1.3% [-4.2, 1.8] and -1.0% [-4.1, 2.3]).
+/// - `MALLOC_MMAP_THRESHOLD_` 32 MiB and `MALLOC_TRIM_THRESHOLD_` 64 MiB: fixed, which turns off
+///   glibc's dynamic threshold (raised to the size of each mmapped block freed, up to 32 MiB).
+///   Left dynamic, a process's history decided whether an 8 MiB tensor was mapped and
+///   page-faulted afresh at every step or reused from the heap: the same comparison (no-grad,
+///   batch 4096) gave 0% in one full run (the autodiff arm at 457 ms a pass, its own point at
+///   591 ms) and -19% in the next (630 ms, its point 621 ms). Fixed at the values glibc's own
+///   rule converges to, the arms run at their points' speed (582 and 575 ms; -19.5%, -18.7%).
+pub const MEASURING_ENV: [(&str, &str); 3] = [
+    ("MALLOC_ARENA_MAX", "1"),
+    ("MALLOC_MMAP_THRESHOLD_", "33554432"),
+    ("MALLOC_TRIM_THRESHOLD_", "67108864"),
+];
 
 /// What the parent sends a `workbench compare` child on its stdin.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -337,8 +349,9 @@ impl ChildRun {
     }
 }
 
-/// Runs `command` as a child with `input` on its stdin, killing it after `timeout` if it has
-/// one, and collects its stdout and stderr; with `echo`, they are also passed through to this
+/// Runs `command` as a child with `input` on its stdin and the allocator settings of
+/// [`MEASURING_ENV`], killing it after `timeout` if it has one, and collects its stdout and
+/// stderr; with `echo`, they are also passed through to this
 /// process's own as they come. The one way the workbench (one child per point) and the
 /// criterion benches (one child per benchmark) start a measuring process.
 pub fn run_child(
@@ -349,6 +362,7 @@ pub fn run_child(
 ) -> std::io::Result<ChildRun> {
     let started = Instant::now();
     let mut child = command
+        .envs(MEASURING_ENV)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
