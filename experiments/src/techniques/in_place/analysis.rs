@@ -127,8 +127,8 @@ impl Analyse for InPlace {
                  for the first time: the system allocator maps and faults in a buffer this \
                  large on every allocation), not arithmetic, since both ways add the same \
                  values. Consuming the input saves the layer norm {} per call, {:.0}% of which \
-                 that one fresh buffer accounts for: the rest is the same work on memory that is \
-                 already in cache or mapped.",
+                 that one fresh buffer accounts for; what the rest is, this measurement does not \
+                 say.",
                 format::seconds(touch),
                 format::bytes(norm_kept.config.tensor_bytes() as f64),
                 format::seconds(norm),
