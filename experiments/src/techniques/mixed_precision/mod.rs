@@ -252,58 +252,31 @@ impl Technique for MixedPrecision {
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<MixedConfig>> {
-        let (shape, batch, warmup, repeats) = config(Sizes::of(profile, device));
-        let point = |id: &str, label: &str, precision, init_seed| Planned {
-            id: id.into(),
-            label: label.into(),
-            repeats: Repeats {
-                warmup,
-                repeats,
-                min_warmup: Duration::ZERO,
-            },
-            config: MixedConfig {
-                shape,
-                batch,
-                lr: 1e-3,
-                seed: 17,
-                init_seed,
-                precision,
-                seeds: 0,
-            },
-        };
+        let sizes = Sizes::of(profile, device);
         let mut points: Vec<_> = PRECISIONS
             .iter()
-            .map(|&p| point(p.id(), p.name(), p, INIT_SEED))
+            .map(|&p| planned(sizes, p.id(), p.name().into(), p, INIT_SEED, 0))
             .collect();
         // The yardstick for drift: f32 again, from other initial weights.
-        points.push(point(
+        points.push(planned(
+            sizes,
             YARDSTICK_ID,
-            "f32, other initial weights",
+            "f32, other initial weights".into(),
             Precision::F32,
             INIT_SEED + 1,
+            0,
         ));
         // The proof of the index row (mixed bf16): paired by seed, at the quick sizes.
-        let (shape, batch, warmup, repeats) = config(Sizes::Quick);
-        points.push(Planned {
-            id: SEED_STUDY_ID.into(),
-            label: format!(
+        points.push(planned(
+            Sizes::Quick,
+            SEED_STUDY_ID,
+            format!(
                 "f32 and mixed bf16 from {SEED_STUDY_SEEDS} initial weights, paired (quick size)"
             ),
-            repeats: Repeats {
-                warmup,
-                repeats,
-                min_warmup: Duration::ZERO,
-            },
-            config: MixedConfig {
-                shape,
-                batch,
-                lr: 1e-3,
-                seed: 17,
-                init_seed: INIT_SEED + 100,
-                precision: Precision::MixedBf16,
-                seeds: SEED_STUDY_SEEDS,
-            },
-        });
+            Precision::MixedBf16,
+            INIT_SEED + 100,
+            SEED_STUDY_SEEDS,
+        ));
         points
     }
 
@@ -430,6 +403,37 @@ impl OnBackend for SeedStudy {
             checks: vec![check],
             ..first
         })
+    }
+}
+
+/// A point training the student of `sizes` in `precision` from initial weights `init_seed`
+/// (the seed study where `seeds` is above 0).
+fn planned(
+    sizes: Sizes,
+    id: &str,
+    label: String,
+    precision: Precision,
+    init_seed: u64,
+    seeds: usize,
+) -> Planned<MixedConfig> {
+    let (shape, batch, warmup, repeats) = config(sizes);
+    Planned {
+        id: id.into(),
+        label,
+        repeats: Repeats {
+            warmup,
+            repeats,
+            min_warmup: Duration::ZERO,
+        },
+        config: MixedConfig {
+            shape,
+            batch,
+            lr: 1e-3,
+            seed: 17,
+            init_seed,
+            precision,
+            seeds,
+        },
     }
 }
 
