@@ -4,8 +4,9 @@
 //! A technique is typed: it declares its `Config` (serialisable), plans its points for a
 //! profile and device, measures one point from its typed config (the runner calls this in a
 //! fresh child process), and analyses its measured points as typed [`Row`]s. The
-//! JSON of a point's config, the dispatch from a point to the typed call and the building of
-//! rows are written once, here, in `impl<T: Analyse> Experiment for T`; [`Analyse`], the
+//! JSON of a point's config, the dispatch from a point to the typed call, the building of rows
+//! and the timing of a comparison in one process (three arms, each the point's own code) are
+//! written once, here, in `impl<T: Analyse> Experiment for T`; [`Analyse`], the
 //! conclusions, is implemented in each technique's `analysis.rs`. What a profile means
 //! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
 

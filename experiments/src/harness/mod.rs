@@ -1,6 +1,6 @@
 //! What every technique shares, and none is named in: the backends and the device dispatch,
-//! the drivers, memory probes, timing, the training step, single-operation measurement and
-//! the models.
+//! the drivers, memory probes, timing and paired timing, the training step, single-operation
+//! measurement and the models.
 
 pub mod backend;
 pub mod calibration;
