@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::error::ExperimentError;
 use crate::harness::paired::{self, ArmRun};
-use crate::harness::profile::{Repeats, DEVICE_WARMUP};
+use crate::harness::profile::Repeats;
 
 /// What measuring one point gives: its result, or why it has none.
 pub type Measurement = Result<PointResult, ExperimentError>;
@@ -205,10 +205,8 @@ impl<T: Analyse> Experiment for T {
                 Technique::run_point(self, &config, repeats, device)
             }))
         };
-        let min_warmup = match device {
-            DeviceKind::Cpu => std::time::Duration::ZERO,
-            DeviceKind::Wgpu | DeviceKind::Cuda => DEVICE_WARMUP,
-        };
+        // The rounds warm up as long as a point on this device does.
+        let min_warmup = Repeats::on(0, 0, device).min_warmup;
         paired::time_in_one_process(
             [arm(baseline)?, arm(technique)?, arm(baseline)?],
             settings,

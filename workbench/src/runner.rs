@@ -24,7 +24,7 @@ use results::timing::median;
 use results::{
     round_order, Calibration, DeviceInfo, DeviceKind, ExperimentRecord, Interleaving,
     MeasuredPoint, Outcome, PairSettings, PairedComparison, PairedOutcome, PairedTiming, Point,
-    PointResult, Profile, Round, SCHEMA_VERSION,
+    PointResult, Profile, SCHEMA_VERSION,
 };
 use serde::{Deserialize, Serialize};
 
@@ -98,11 +98,20 @@ impl Runner {
     /// Measures the device's matmul rate and copy bandwidth in a child process (see
     /// `experiments::harness::calibration`); says why not where it fails.
     pub fn calibrate(&self) -> Result<Calibration, String> {
+        self.child_json(&["calibrate"], &[], self.point_timeout)
+    }
+
+    /// Runs `workbench <args> --device D` with `input` on its stdin and reads the one JSON value
+    /// it prints; otherwise says why, with the last line of its stderr.
+    fn child_json<T: serde::de::DeserializeOwned>(
+        &self,
+        args: &[&str],
+        input: &[u8],
+        timeout: Duration,
+    ) -> Result<T, String> {
         let mut command = Command::new(&self.exe);
-        command
-            .args(["calibrate", "--device"])
-            .arg(self.device.name());
-        let child = run_child(command, &[], Some(self.point_timeout), false)
+        command.args(args).arg("--device").arg(self.device.name());
+        let child = run_child(command, input, Some(timeout), false)
             .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
         child
             .json()
@@ -116,19 +125,14 @@ impl Runner {
         measured: &[MeasuredPoint],
         report: &dyn Report,
     ) -> Vec<PairedComparison> {
-        let point = |id: &str| measured.iter().find(|p| p.point.id == id).map(|p| &p.point);
-        let step_s = |id: &str| {
-            measured
-                .iter()
-                .find(|p| p.point.id == id)
-                .and_then(|p| p.result())
-                .map_or(0.0, |r| r.step.median_s)
-        };
+        let find = |id: &str| measured.iter().find(|p| p.point.id == id);
+        let step_s = |p: &MeasuredPoint| p.result().map_or(0.0, |r| r.step.median_s);
         experiment
             .comparisons(measured)
             .into_iter()
             .filter_map(|spec| {
-                let (baseline, technique) = (point(&spec.baseline)?, point(&spec.technique)?);
+                let (a, b) = (find(&spec.baseline)?, find(&spec.technique)?);
+                let (baseline, technique) = (&a.point, &b.point);
                 report.comparison_started(experiment.id(), &spec);
                 let interleaving =
                     if experiment.float_storage(baseline) == experiment.float_storage(technique) {
@@ -149,7 +153,7 @@ impl Runner {
                         baseline,
                         technique,
                         &settings,
-                        step_s(&spec.baseline).max(step_s(&spec.technique)),
+                        step_s(a).max(step_s(b)),
                     ),
                 };
                 let comparison = PairedComparison {
@@ -177,10 +181,6 @@ impl Runner {
         technique: &Point,
         settings: &PairSettings,
     ) -> Result<PairedTiming, String> {
-        let mut command = Command::new(&self.exe);
-        command
-            .args(["compare", "--experiment", experiment, "--device"])
-            .arg(self.device.name());
         let input = serde_json::to_vec(&CompareRequest {
             baseline: baseline.clone(),
             technique: technique.clone(),
@@ -189,11 +189,7 @@ impl Runner {
         .expect("a comparison serialises");
         // Three arms to build and warm up, then the rounds' budget.
         let timeout = self.point_timeout + Duration::from_secs_f64(settings.budget_s * 2.0);
-        let child = run_child(command, &input, Some(timeout), false)
-            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
-        child
-            .json()
-            .map_err(|why| format!("{why}: {}", tail(&child.stderr, 1)))
+        self.child_json(&["compare", "--experiment", experiment], &input, timeout)
     }
 
     /// Times a comparison by alternating point children (baseline, technique, baseline again),
@@ -231,40 +227,15 @@ impl Runner {
         for &i in &round_order(0) {
             samples[i] = block(arms[i])?.1;
         }
-        let started = Instant::now();
-        let mut rounds = Vec::new();
-        let stop = loop {
-            let r = rounds.len() + 1;
-            let mut times = [0.0; 3];
-            for &i in &round_order(r) {
-                times[i] = block(arms[i])?.0;
-            }
-            rounds.push(Round {
-                baseline_s: times[0],
-                technique_s: times[1],
-                control_s: times[2],
-            });
-            if let Some(stop) = PairedTiming::stop(
-                &rounds,
-                samples[0],
-                samples[1],
-                settings,
-                started.elapsed().as_secs_f64(),
-            ) {
-                break stop;
-            }
-        };
-        PairedTiming::summarise(
+        PairedTiming::measure(
             Interleaving::AlternatingProcesses,
             steps,
             samples[0],
             samples[1],
-            rounds,
-            stop,
-            *settings,
-            started.elapsed().as_secs_f64(),
+            settings,
+            |i| block(arms[i]).map(|(time, _)| time),
+            || "the rounds gave no interval".to_string(),
         )
-        .ok_or_else(|| "fewer than two rounds".into())
     }
 
     /// Runs one point in a child process.

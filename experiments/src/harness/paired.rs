@@ -12,7 +12,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use results::{round_order, Interleaving, PairSettings, PairedTiming, PointResult, Round};
+use results::{round_order, Interleaving, PairSettings, PairedTiming, PointResult};
 
 use crate::error::ExperimentError;
 use crate::harness::timing::{with_step_timer, StepTimer};
@@ -159,40 +159,15 @@ fn rounds(
         }
     }
 
-    let started = Instant::now();
-    let mut counted = Vec::new();
-    let stop = loop {
-        let r = counted.len() + 1;
-        let mut times = [0.0; 3];
-        for &i in &round_order(r) {
-            times[i] = arms[i].block(steps).ok_or_else(died)?;
-        }
-        counted.push(Round {
-            baseline_s: times[0],
-            technique_s: times[1],
-            control_s: times[2],
-        });
-        if let Some(stop) = PairedTiming::stop(
-            &counted,
-            arms[0].samples_per_step,
-            arms[1].samples_per_step,
-            settings,
-            started.elapsed().as_secs_f64(),
-        ) {
-            break stop;
-        }
-    };
-    PairedTiming::summarise(
+    PairedTiming::measure(
         Interleaving::OneProcess,
         steps,
         arms[0].samples_per_step,
         arms[1].samples_per_step,
-        counted,
-        stop,
-        *settings,
-        started.elapsed().as_secs_f64(),
+        settings,
+        |i| arms[i].block(steps).ok_or_else(died),
+        || ExperimentError::Paired("the rounds gave no interval".into()),
     )
-    .ok_or_else(|| ExperimentError::Paired("fewer than two rounds".into()))
 }
 
 #[cfg(test)]

@@ -265,6 +265,57 @@ impl PairedTiming {
         })
     }
 
+    /// Runs counted rounds and summarises them: the one loop of every way of timing a
+    /// comparison (one process, alternating processes). `block(i)` runs arm `i` (0: baseline,
+    /// 1: technique, 2: control) for one block and returns its time per step; round `r` (1, 2,
+    /// ...) runs the arms in [`round_order`]`(r)`, round 0 being the caller's warm-up. Rounds go
+    /// on until [`Self::stop`] says stop; `failed` turns a set of rounds that gives no
+    /// interval (a non-finite time) into the caller's error.
+    #[allow(clippy::too_many_arguments)]
+    pub fn measure<E>(
+        interleaving: Interleaving,
+        steps_per_block: usize,
+        baseline_samples_per_step: u64,
+        technique_samples_per_step: u64,
+        settings: &PairSettings,
+        mut block: impl FnMut(usize) -> Result<f64, E>,
+        failed: impl FnOnce() -> E,
+    ) -> Result<Self, E> {
+        let started = std::time::Instant::now();
+        let mut rounds = Vec::new();
+        let stop = loop {
+            let mut times = [0.0; 3];
+            for &i in &round_order(rounds.len() + 1) {
+                times[i] = block(i)?;
+            }
+            rounds.push(Round {
+                baseline_s: times[0],
+                technique_s: times[1],
+                control_s: times[2],
+            });
+            if let Some(stop) = Self::stop(
+                &rounds,
+                baseline_samples_per_step,
+                technique_samples_per_step,
+                settings,
+                started.elapsed().as_secs_f64(),
+            ) {
+                break stop;
+            }
+        };
+        Self::summarise(
+            interleaving,
+            steps_per_block,
+            baseline_samples_per_step,
+            technique_samples_per_step,
+            rounds,
+            stop,
+            *settings,
+            started.elapsed().as_secs_f64(),
+        )
+        .ok_or_else(failed)
+    }
+
     /// Whether the rounds stop after `rounds`, with `elapsed_s` spent on them, and why. They
     /// stop only at the end of a cycle (so that no order is over-represented), once there are
     /// `min_rounds`: when both intervals are within the target, or when the budget is spent.
