@@ -11,8 +11,8 @@
 //! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
 
 use results::{
-    Analysis, ComparisonSpec, DeviceKind, FloatStorage, MeasuredPoint, PageText, PairSettings,
-    PairedComparison, PairedTiming, Point, PointResult, Profile,
+    Analysis, Build, BuildPlan, ComparisonSpec, DeviceKind, FloatStorage, MeasuredPoint, PageText,
+    PairSettings, PairedComparison, Point, PointResult, Profile,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -132,16 +132,18 @@ pub trait Experiment: Sync {
     fn float_storage(&self, point: &Point) -> FloatStorage;
     /// The comparisons to time in pairs, chosen from the measured points.
     fn comparisons(&self, points: &[MeasuredPoint]) -> Vec<ComparisonSpec>;
-    /// Times `technique` against `baseline` (and `baseline` against a second copy of itself)
-    /// in this process, interleaved, as `settings` says. The two must store floats in the
-    /// same type (otherwise the runner alternates child processes).
+    /// Runs build `plan` of a paired comparison in this process: builds `technique`,
+    /// `baseline` and a second copy of `baseline` (the control) and times them interleaved,
+    /// as `settings` says. The two must store floats in the same type (otherwise the runner
+    /// alternates child processes).
     fn time_pair(
         &self,
         baseline: &Point,
         technique: &Point,
         settings: &PairSettings,
+        plan: BuildPlan,
         device: DeviceKind,
-    ) -> Result<PairedTiming, ExperimentError>;
+    ) -> Result<Build, ExperimentError>;
     /// Conclusions from all points, failed ones included, and the paired comparisons.
     fn analyse(&self, points: &[MeasuredPoint], comparisons: &[PairedComparison]) -> Analysis;
 }
@@ -194,13 +196,15 @@ impl<T: Analyse> Experiment for T {
         baseline: &Point,
         technique: &Point,
         settings: &PairSettings,
+        plan: BuildPlan,
         device: DeviceKind,
-    ) -> Result<PairedTiming, ExperimentError> {
-        // Each arm runs its point as planned, with one repeat after the rounds: the rounds are
-        // served from inside the point's own measured loop.
+    ) -> Result<Build, ExperimentError> {
+        // Each arm runs its point as planned, with one step of warm-up (the rounds warm up
+        // again) and one repeat after the rounds: the rounds are served from inside the
+        // point's own measured loop.
         let arm = |point: &Point| -> Result<ArmRun<'_>, ExperimentError> {
             let config = config::<T>(point)?;
-            let repeats = Repeats::on(point.warmup, 1, device);
+            let repeats = Repeats::on(point.warmup.min(1), 1, device);
             Ok(Box::new(move || {
                 Technique::run_point(self, &config, repeats, device)
             }))
@@ -210,6 +214,7 @@ impl<T: Analyse> Experiment for T {
         paired::time_in_one_process(
             [arm(baseline)?, arm(technique)?, arm(baseline)?],
             settings,
+            plan,
             min_warmup,
         )
     }

@@ -148,6 +148,25 @@ fn a_schema_2_record_renders_as_it_was_measured() {
 }
 
 #[test]
+fn a_schema_3_record_renders_its_interval_over_rounds_as_such() {
+    // Made before builds: its intervals are over the rounds of one process, and say so.
+    let dir = tempfile::tempdir().unwrap();
+    let schema3 = crate::fixtures().parent().unwrap().join("schema3");
+    let out = render(&schema3, &dir.path().join("site"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("site/views-vs-clones.html")).unwrap();
+    assert!(
+        page.contains("interval over rounds (an older record"),
+        "{page}"
+    );
+    assert!(!page.contains("builds ×"), "no builds are invented");
+}
+
+#[test]
 fn unknown_device_is_refused_by_the_cli() {
     workbench()
         .args(["run", "all", "--device", "tpu"])

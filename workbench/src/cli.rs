@@ -407,6 +407,7 @@ fn compare_points(id: &str, device: DeviceKind) -> anyhow::Result<()> {
             &request.baseline,
             &request.technique,
             &request.settings,
+            request.plan,
             device,
         )
         .map_err(|e| {

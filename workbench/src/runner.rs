@@ -22,9 +22,9 @@ use experiments::harness::profile::pair_settings;
 use experiments::Experiment;
 use results::timing::median;
 use results::{
-    round_order, Calibration, DeviceInfo, DeviceKind, ExperimentRecord, Interleaving,
-    MeasuredPoint, Outcome, PairSettings, PairedComparison, PairedOutcome, PairedTiming, Point,
-    PointResult, Profile, SCHEMA_VERSION,
+    round_order, Build, BuildPlan, Calibration, DeviceInfo, DeviceKind, ExperimentRecord,
+    Interleaving, MeasuredPoint, Outcome, PairSettings, PairedComparison, PairedOutcome,
+    PairedTiming, Point, PointResult, Profile, SCHEMA_VERSION,
 };
 use serde::{Deserialize, Serialize};
 
@@ -146,7 +146,7 @@ impl Runner {
                 }
                 let timed = match interleaving {
                     Interleaving::OneProcess => {
-                        self.compare_in_child(experiment.id(), baseline, technique, &settings)
+                        self.compare_in_builds(experiment.id(), baseline, technique, &settings)
                     }
                     Interleaving::AlternatingProcesses => self.alternate_children(
                         experiment.id(),
@@ -173,23 +173,39 @@ impl Runner {
             .collect()
     }
 
-    /// Times a comparison in one child process (`workbench compare`).
-    fn compare_in_child(
+    /// Times a comparison in builds: one child process (`workbench compare`) per build, each
+    /// building the three arms afresh and running half a cycle of rounds, until the stopping
+    /// rule says stop. The first build sizes the blocks for the others.
+    fn compare_in_builds(
         &self,
         experiment: &str,
         baseline: &Point,
         technique: &Point,
         settings: &PairSettings,
     ) -> Result<PairedTiming, String> {
-        let input = serde_json::to_vec(&CompareRequest {
-            baseline: baseline.clone(),
-            technique: technique.clone(),
-            settings: *settings,
-        })
-        .expect("a comparison serialises");
-        // Three arms to build and warm up, then the rounds' budget.
-        let timeout = self.point_timeout + Duration::from_secs_f64(settings.budget_s * 2.0);
-        self.child_json(&["compare", "--experiment", experiment], &input, timeout)
+        let mut steps_per_block = None;
+        PairedTiming::in_builds(
+            settings,
+            |build| {
+                let input = serde_json::to_vec(&CompareRequest {
+                    baseline: baseline.clone(),
+                    technique: technique.clone(),
+                    settings: *settings,
+                    plan: BuildPlan {
+                        build,
+                        steps_per_block,
+                    },
+                })
+                .expect("a comparison serialises");
+                // Three arms to build and warm up, then half a cycle of rounds.
+                let timeout = self.point_timeout + Duration::from_secs_f64(settings.budget_s);
+                let b: Build =
+                    self.child_json(&["compare", "--experiment", experiment], &input, timeout)?;
+                steps_per_block = Some(b.steps_per_block);
+                Ok(b)
+            },
+            || "the builds gave no interval".to_string(),
+        )
     }
 
     /// Times a comparison by alternating point children (baseline, technique, baseline again),
@@ -227,8 +243,7 @@ impl Runner {
         for &i in &round_order(0) {
             samples[i] = block(arms[i])?.1;
         }
-        PairedTiming::measure(
-            Interleaving::AlternatingProcesses,
+        PairedTiming::alternate(
             steps,
             samples[0],
             samples[1],
@@ -294,6 +309,8 @@ pub struct CompareRequest {
     pub technique: Point,
     /// How long and how precisely.
     pub settings: PairSettings,
+    /// Which build this child runs.
+    pub plan: BuildPlan,
 }
 
 /// What a child process did.

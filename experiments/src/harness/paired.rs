@@ -1,6 +1,7 @@
-//! Timing two points against each other in one process: baseline, technique and a second
-//! baseline (the A/A control), each built by its own point code on a thread of its own, taking
-//! turns one block of steps at a time.
+//! Timing two points against each other in one process, one build of a paired comparison:
+//! baseline, technique and a second baseline (the A/A control), each built by its own point
+//! code on a thread of its own (in an order that turns with the build's number), taking turns
+//! one block of steps at a time for half a cycle of orders.
 //!
 //! Each arm runs its point as the runner would (same set-up, same warm-up, same step), with a
 //! [`StepTimer`] installed that, once the point offers its prepared step, serves "run n steps"
@@ -12,7 +13,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use results::{round_order, Interleaving, PairSettings, PairedTiming, PointResult};
+use results::{round_order, run_round, Build, BuildPlan, PairSettings, PointResult};
 
 use crate::error::ExperimentError;
 use crate::harness::timing::{with_step_timer, StepTimer};
@@ -74,19 +75,24 @@ impl Arm {
     }
 }
 
-/// Times `arms` (baseline, technique, control) against each other in rounds until `settings`
-/// says stop; `min_warmup` is how long each arm's blocks run before rounds count (at least one
-/// block each, and on device backends at least a second).
+/// Runs build `plan` of `arms` (baseline, technique, control): `settings.rounds_per_build`
+/// rounds (at least one); `min_warmup` is how long each arm's blocks run before rounds count
+/// (on device backends at least a second; one step each on the CPU, after the point's own
+/// warm-up).
 pub fn time_in_one_process(
     arms: [ArmRun<'_>; 3],
     settings: &PairSettings,
+    plan: BuildPlan,
     min_warmup: Duration,
-) -> Result<PairedTiming, ExperimentError> {
+) -> Result<Build, ExperimentError> {
     thread::scope(|scope| {
-        let mut started: Vec<Arm> = Vec::new();
+        let mut started: Vec<(usize, Arm)> = Vec::new();
         let mut handles = Vec::new();
-        // Built one after another, so that no arm's set-up competes with another's.
-        for run in arms {
+        // Built one after another, so that no arm's set-up competes with another's, in an
+        // order that turns with the build (the arm built first may land differently).
+        let mut arms = arms.map(Some);
+        for i in round_order(plan.build) {
+            let run = arms[i].take().expect("each arm is built once");
             let (command_tx, command_rx) = channel();
             let (reply_tx, reply_rx) = channel();
             let timer = Serve {
@@ -97,11 +103,14 @@ pub fn time_in_one_process(
             let ready = reply_rx.recv();
             handles.push(handle);
             match ready {
-                Ok(Reply::Ready(samples_per_step)) => started.push(Arm {
-                    commands: command_tx,
-                    replies: reply_rx,
-                    samples_per_step,
-                }),
+                Ok(Reply::Ready(samples_per_step)) => started.push((
+                    i,
+                    Arm {
+                        commands: command_tx,
+                        replies: reply_rx,
+                        samples_per_step,
+                    },
+                )),
                 _ => {
                     // The point ended without offering its step: its error says why.
                     drop(started);
@@ -117,7 +126,9 @@ pub fn time_in_one_process(
                 }
             }
         }
-        let result = rounds(&started, settings, min_warmup);
+        started.sort_by_key(|(i, _)| *i);
+        let started: Vec<Arm> = started.into_iter().map(|(_, arm)| arm).collect();
+        let result = rounds(&started, settings, plan, min_warmup);
         // Hanging up lets each point finish as it would (its last repeat, its checks).
         drop(started);
         for handle in handles {
@@ -135,46 +146,49 @@ pub fn time_in_one_process(
 fn rounds(
     arms: &[Arm],
     settings: &PairSettings,
+    plan: BuildPlan,
     min_warmup: Duration,
-) -> Result<PairedTiming, ExperimentError> {
+) -> Result<Build, ExperimentError> {
     let died = || ExperimentError::Paired("an arm stopped answering".into());
-    // Round 0, the warm-up, also sizes the blocks: one step of each arm, then blocks of the
-    // steps the fastest arm needs to last `min_block_s` on the wall clock (a step's set-up
-    // outside its timed region, a fresh input, counts: it is what the budget pays for), until
-    // `min_warmup` has passed.
+    // Round 0, the warm-up, also sizes the blocks where the plan does not: one step of each
+    // arm, then blocks of the steps the fastest arm needs to last `min_block_s` on the wall
+    // clock (a step's set-up outside its timed region, a fresh input, counts: it is what the
+    // budget pays for); then blocks until `min_warmup` has passed.
     let mut fastest = f64::INFINITY;
     for arm in arms {
         let wall = Instant::now();
         let timed = arm.block(1).ok_or_else(died)?;
         fastest = fastest.min(timed.max(wall.elapsed().as_secs_f64()));
     }
-    let steps = ((settings.min_block_s / fastest.max(1e-9)).ceil() as usize).clamp(1, 100_000);
+    let steps = plan.steps_per_block.unwrap_or_else(|| {
+        ((settings.min_block_s / fastest.max(1e-9)).ceil() as usize).clamp(1, 100_000)
+    });
     let warm = Instant::now();
-    loop {
+    while warm.elapsed() < min_warmup {
         for &i in &round_order(0) {
             arms[i].block(steps).ok_or_else(died)?;
         }
-        if warm.elapsed() >= min_warmup {
-            break;
-        }
     }
 
-    PairedTiming::measure(
-        Interleaving::OneProcess,
-        steps,
-        arms[0].samples_per_step,
-        arms[1].samples_per_step,
-        settings,
-        |i| arms[i].block(steps).ok_or_else(died),
-        || ExperimentError::Paired("the rounds gave no interval".into()),
-    )
+    let started = Instant::now();
+    let first = plan.build * settings.rounds_per_build.max(1);
+    let rounds = (first..first + settings.rounds_per_build.max(1))
+        .map(|r| run_round(r, plan.build, |i| arms[i].block(steps).ok_or_else(died)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Build {
+        steps_per_block: steps,
+        baseline_samples_per_step: arms[0].samples_per_step,
+        technique_samples_per_step: arms[1].samples_per_step,
+        rounds,
+        rounds_s: started.elapsed().as_secs_f64(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use std::cell::Cell;
 
-    use results::{PointResult, ProbeInfo, Stop};
+    use results::{Interleaving, PairedTiming, PointResult, ProbeInfo, Stop, HALF_CYCLE};
 
     use super::*;
     use crate::harness::timing::repeat_timed;
@@ -203,24 +217,41 @@ mod tests {
 
     fn settings() -> PairSettings {
         PairSettings {
-            min_rounds: 12,
+            min_rounds: 6,
             target_half_width_pct: 1.0,
             budget_s: 5.0,
             min_block_s: 0.0,
+            min_builds: 4,
+            rounds_per_build: HALF_CYCLE,
         }
+    }
+
+    /// Builds of `arms` (made afresh for each build) until the stopping rule says stop.
+    fn time(arms: impl Fn() -> [ArmRun<'static>; 3]) -> Result<PairedTiming, ExperimentError> {
+        let mut steps = None;
+        PairedTiming::in_builds(
+            &settings(),
+            |build| {
+                let plan = BuildPlan {
+                    build,
+                    steps_per_block: steps,
+                };
+                let b = time_in_one_process(arms(), &settings(), plan, Duration::ZERO)?;
+                steps = Some(b.steps_per_block);
+                Ok(b)
+            },
+            || ExperimentError::Paired("no interval".into()),
+        )
     }
 
     #[test]
     fn a_slower_technique_is_resolved_and_the_control_is_not() {
-        let t = time_in_one_process(
-            [arm(0.001, 8), arm(0.0012, 8), arm(0.001, 8)],
-            &settings(),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let t = time(|| [arm(0.001, 8), arm(0.0012, 8), arm(0.001, 8)]).unwrap();
         assert_eq!(t.interleaving, Interleaving::OneProcess);
         assert_eq!(t.stop, Stop::Converged);
-        assert!(t.rounds.len() >= 12 && t.rounds.len().is_multiple_of(6));
+        assert_eq!(t.builds, 4);
+        assert_eq!(t.rounds.len(), 4 * HALF_CYCLE);
+        assert!(t.rounds.iter().enumerate().all(|(i, r)| r.build == i / 3));
         assert!(t.cost.resolved(), "{:?}", t.cost);
         assert!((t.cost.estimate_pct - 20.0).abs() < 1.0, "{:?}", t.cost);
         assert!(!t.control.resolved(), "{:?}", t.control);
@@ -229,21 +260,14 @@ mod tests {
     #[test]
     fn the_cost_is_per_sample_and_a_failing_arm_is_an_error() {
         // Twice the samples in 1.5 times the time: 25% less time per sample.
-        let t = time_in_one_process(
-            [arm(0.001, 8), arm(0.0015, 16), arm(0.001, 8)],
-            &settings(),
-            Duration::ZERO,
-        )
-        .unwrap();
+        let t = time(|| [arm(0.001, 8), arm(0.0015, 16), arm(0.001, 8)]).unwrap();
         assert!((t.cost.estimate_pct + 25.0).abs() < 1.0, "{:?}", t.cost);
 
-        let failing: ArmRun<'static> =
-            Box::new(|| Err(ExperimentError::Backend("no such device".into())));
-        let err = time_in_one_process(
-            [arm(0.001, 8), failing, arm(0.001, 8)],
-            &settings(),
-            Duration::ZERO,
-        )
+        let err = time(|| {
+            let failing: ArmRun<'static> =
+                Box::new(|| Err(ExperimentError::Backend("no such device".into())));
+            [arm(0.001, 8), failing, arm(0.001, 8)]
+        })
         .unwrap_err();
         assert!(err.to_string().contains("no such device"), "{err}");
     }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use results::{DeviceKind, Interleaving, PairSettings, Profile};
+use results::{DeviceKind, Interleaving, PairSettings, Profile, CYCLE, HALF_CYCLE};
 
 /// The sizes a technique's points are built at, from the profile and the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,22 +89,28 @@ impl Repeats {
     }
 }
 
-/// How long and how precisely a paired comparison is measured at `profile`: at least one cycle
-/// of the six orders (rounds stop only at the end of a cycle), until both intervals are within
-/// ±5% (±2% full) or the budget is spent. In one process: blocks of at least 5 ms (50 ms
-/// full), 1.5 s of rounds (30 s full). Alternating processes pay a process per block: blocks of
-/// at least 20 ms (0.3 s full), 4 s (40 s full).
+/// How long and how precisely a paired comparison is measured at `profile`.
+///
+/// In one process: builds (a fresh child process each, its three arms built anew) of half a
+/// cycle of orders each, in pairs, at least 4 (2 quick), until both intervals over builds are
+/// within ±3% (±5% quick) or the budget is spent: 40 s (1.5 s quick, which therefore always
+/// stops at 2 builds), counted over whole builds, set-up included; blocks of at least 50 ms
+/// (5 ms quick). Alternating processes pay a process per block, each round a build: at least
+/// one cycle of the six orders, blocks of at least 0.3 s (20 ms quick), until ±3% or 40 s
+/// (4 s quick).
 pub fn pair_settings(profile: Profile, interleaving: Interleaving) -> PairSettings {
-    let (min_rounds, target, budget_s, min_block_s) = match (profile, interleaving) {
-        (Profile::Quick, Interleaving::OneProcess) => (6, 5.0, 1.5, 0.005),
-        (Profile::Quick, Interleaving::AlternatingProcesses) => (6, 5.0, 4.0, 0.02),
-        (Profile::Full, Interleaving::OneProcess) => (6, 2.0, 30.0, 0.05),
-        (Profile::Full, Interleaving::AlternatingProcesses) => (6, 2.0, 40.0, 0.3),
+    let (min_builds, target, budget_s, min_block_s) = match (profile, interleaving) {
+        (Profile::Quick, Interleaving::OneProcess) => (2, 5.0, 1.5, 0.005),
+        (Profile::Quick, Interleaving::AlternatingProcesses) => (1, 5.0, 4.0, 0.02),
+        (Profile::Full, Interleaving::OneProcess) => (4, 3.0, 40.0, 0.05),
+        (Profile::Full, Interleaving::AlternatingProcesses) => (1, 3.0, 40.0, 0.3),
     };
     PairSettings {
-        min_rounds,
+        min_rounds: CYCLE,
         target_half_width_pct: target,
         budget_s,
         min_block_s,
+        min_builds,
+        rounds_per_build: HALF_CYCLE,
     }
 }

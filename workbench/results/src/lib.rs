@@ -27,10 +27,10 @@ pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
 pub use memory::{PhaseMemory, ProbeInfo};
-pub use paired::round_order;
+pub use paired::{count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS};
 pub use paired::{
-    ComparisonSpec, Interleaving, Interval, PairSettings, PairedComparison, PairedOutcome,
-    PairedTiming, Round, Stop,
+    Build, BuildPlan, ComparisonSpec, Interleaving, Interval, PairSettings, PairedComparison,
+    PairedOutcome, PairedTiming, Round, Stop,
 };
 pub use point::{
     Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace,

@@ -3,14 +3,19 @@
 //! Question: is the technique slower or faster than its baseline on this machine, and by how
 //! much, given that these machines drift by up to ±20% between processes minutes apart?
 //! Method: baseline (A), technique (B) and a second, independently built baseline (A') run in
-//! rounds, in one process where they can share one (in a child process each, alternating,
-//! where they cannot), the order of the three turning through all six permutations. Each round
-//! gives one block time per arm; the cost is the mean over rounds of `ln(B / A)` per sample,
-//! and its 95% interval the paired t-interval of that mean (Student's t with n - 1 degrees of
-//! freedom: honest at the ten or so rounds a slow step allows, where a percentile bootstrap is
-//! too narrow).
-//! A' against A is the A/A control: its interval must hold 0, and its width is the resolution.
-//! Rounds go on until both intervals are narrower than a target or a time budget is spent.
+//! rounds, the order of the three turning through all six permutations. Where the three can
+//! share a process, a *build* (a fresh child process that builds its own three arms) runs
+//! three rounds, and builds follow one another; where they cannot, each block is a child
+//! process of its own, so each round is a build. Each round gives one block time per arm; a
+//! build's cost is the mean over its rounds of `ln(B / A)` per sample, and the comparison's
+//! the mean over builds, with the paired t-interval over builds (Student's t with builds - 1
+//! degrees of freedom). The unit is the build, not the round, because the step of a freshly
+//! built point differs from one process to the next by more than rounds within one process
+//! vary (views-vs-clones' copy against a view: -43% to +34% in five processes, each with a
+//! tight interval over its own rounds): an interval over one process's rounds leaves that out.
+//! A' against A is the A/A control: its interval should hold 0 (at 95%, one control in twenty
+//! will not), and its width is the resolution.
+//! Builds go on until both intervals are narrower than a target or a time budget is spent.
 //! Answer: a [`PairedComparison`] in the record, whose [`Interval`] says "+4.1% (95% CI +1.2
 //! to +7.0)" or "no difference resolved (±6.0%)", never a bare difference of two medians.
 
@@ -64,6 +69,18 @@ pub struct PairSettings {
     pub budget_s: f64,
     /// A block (one arm's turn in a round) runs as many steps as take at least this long.
     pub min_block_s: f64,
+    /// Builds before the stopping rule is first asked, where the arms share a process (each
+    /// block its own process counts each round as a build, and `min_rounds` applies).
+    #[serde(default = "one")]
+    pub min_builds: usize,
+    /// Rounds each build runs, where the arms share a process: [`HALF_CYCLE`], so that each
+    /// build takes every order in one half of the cycle, and two builds the whole cycle.
+    #[serde(default)]
+    pub rounds_per_build: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Why the rounds stopped.
@@ -100,6 +117,10 @@ impl Interleaving {
 /// One round: the time per step of each arm's block, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Round {
+    /// The build it ran in (0, 1, ...): the child process that built its arms. Schema 3
+    /// records, which ran every round in one build, read as build 0.
+    #[serde(default)]
+    pub build: usize,
     /// The baseline (A).
     pub baseline_s: f64,
     /// The technique (B).
@@ -111,19 +132,67 @@ pub struct Round {
 /// Rounds in one cycle of [`round_order`]: every order once.
 pub const CYCLE: usize = 6;
 
+/// Rounds in half a cycle: each half is a Latin square (every arm in every position once).
+pub const HALF_CYCLE: usize = 3;
+
 /// The order of the three arms in round `r`: all six permutations in turn, so that over a
 /// cycle each arm runs first, second and third equally often and follows each other arm
-/// equally often (0: A, 1: B, 2: A').
+/// equally often, and over each half cycle takes every position once (0: A, 1: B, 2: A').
 pub fn round_order(r: usize) -> [usize; 3] {
     const ORDERS: [[usize; 3]; CYCLE] = [
         [0, 1, 2],
-        [2, 1, 0],
         [1, 2, 0],
-        [0, 2, 1],
         [2, 0, 1],
+        [0, 2, 1],
+        [2, 1, 0],
         [1, 0, 2],
     ];
     ORDERS[r % ORDERS.len()]
+}
+
+/// Runs round `r` of build `build`: each arm's block in [`round_order`]`(r)`; `block(i)` runs
+/// arm `i` for one block and returns its time per step.
+pub fn run_round<E>(
+    r: usize,
+    build: usize,
+    mut block: impl FnMut(usize) -> Result<f64, E>,
+) -> Result<Round, E> {
+    let mut times = [0.0; 3];
+    for &i in &round_order(r) {
+        times[i] = block(i)?;
+    }
+    Ok(Round {
+        build,
+        baseline_s: times[0],
+        technique_s: times[1],
+        control_s: times[2],
+    })
+}
+
+/// Which build a child process runs, and its block size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildPlan {
+    /// The build's number (0, 1, ...): it labels the rounds, picks which half of the cycle of
+    /// orders they take, and the order in which the three arms are built.
+    pub build: usize,
+    /// Steps per block; `None` for the first build, which sizes its blocks (at least
+    /// `min_block_s` of the fastest arm) for the builds after it.
+    pub steps_per_block: Option<usize>,
+}
+
+/// The rounds one build ran (one child process that built the three arms side by side).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Build {
+    /// Steps in each arm's block.
+    pub steps_per_block: usize,
+    /// Samples one step of the baseline processes.
+    pub baseline_samples_per_step: u64,
+    /// Samples one step of the technique processes.
+    pub technique_samples_per_step: u64,
+    /// Its rounds, each labelled with this build's number.
+    pub rounds: Vec<Round>,
+    /// Time spent on its rounds (building and warming up the arms excluded).
+    pub rounds_s: f64,
 }
 
 /// A relative difference with its 95% interval, in percent (`+4.1` is 4.1% more time).
@@ -199,9 +268,12 @@ pub struct PairedTiming {
     pub baseline_samples_per_step: u64,
     /// Samples one step of the technique processes.
     pub technique_samples_per_step: u64,
-    /// Every counted round, in the order run (the warm-up round excluded). Round `r` ran its
-    /// arms in [`round_order`]`(r + 1)`.
+    /// Every counted round, in the order run (warm-up rounds excluded), with its build.
     pub rounds: Vec<Round>,
+    /// Builds the rounds ran in: the units of the intervals (1 in schema 3 records, whose
+    /// intervals are over the rounds of one process).
+    #[serde(default = "one")]
+    pub builds: usize,
     /// The technique's time per sample against the baseline's.
     pub cost: Interval,
     /// The control's time per step against the baseline's: the resolution.
@@ -212,9 +284,15 @@ pub struct PairedTiming {
     pub settings: PairSettings,
     /// Time spent on rounds (building the arms and their warm-up excluded).
     pub rounds_s: f64,
+    /// Time the whole comparison took, building and warming up every build's arms included
+    /// (0 in schema 3 records, which did not keep it).
+    #[serde(default)]
+    pub wall_s: f64,
 }
 
 /// The two intervals of a set of rounds: the technique's cost per sample and the control's.
+/// Where the rounds come from two builds or more, the units are the builds (each build's mean
+/// log ratio over its rounds); rounds of a single build are units themselves.
 pub fn intervals(
     rounds: &[Round],
     baseline_samples_per_step: u64,
@@ -222,19 +300,41 @@ pub fn intervals(
 ) -> Option<(Interval, Interval)> {
     let per_sample =
         baseline_samples_per_step.max(1) as f64 / technique_samples_per_step.max(1) as f64;
-    let cost: Vec<f64> = rounds
-        .iter()
-        .map(|r| (r.technique_s / r.baseline_s * per_sample).ln())
-        .collect();
-    let control: Vec<f64> = rounds
-        .iter()
-        .map(|r| (r.control_s / r.baseline_s).ln())
-        .collect();
+    let cost = per_build(rounds, |r| (r.technique_s / r.baseline_s * per_sample).ln());
+    let control = per_build(rounds, |r| (r.control_s / r.baseline_s).ln());
     Some((Interval::paired_t(&cost)?, Interval::paired_t(&control)?))
 }
 
+/// Builds among `rounds`.
+pub fn count_builds(rounds: &[Round]) -> usize {
+    let mut seen: Vec<usize> = rounds.iter().map(|r| r.build).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
+}
+
+/// `value` of each build's rounds, averaged per build (in the order builds first appear); the
+/// rounds' own values where there is one build.
+fn per_build(rounds: &[Round], value: impl Fn(&Round) -> f64) -> Vec<f64> {
+    if count_builds(rounds) < 2 {
+        return rounds.iter().map(value).collect();
+    }
+    let mut sums: Vec<(usize, f64, usize)> = Vec::new();
+    for r in rounds {
+        let v = value(r);
+        match sums.iter_mut().find(|(b, _, _)| *b == r.build) {
+            Some((_, sum, n)) => {
+                *sum += v;
+                *n += 1;
+            }
+            None => sums.push((r.build, v, 1)),
+        }
+    }
+    sums.into_iter().map(|(_, sum, n)| sum / n as f64).collect()
+}
+
 impl PairedTiming {
-    /// Summarises counted `rounds`.
+    /// Summarises counted `rounds` (their builds are counted from them).
     #[allow(clippy::too_many_arguments)]
     pub fn summarise(
         interleaving: Interleaving,
@@ -245,6 +345,7 @@ impl PairedTiming {
         stop: Stop,
         settings: PairSettings,
         rounds_s: f64,
+        wall_s: f64,
     ) -> Option<Self> {
         let (cost, control) = intervals(
             &rounds,
@@ -256,24 +357,25 @@ impl PairedTiming {
             steps_per_block,
             baseline_samples_per_step,
             technique_samples_per_step,
+            builds: count_builds(&rounds),
             rounds,
             cost,
             control,
             stop,
             settings,
             rounds_s,
+            wall_s,
         })
     }
 
-    /// Runs counted rounds and summarises them: the one loop of every way of timing a
-    /// comparison (one process, alternating processes). `block(i)` runs arm `i` (0: baseline,
-    /// 1: technique, 2: control) for one block and returns its time per step; round `r` (1, 2,
-    /// ...) runs the arms in [`round_order`]`(r)`, round 0 being the caller's warm-up. Rounds go
-    /// on until [`Self::stop`] says stop; `failed` turns a set of rounds that gives no
-    /// interval (a non-finite time) into the caller's error.
+    /// Runs counted rounds where each block is a child process of its own (so each round is a
+    /// build), and summarises them. `block(i)` runs arm `i` (0: baseline, 1: technique, 2:
+    /// control) for one block and returns its time per step; round `r` (1, 2, ...) runs the
+    /// arms in [`round_order`]`(r)`, round 0 being the caller's warm-up. Rounds go on until
+    /// [`Self::stop`] says stop; `failed` turns a set of rounds that gives no interval (a
+    /// non-finite time) into the caller's error.
     #[allow(clippy::too_many_arguments)]
-    pub fn measure<E>(
-        interleaving: Interleaving,
+    pub fn alternate<E>(
         steps_per_block: usize,
         baseline_samples_per_step: u64,
         technique_samples_per_step: u64,
@@ -281,19 +383,14 @@ impl PairedTiming {
         mut block: impl FnMut(usize) -> Result<f64, E>,
         failed: impl FnOnce() -> E,
     ) -> Result<Self, E> {
+        let interleaving = Interleaving::AlternatingProcesses;
         let started = std::time::Instant::now();
         let mut rounds = Vec::new();
         let stop = loop {
-            let mut times = [0.0; 3];
-            for &i in &round_order(rounds.len() + 1) {
-                times[i] = block(i)?;
-            }
-            rounds.push(Round {
-                baseline_s: times[0],
-                technique_s: times[1],
-                control_s: times[2],
-            });
+            let r = rounds.len() + 1;
+            rounds.push(run_round(r, r - 1, &mut block)?);
             if let Some(stop) = Self::stop(
+                interleaving,
                 &rounds,
                 baseline_samples_per_step,
                 technique_samples_per_step,
@@ -303,6 +400,7 @@ impl PairedTiming {
                 break stop;
             }
         };
+        let elapsed = started.elapsed().as_secs_f64();
         Self::summarise(
             interleaving,
             steps_per_block,
@@ -311,22 +409,81 @@ impl PairedTiming {
             rounds,
             stop,
             *settings,
+            elapsed,
+            elapsed,
+        )
+        .ok_or_else(failed)
+    }
+
+    /// Runs builds one after another (`build(k)` builds the arms afresh, in their own process,
+    /// and runs their rounds), and summarises them, until [`Self::stop`] says stop.
+    pub fn in_builds<E>(
+        settings: &PairSettings,
+        mut build: impl FnMut(usize) -> Result<Build, E>,
+        failed: impl FnOnce() -> E,
+    ) -> Result<Self, E> {
+        let interleaving = Interleaving::OneProcess;
+        let started = std::time::Instant::now();
+        let mut rounds = Vec::new();
+        let mut rounds_s = 0.0;
+        let mut first: Option<Build> = None;
+        let stop = loop {
+            let b = build(count_builds(&rounds))?;
+            rounds.extend(b.rounds.iter().copied());
+            rounds_s += b.rounds_s;
+            let f = first.get_or_insert(b);
+            if let Some(stop) = Self::stop(
+                interleaving,
+                &rounds,
+                f.baseline_samples_per_step,
+                f.technique_samples_per_step,
+                settings,
+                started.elapsed().as_secs_f64(),
+            ) {
+                break stop;
+            }
+        };
+        let Some(f) = first else {
+            return Err(failed());
+        };
+        Self::summarise(
+            interleaving,
+            f.steps_per_block,
+            f.baseline_samples_per_step,
+            f.technique_samples_per_step,
+            rounds,
+            stop,
+            *settings,
+            rounds_s,
             started.elapsed().as_secs_f64(),
         )
         .ok_or_else(failed)
     }
 
-    /// Whether the rounds stop after `rounds`, with `elapsed_s` spent on them, and why. They
-    /// stop only at the end of a cycle (so that no order is over-represented), once there are
-    /// `min_rounds`: when both intervals are within the target, or when the budget is spent.
+    /// Whether the rounds stop after `rounds`, with `elapsed_s` spent on them, and why. Where
+    /// the arms share a process, the units are builds: they stop only after an even number of
+    /// builds (a whole cycle of orders), at least `min_builds`, and at most [`MAX_BUILDS`].
+    /// Where each block is a process, the units are rounds: they stop only at the end of a
+    /// cycle. Either stops when both intervals are within the target (after `min_rounds`
+    /// rounds), or when the budget is spent.
     pub fn stop(
+        interleaving: Interleaving,
         rounds: &[Round],
         baseline_samples_per_step: u64,
         technique_samples_per_step: u64,
         settings: &PairSettings,
         elapsed_s: f64,
     ) -> Option<Stop> {
-        if rounds.len() < 2 || !rounds.len().is_multiple_of(CYCLE) {
+        let whole = match interleaving {
+            Interleaving::OneProcess => {
+                let builds = count_builds(rounds);
+                builds >= settings.min_builds.max(2) && builds.is_multiple_of(2)
+            }
+            Interleaving::AlternatingProcesses => {
+                rounds.len() >= 2 && rounds.len().is_multiple_of(CYCLE)
+            }
+        };
+        if !whole {
             return None;
         }
         if Self::converged(
@@ -336,7 +493,9 @@ impl PairedTiming {
             settings,
         ) {
             Some(Stop::Converged)
-        } else if elapsed_s >= settings.budget_s {
+        } else if elapsed_s >= settings.budget_s
+            || (interleaving == Interleaving::OneProcess && count_builds(rounds) >= MAX_BUILDS)
+        {
             Some(Stop::BudgetSpent)
         } else {
             None
@@ -363,6 +522,9 @@ impl PairedTiming {
             })
     }
 }
+
+/// The most builds a comparison runs, whatever its budget says.
+pub const MAX_BUILDS: usize = 24;
 
 /// A comparison as the record keeps it: which points, and what the rounds found or why there
 /// are none.
@@ -420,27 +582,59 @@ impl PairedComparison {
                 format!("Timed in pairs, {what}: not measured ({reason}).")
             }
             PairedOutcome::Measured { timing } => format!(
-                "Timed in pairs, {what} ({}, {} rounds of {} step{} each, {}): time per sample \
-                 {}; the A/A control (the baseline against a second copy of itself) gives {}, \
-                 so this comparison resolves differences beyond ±{:.1}%.",
-                timing.interleaving.describe(),
-                timing.rounds.len(),
-                timing.steps_per_block,
-                if timing.steps_per_block == 1 { "" } else { "s" },
-                match timing.stop {
-                    Stop::Converged => format!(
-                        "stopped when both intervals were within ±{}%",
-                        timing.settings.target_half_width_pct
-                    ),
-                    Stop::BudgetSpent => format!(
-                        "stopped at its {} budget before both intervals reached ±{}%",
-                        crate::format::seconds(timing.settings.budget_s),
-                        timing.settings.target_half_width_pct
-                    ),
-                },
+                "Timed in pairs, {what} ({}, {}): time per sample {}; the A/A control (the \
+                 baseline against a second copy of itself) gives {}, so this comparison \
+                 resolves differences beyond ±{:.1}%.",
+                timing.method(),
+                timing.stop_phrase(),
                 timing.cost.phrase(),
                 timing.control.phrase(),
                 timing.control.bound_pct(),
+            ),
+        }
+    }
+}
+
+impl PairedTiming {
+    /// How the rounds ran and what the interval is over, in a few words.
+    pub fn method(&self) -> String {
+        let steps = format!(
+            "{} step{}",
+            self.steps_per_block,
+            if self.steps_per_block == 1 { "" } else { "s" }
+        );
+        match self.interleaving {
+            Interleaving::OneProcess if self.builds >= 2 => format!(
+                "{} builds, each a fresh process building its own three arms and running {} \
+                 rounds of {steps} per arm, the interval over builds",
+                self.builds,
+                self.rounds.len() / self.builds
+            ),
+            Interleaving::OneProcess => format!(
+                "{} rounds of {steps} per arm in one process, the interval over rounds: it \
+                 leaves out how much a fresh build of the same points differs (a schema 3 \
+                 record)",
+                self.rounds.len()
+            ),
+            Interleaving::AlternatingProcesses => format!(
+                "{} rounds of alternating child processes, {steps} per block, the interval \
+                 over rounds",
+                self.rounds.len()
+            ),
+        }
+    }
+
+    /// Why the rounds stopped, in a few words.
+    pub fn stop_phrase(&self) -> String {
+        match self.stop {
+            Stop::Converged => format!(
+                "stopped when both intervals were within ±{}%",
+                self.settings.target_half_width_pct
+            ),
+            Stop::BudgetSpent => format!(
+                "stopped at its {} budget before both intervals reached ±{}%",
+                crate::format::seconds(self.settings.budget_s),
+                self.settings.target_half_width_pct
             ),
         }
     }
@@ -461,6 +655,8 @@ mod tests {
             target_half_width_pct: 2.0,
             budget_s: 10.0,
             min_block_s: 0.01,
+            min_builds: 4,
+            rounds_per_build: HALF_CYCLE,
         }
     }
 
@@ -471,6 +667,7 @@ mod tests {
             .map(|i| {
                 let noise = if i % 2 == 0 { 1.02 } else { 0.98 };
                 Round {
+                    build: 0,
                     baseline_s: 1.0,
                     technique_s: 1.1 * noise,
                     control_s: noise,
@@ -495,6 +692,7 @@ mod tests {
         // B processes twice the samples in 1.5 times the time: 25% less time per sample.
         let rounds = vec![
             Round {
+                build: 0,
                 baseline_s: 1.0,
                 technique_s: 1.5,
                 control_s: 1.0,
@@ -528,6 +726,7 @@ mod tests {
     fn rounds_stop_only_at_the_end_of_a_cycle() {
         let steady = vec![
             Round {
+                build: 0,
                 baseline_s: 1.0,
                 technique_s: 1.05,
                 control_s: 1.0,
@@ -538,20 +737,113 @@ mod tests {
             min_rounds: 6,
             ..settings()
         };
+        let alt = Interleaving::AlternatingProcesses;
         // Converged from 6 rounds on, but only at multiples of 6.
-        assert_eq!(PairedTiming::stop(&steady[..5], 1, 1, &s, 0.0), None);
+        assert_eq!(PairedTiming::stop(alt, &steady[..5], 1, 1, &s, 0.0), None);
         assert_eq!(
-            PairedTiming::stop(&steady[..6], 1, 1, &s, 0.0),
+            PairedTiming::stop(alt, &steady[..6], 1, 1, &s, 0.0),
             Some(Stop::Converged)
         );
-        assert_eq!(PairedTiming::stop(&steady[..7], 1, 1, &s, 99.0), None);
+        assert_eq!(PairedTiming::stop(alt, &steady[..7], 1, 1, &s, 99.0), None);
         let mut noisy = steady.clone();
         noisy[0].control_s = 1.5;
         assert_eq!(
-            PairedTiming::stop(&noisy[..12], 1, 1, &s, 99.0),
+            PairedTiming::stop(alt, &noisy[..12], 1, 1, &s, 99.0),
             Some(Stop::BudgetSpent)
         );
-        assert_eq!(PairedTiming::stop(&noisy[..12], 1, 1, &s, 1.0), None);
+        assert_eq!(PairedTiming::stop(alt, &noisy[..12], 1, 1, &s, 1.0), None);
+    }
+
+    /// `n` builds of three rounds each; build `k`'s technique runs `1 + offset(k)` times the
+    /// baseline, its rounds identical.
+    fn builds(n: usize, offset: impl Fn(usize) -> f64) -> Vec<Round> {
+        (0..n * HALF_CYCLE)
+            .map(|i| {
+                let build = i / HALF_CYCLE;
+                Round {
+                    build,
+                    baseline_s: 1.0,
+                    technique_s: 1.0 + offset(build),
+                    control_s: 1.0 + offset(build) / 10.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn builds_stop_in_pairs_after_the_minimum() {
+        let s = settings();
+        let one = Interleaving::OneProcess;
+        let steady = builds(6, |k| 0.05 + 0.001 * k as f64);
+        // Never before min_builds (4), and only after an even number of builds.
+        for n in 1..4 {
+            assert_eq!(
+                PairedTiming::stop(one, &steady[..n * 3], 1, 1, &s, 99.0),
+                None
+            );
+        }
+        assert_eq!(
+            PairedTiming::stop(one, &steady[..12], 1, 1, &s, 0.0),
+            Some(Stop::Converged)
+        );
+        assert_eq!(PairedTiming::stop(one, &steady[..15], 1, 1, &s, 99.0), None);
+        let scattered = builds(4, |k| [0.3, -0.3, 0.2, -0.1][k]);
+        assert_eq!(
+            PairedTiming::stop(one, &scattered, 1, 1, &s, 1.0),
+            None,
+            "not converged, budget left"
+        );
+        assert_eq!(
+            PairedTiming::stop(one, &scattered, 1, 1, &s, 99.0),
+            Some(Stop::BudgetSpent)
+        );
+    }
+
+    #[test]
+    fn the_unit_is_the_build_not_the_round() {
+        // Each build's rounds agree exactly, but the builds disagree: the interval over rounds
+        // would be narrow, the interval over builds is wide and holds 0.
+        let rounds = builds(4, |k| [0.2, -0.15, 0.1, -0.1][k]);
+        assert_eq!(count_builds(&rounds), 4);
+        let (cost, _) = intervals(&rounds, 1, 1).unwrap();
+        let means: Vec<f64> = [0.2f64, -0.15, 0.1, -0.1]
+            .iter()
+            .map(|o| (1.0 + o).ln())
+            .collect();
+        assert_eq!(cost, Interval::paired_t(&means).unwrap());
+        assert!(!cost.resolved(), "{cost:?}");
+        // One build: the rounds are the units (schema 3 records).
+        let single = builds(1, |_| 0.1);
+        let (cost, _) = intervals(&single, 1, 1).unwrap();
+        assert!((cost.estimate_pct - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn half_cycles_are_latin_squares() {
+        for half in [0, HALF_CYCLE] {
+            for position in 0..3 {
+                let mut arms: Vec<usize> = (half..half + HALF_CYCLE)
+                    .map(|r| round_order(r)[position])
+                    .collect();
+                arms.sort_unstable();
+                assert_eq!(arms, [0, 1, 2], "half from {half}, position {position}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_schema_3_timing_reads_as_one_build() {
+        let json = r#"{"build_missing": true}"#;
+        assert!(serde_json::from_str::<Round>(json).is_err());
+        let round: Round =
+            serde_json::from_str(r#"{"baseline_s": 1.0, "technique_s": 1.1, "control_s": 1.0}"#)
+                .unwrap();
+        assert_eq!(round.build, 0);
+        let settings: PairSettings = serde_json::from_str(
+            r#"{"min_rounds": 6, "target_half_width_pct": 2.0, "budget_s": 30.0, "min_block_s": 0.05}"#,
+        )
+        .unwrap();
+        assert_eq!((settings.min_builds, settings.rounds_per_build), (1, 0));
     }
 
     #[test]
@@ -580,6 +872,7 @@ mod tests {
     fn convergence_needs_the_minimum_rounds_and_both_intervals_narrow() {
         let steady = vec![
             Round {
+                build: 0,
                 baseline_s: 1.0,
                 technique_s: 1.05,
                 control_s: 1.0,

@@ -22,8 +22,11 @@ use crate::timing::Timing;
 /// Version of the record format; records of another version are refused with a clear error.
 /// 2: the page's text and guide position are in the record; metrics and traces are typed.
 /// 3: paired comparisons (`comparisons`), headlines timed by one of them (`Headline::timed_by`)
-/// instead of a difference of two medians. Version 2 records still load and render as they were.
-pub const SCHEMA_VERSION: u32 = 3;
+/// instead of a difference of two medians.
+/// 4: paired comparisons run in builds (fresh processes), their intervals over builds
+/// (`PairedTiming::builds`, `Round::build`); a version 3 interval is over one process's rounds.
+/// Version 2 and 3 records still load and render as they were.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;
