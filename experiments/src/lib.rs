@@ -25,6 +25,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &techniques::accumulation::Accumulation,
         &techniques::mixed_precision::MixedPrecision,
         &techniques::checkpointing::GradientCheckpointing,
+        &techniques::sequence_length::SequenceLength,
         &techniques::in_place::InPlace,
         &techniques::views::Views,
         &techniques::no_grad::NoGrad,

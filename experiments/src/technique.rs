@@ -199,12 +199,12 @@ impl<T: Analyse> Experiment for T {
         plan: BuildPlan,
         device: DeviceKind,
     ) -> Result<Build, ExperimentError> {
-        // Each arm runs its point as planned, with one step of warm-up (the rounds warm up
-        // again) and one repeat after the rounds: the rounds are served from inside the
-        // point's own measured loop.
+        // Each arm runs its point as planned, without its own warm-up (the rounds warm up)
+        // and with one repeat after the rounds (the rounds are served from inside the point's
+        // own measured loop); its checks are skipped (the point's own run recorded them).
         let arm = |point: &Point| -> Result<ArmRun<'_>, ExperimentError> {
             let config = config::<T>(point)?;
-            let repeats = Repeats::on(point.warmup.min(1), 1, device);
+            let repeats = Repeats::on(0, 1, device);
             Ok(Box::new(move || {
                 Technique::run_point(self, &config, repeats, device)
             }))

@@ -73,6 +73,13 @@ pub fn without_step_timer<R>(work: impl FnOnce() -> R) -> R {
     output
 }
 
+/// Whether a timer is installed on this thread: the point runs to be timed (a paired
+/// comparison's arm, a criterion bench), so its correctness checks, which the point's own run
+/// already recorded, are skipped.
+pub fn timing_only() -> bool {
+    STEP_TIMER.with(|t| t.borrow().is_some())
+}
+
 /// Hands a prepared step to the timer installed on this thread, if any; says whether there was
 /// one. Measured loops call this once, after their warm-up and before their own repeats.
 pub fn offer(samples_per_step: u64, step: &mut dyn FnMut() -> Duration) -> bool {

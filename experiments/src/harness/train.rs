@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use burn::optim::AdamConfig;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
-use results::{Check, DeviceKind, Metric, PhaseTiming, PointResult};
+use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
@@ -110,6 +110,75 @@ pub fn run_train_point<K: TrainChecks>(
     )
 }
 
+/// The probe's readings as a training point sets up, in bytes in use.
+pub struct Readings {
+    /// Before the model was built.
+    pub start: u64,
+    /// Right after `init()` (parameters are allocated lazily).
+    pub after_init: u64,
+    /// After every parameter was read once.
+    pub after_model: u64,
+    /// After the inputs were made.
+    pub after_inputs: u64,
+    /// After one forward and backward without an optimizer step.
+    pub after_runtime: u64,
+    /// What stayed live after the first optimizer step, above `after_runtime`.
+    pub optimizer_state_bytes: u64,
+}
+
+impl Readings {
+    /// The training step's memory split into its components, from these readings and the
+    /// phases of the last measured step (`phases`; all steps' `runs`).
+    pub fn metrics(
+        &self,
+        phases: &[PhaseMemory],
+        runs: &[Vec<PhaseMemory>],
+        num_params: u64,
+        step_flop: u64,
+    ) -> BTreeMap<Metric, f64> {
+        let forward = phases.iter().find(|p| p.phase == "forward");
+        let backward = phases.iter().find(|p| p.phase == "backward");
+        let mut metrics = BTreeMap::new();
+        metrics.insert(Metric::ParamBytes, (self.after_model - self.start) as f64);
+        metrics.insert(
+            Metric::ParamBytesAfterInit,
+            (self.after_init - self.start) as f64,
+        );
+        metrics.insert(Metric::ProcessBaselineBytes, self.start as f64);
+        metrics.insert(
+            Metric::RuntimeBytes,
+            self.after_runtime.saturating_sub(self.after_inputs) as f64,
+        );
+        metrics.insert(
+            Metric::InputBytes,
+            (self.after_inputs - self.after_model) as f64,
+        );
+        metrics.insert(
+            Metric::OptimizerStateBytes,
+            self.optimizer_state_bytes as f64,
+        );
+        if let (Some(f), Some(b)) = (forward, backward) {
+            metrics.insert(Metric::ActivationBytes, f.delta_bytes() as f64);
+            metrics.insert(
+                Metric::GraphBytes,
+                f.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
+            );
+            metrics.insert(
+                Metric::GradBytes,
+                b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
+            );
+            metrics.insert(Metric::LiveBeforeStepBytes, f.live_before_bytes as f64);
+        }
+        metrics.insert(Metric::NumParams, num_params as f64);
+        metrics.insert(Metric::StepFlop, step_flop as f64);
+        metrics.insert(
+            Metric::RepeatDeltaSpreadBytes,
+            delta_spread_bytes(runs) as f64,
+        );
+        metrics
+    }
+}
+
 /// Measures training steps of one configuration.
 pub struct TrainPoint<K> {
     /// What to train.
@@ -177,46 +246,34 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         let timing = timing::repeat(0, self.repeats.repeats, c.batch as u64, || step(&mut runs));
         let phases = collapse_by_name(last_repeat(&runs));
 
-        let forward = phases.iter().find(|p| p.phase == "forward");
-        let backward = phases.iter().find(|p| p.phase == "backward");
-        let mut metrics = BTreeMap::new();
-        metrics.insert(Metric::ParamBytes, (after_model - start) as f64);
-        metrics.insert(Metric::ParamBytesAfterInit, (after_init - start) as f64);
-        metrics.insert(Metric::ProcessBaselineBytes, start as f64);
-        metrics.insert(
-            Metric::RuntimeBytes,
-            after_runtime.saturating_sub(after_inputs) as f64,
-        );
-        metrics.insert(Metric::InputBytes, (after_inputs - after_model) as f64);
-        metrics.insert(Metric::OptimizerStateBytes, optimizer_state_bytes as f64);
-        if let (Some(f), Some(b)) = (forward, backward) {
-            metrics.insert(Metric::ActivationBytes, f.delta_bytes() as f64);
-            metrics.insert(
-                Metric::GraphBytes,
-                f.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
-            );
-            metrics.insert(
-                Metric::GradBytes,
-                b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
-            );
-            metrics.insert(Metric::LiveBeforeStepBytes, f.live_before_bytes as f64);
-        }
-        metrics.insert(Metric::NumParams, c.shape.num_params() as f64);
-        metrics.insert(Metric::StepFlop, c.shape.step_matmul_flop(c.batch) as f64);
-        metrics.insert(
-            Metric::RepeatDeltaSpreadBytes,
-            delta_spread_bytes(&runs) as f64,
+        let readings = Readings {
+            start,
+            after_init,
+            after_model,
+            after_inputs,
+            after_runtime,
+            optimizer_state_bytes,
+        };
+        let metrics = readings.metrics(
+            &phases,
+            &runs,
+            c.shape.num_params(),
+            c.shape.step_matmul_flop(c.batch),
         );
 
         let model = model.take().expect("model is back");
-        let checks = self.checks.checks(Trained {
-            config: &c,
-            x: &x,
-            y: &y,
-            model,
-            device: &device,
-            probe,
-        });
+        let checks = if timing::timing_only() {
+            Vec::new()
+        } else {
+            self.checks.checks(Trained {
+                config: &c,
+                x: &x,
+                y: &y,
+                model,
+                device: &device,
+                probe,
+            })
+        };
         PointResult {
             metrics,
             checks,

@@ -10,4 +10,5 @@ pub mod checkpointing;
 pub mod in_place;
 pub mod mixed_precision;
 pub mod no_grad;
+pub mod sequence_length;
 pub mod views;

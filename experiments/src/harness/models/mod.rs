@@ -2,8 +2,10 @@
 //! parameters, gradients, optimizer state and activations can each be predicted from shapes.
 
 pub mod mlp;
+pub mod transformer;
 
 pub use mlp::{Mlp, MlpShape};
+pub use transformer::{MarkovChain, Transformer, TransformerShape};
 
 use crate::harness::profile::Sizes;
 

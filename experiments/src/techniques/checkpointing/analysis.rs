@@ -57,15 +57,31 @@ fn deepest<'r, 'a>(rows: &'r [R<'a>]) -> Option<(&'r R<'a>, &'r R<'a>)> {
         .max_by_key(|(p, _)| (p.config.shape.depth, std::cmp::Reverse(p.config.batch)))
 }
 
-/// Every (plain, balanced) pair is timed in pairs: the deepest is the headline, the others
-/// are the points of the time-cost charts.
+/// The (plain, balanced) pairs timed in pairs: every pair of the depth sweep (the deepest is
+/// the headline) and the smallest and largest batch of the batch sweep, the points of the
+/// time-cost charts. The batch sweep's middle pairs are not timed: with each comparison run in
+/// four builds or more, timing all eleven pairs would not fit the full run's budget.
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
-    let headline = deepest(rows).map(|(p, _)| p.id);
-    pairs(rows, |_| true)
+    let Some((deep, _)) = deepest(rows) else {
+        return Vec::new();
+    };
+    let headline = deep.id;
+    let depth_batch = deep.config.batch;
+    let sweep: Vec<usize> = pairs(rows, |r| r.config.batch != depth_batch)
+        .iter()
+        .map(|(p, _)| p.config.batch)
+        .collect();
+    let (low, high) = (sweep.iter().min(), sweep.iter().max());
+    let timed = |r: &R<'_>| {
+        r.config.batch == depth_batch
+            || Some(&r.config.batch) == low
+            || Some(&r.config.batch) == high
+    };
+    pairs(rows, timed)
         .into_iter()
         .map(|(p, b)| {
             let spec = ComparisonSpec::new(&pair_id(p), p.id, b.id);
-            if Some(p.id) == headline {
+            if p.id == headline {
                 spec
             } else {
                 spec.supporting()

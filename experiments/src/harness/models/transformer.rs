@@ -1,0 +1,279 @@
+//! A small decoder-only transformer, built from Burn 0.21's own modules, trained on sequences
+//! from a fixed random Markov chain (generated in the process from a seed: no download).
+//!
+//! Token and learned position embeddings, `layers` pre-norm blocks (causal multi-head
+//! attention, then a 4x MLP with GELU, each with a residual), a final layer norm and a linear
+//! head, cross-entropy against the next token. Attention dropout is set to 0 (burn-nn's
+//! default is 0.1, active under autodiff), so that runs are comparable and checks can be exact.
+//! The Markov chain gives the loss a known floor: its entropy rate.
+
+use burn::module::Module;
+use burn::nn::attention::{
+    generate_autoregressive_mask, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig,
+};
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::nn::{
+    Embedding, EmbeddingConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig,
+};
+use burn::tensor::backend::Backend;
+use burn::tensor::{Bool, Int, Tensor, TensorData};
+use rand::distr::{weighted::WeightedIndex, Distribution};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+/// The shape of a [`Transformer`] and of the sequences it trains on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransformerShape {
+    /// Tokens in the vocabulary.
+    pub vocab: usize,
+    /// Width of the residual stream.
+    pub d_model: usize,
+    /// Blocks.
+    pub layers: usize,
+    /// Attention heads (`d_model` must be a multiple).
+    pub heads: usize,
+    /// Tokens per sequence.
+    pub seq: usize,
+}
+
+impl TransformerShape {
+    /// Builds the model with Burn's default initialisation on `device`.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Transformer<B> {
+        let d = self.d_model;
+        let blocks = (0..self.layers)
+            .map(|_| Block {
+                norm_attention: LayerNormConfig::new(d).init(device),
+                attention: MultiHeadAttentionConfig::new(d, self.heads)
+                    .with_dropout(0.0)
+                    .init(device),
+                norm_mlp: LayerNormConfig::new(d).init(device),
+                up: LinearConfig::new(d, 4 * d).init(device),
+                gelu: Gelu::new(),
+                down: LinearConfig::new(4 * d, d).init(device),
+            })
+            .collect();
+        Transformer {
+            tokens: EmbeddingConfig::new(self.vocab, d).init(device),
+            positions: EmbeddingConfig::new(self.seq, d).init(device),
+            blocks,
+            norm: LayerNormConfig::new(d).init(device),
+            head: LinearConfig::new(d, self.vocab).init(device),
+        }
+    }
+
+    /// Parameters: embeddings, per block four `d x d` attention projections and the `d x 4d`
+    /// and `4d x d` MLP (with biases) and two layer norms, the final norm and the head.
+    pub fn num_params(&self) -> u64 {
+        let (v, d, s, l) = (self.vocab, self.d_model, self.seq, self.layers);
+        let block = 4 * (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 2 * (2 * d);
+        (v * d + s * d + l * block + 2 * d + d * v + v) as u64
+    }
+
+    /// Floating-point operations of the matrix products of one training step on `batch`
+    /// sequences: forward `2 * tokens * (12 l d^2 + 2 l s d + d v)` (projections and MLP,
+    /// attention scores and context, head), backward twice that.
+    pub fn step_matmul_flop(&self, batch: usize) -> u64 {
+        let (v, d, s, l) = (self.vocab, self.d_model, self.seq, self.layers);
+        let tokens = (batch * s) as u64;
+        let per_token = (12 * l * d * d + 2 * l * s * d + d * v) as u64;
+        6 * tokens * per_token
+    }
+
+    /// Tokens in a batch of `batch` sequences.
+    pub fn tokens(&self, batch: usize) -> u64 {
+        (batch * self.seq) as u64
+    }
+
+    /// A batch of `batch` sequences from `chain` (inputs and next-token targets), the same for
+    /// a given `seed` on every backend.
+    pub fn batch<B: Backend>(
+        &self,
+        chain: &MarkovChain,
+        batch: usize,
+        seed: u64,
+        device: &B::Device,
+    ) -> (Tensor<B, 2, Int>, Tensor<B, 2, Int>) {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut inputs = Vec::with_capacity(batch * self.seq);
+        let mut targets = Vec::with_capacity(batch * self.seq);
+        for _ in 0..batch {
+            let sequence = chain.sample(self.seq + 1, &mut rng);
+            inputs.extend(sequence[..self.seq].iter().map(|&t| t as i64));
+            targets.extend(sequence[1..].iter().map(|&t| t as i64));
+        }
+        let tensor = |values: Vec<i64>| {
+            Tensor::from_data(TensorData::new(values, [batch, self.seq]), device)
+        };
+        (tensor(inputs), tensor(targets))
+    }
+}
+
+/// A pre-norm decoder block: `x + attention(norm(x))`, then `x + down(gelu(up(norm(x))))`.
+#[derive(Module, Debug)]
+pub struct Block<B: Backend> {
+    norm_attention: LayerNorm<B>,
+    attention: MultiHeadAttention<B>,
+    norm_mlp: LayerNorm<B>,
+    up: Linear<B>,
+    gelu: Gelu,
+    down: Linear<B>,
+}
+
+impl<B: Backend> Block<B> {
+    fn forward(&self, x: Tensor<B, 3>, mask: Tensor<B, 3, Bool>) -> Tensor<B, 3> {
+        let h = self.norm_attention.forward(x.clone());
+        let attended = self
+            .attention
+            .forward(MhaInput::self_attn(h).mask_attn(mask))
+            .context;
+        let x = x + attended;
+        let h = self.norm_mlp.forward(x.clone());
+        x + self.down.forward(self.gelu.forward(self.up.forward(h)))
+    }
+}
+
+/// The decoder-only transformer.
+#[derive(Module, Debug)]
+pub struct Transformer<B: Backend> {
+    tokens: Embedding<B>,
+    positions: Embedding<B>,
+    blocks: Vec<Block<B>>,
+    norm: LayerNorm<B>,
+    head: Linear<B>,
+}
+
+impl<B: Backend> Transformer<B> {
+    /// Next-token logits `[batch, seq, vocab]` of `tokens` `[batch, seq]`.
+    pub fn forward(&self, tokens: Tensor<B, 2, Int>) -> Tensor<B, 3> {
+        let [batch, seq] = tokens.dims();
+        let device = tokens.device();
+        let positions = Tensor::<B, 1, Int>::arange(0..seq as i64, &device)
+            .reshape([1, seq])
+            .expand([batch, seq]);
+        let mut x = self.tokens.forward(tokens) + self.positions.forward(positions);
+        let mask = generate_autoregressive_mask::<B>(batch, seq, &device);
+        for block in &self.blocks {
+            x = block.forward(x, mask.clone());
+        }
+        self.head.forward(self.norm.forward(x))
+    }
+}
+
+/// Mean cross-entropy of the next-token predictions, in nats.
+pub fn loss<B: Backend>(
+    model: &Transformer<B>,
+    inputs: Tensor<B, 2, Int>,
+    targets: Tensor<B, 2, Int>,
+) -> Tensor<B, 1> {
+    let [batch, seq] = inputs.dims();
+    let logits = model.forward(inputs);
+    let vocab = logits.dims()[2];
+    CrossEntropyLossConfig::new()
+        .init(&logits.device())
+        .forward(
+            logits.reshape([batch * seq, vocab]),
+            targets.reshape([batch * seq]),
+        )
+}
+
+/// A fixed random Markov chain over `vocab` tokens: each token moves to one of `successors`
+/// tokens, with random probabilities. Its entropy rate is the floor of the next-token loss.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkovChain {
+    /// For each token, its successors and their probabilities.
+    rows: Vec<Vec<(usize, f64)>>,
+}
+
+impl MarkovChain {
+    /// The chain of `seed`: successors drawn uniformly, weights uniform in [0.1, 1), normalised.
+    pub fn new(vocab: usize, successors: usize, seed: u64) -> Self {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let rows = (0..vocab)
+            .map(|_| {
+                let weights: Vec<(usize, f64)> = (0..successors.max(1))
+                    .map(|_| (rng.random_range(0..vocab), rng.random_range(0.1..1.0)))
+                    .collect();
+                let total: f64 = weights.iter().map(|(_, w)| w).sum();
+                weights.into_iter().map(|(t, w)| (t, w / total)).collect()
+            })
+            .collect();
+        Self { rows }
+    }
+
+    /// A sequence of `len` tokens, the first uniform.
+    pub fn sample(&self, len: usize, rng: &mut StdRng) -> Vec<usize> {
+        let mut token = rng.random_range(0..self.rows.len());
+        let mut out = Vec::with_capacity(len);
+        for _ in 0..len {
+            out.push(token);
+            let row = &self.rows[token];
+            let pick = WeightedIndex::new(row.iter().map(|(_, w)| *w))
+                .expect("positive weights")
+                .sample(rng);
+            token = row[pick].0;
+        }
+        out
+    }
+
+    /// The entropy rate in nats: each token's next-token entropy, weighted by how often the
+    /// chain visits the token (its stationary distribution, by power iteration from uniform).
+    pub fn entropy_rate_nats(&self) -> f64 {
+        let n = self.rows.len();
+        let mut visit = vec![1.0 / n as f64; n];
+        for _ in 0..1000 {
+            let mut next = vec![0.0; n];
+            for (from, row) in self.rows.iter().enumerate() {
+                for &(to, p) in row {
+                    next[to] += visit[from] * p;
+                }
+            }
+            visit = next;
+        }
+        self.rows
+            .iter()
+            .zip(&visit)
+            .map(|(row, v)| {
+                // Repeated successors add up: entropy of the merged distribution.
+                let mut merged: Vec<(usize, f64)> = Vec::new();
+                for &(t, p) in row {
+                    match merged.iter_mut().find(|(m, _)| *m == t) {
+                        Some((_, q)) => *q += p,
+                        None => merged.push((t, p)),
+                    }
+                }
+                v * -merged.iter().map(|(_, p)| p * p.ln()).sum::<f64>()
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_is_fixed_by_its_seed_and_its_floor_is_below_uniform() {
+        let chain = MarkovChain::new(64, 4, 7);
+        assert_eq!(chain, MarkovChain::new(64, 4, 7));
+        let floor = chain.entropy_rate_nats();
+        assert!(floor > 0.0 && floor < 4f64.ln() + 1e-9, "{floor}");
+        let mut a = StdRng::seed_from_u64(1);
+        let mut b = StdRng::seed_from_u64(1);
+        assert_eq!(chain.sample(100, &mut a), chain.sample(100, &mut b));
+    }
+
+    #[test]
+    fn parameters_counted_by_shape_match_the_module() {
+        use burn::backend::Flex;
+        let shape = TransformerShape {
+            vocab: 32,
+            d_model: 16,
+            layers: 2,
+            heads: 2,
+            seq: 8,
+        };
+        let model = shape.init::<Flex>(&Default::default());
+        assert_eq!(model.num_params() as u64, shape.num_params());
+    }
+}
