@@ -84,18 +84,29 @@ fn quick_run_writes_the_whole_guide() {
             std::fs::read_to_string(out.join(format!("{}.html", record.experiment))).unwrap();
         assert!(page.contains("Predicted against measured"));
         assert!(page.contains("host-counting-allocator"));
-        // The headline's time is a paired comparison of this record, measured, on the page.
-        let timed_by = record.analysis.headline.timed_by.as_deref();
-        let timed = timed_by.and_then(|id| results::paired::find(&record.comparisons, id));
-        let timing = timed.and_then(|c| c.timing());
-        assert!(
-            timing.is_some(),
-            "{}: headline timed by {timed_by:?}: {:?}",
-            record.experiment,
-            timed.map(|c| c.cost_phrase())
-        );
+        // Each index row's time is a paired comparison of this record, measured, on the page;
+        // a row may state no time (a sweep of sizes: sequence length's), but every record
+        // times at least one of its rows.
+        let rows =
+            std::iter::once(&record.analysis.headline).chain(&record.analysis.secondary_headlines);
+        let mut timed_rows = 0;
+        for headline in rows {
+            let Some(id) = headline.timed_by.as_deref() else {
+                continue;
+            };
+            let timed = results::paired::find(&record.comparisons, id);
+            let timing = timed.and_then(|c| c.timing());
+            assert!(
+                timing.is_some(),
+                "{}: row timed by {id}: {:?}",
+                record.experiment,
+                timed.map(|c| c.cost_phrase())
+            );
+            assert!(page.contains(&xml_escape(&timing.unwrap().control.phrase())));
+            timed_rows += 1;
+        }
+        assert!(timed_rows > 0, "{}: no row is timed", record.experiment);
         assert!(page.contains("Time, measured as a comparison"));
-        assert!(page.contains(&xml_escape(&timing.unwrap().control.phrase())));
         assert!(!record.analysis.charts.is_empty());
         for chart in &record.analysis.charts {
             let file = format!("charts/{}--{}.svg", record.experiment, chart.id);

@@ -200,13 +200,16 @@ impl<B: AutodiffBackend> ModuleVisitor<B> for Flatten<'_> {
     }
 }
 
-/// The model's parameters (`grads` None) or their gradients, as f32 values in visit order.
-pub fn flatten<B: AutodiffBackend>(model: &Mlp<B>, grads: Option<&GradientsParams>) -> Vec<f32> {
+/// A model's parameters (`grads` None) or their gradients, as f32 values in visit order.
+pub fn flatten<B: AutodiffBackend, M: Module<B>>(
+    model: &M,
+    grads: Option<&GradientsParams>,
+) -> Vec<f32> {
     let mut visitor = Flatten {
         grads,
         values: Vec::new(),
     };
-    Module::<B>::visit(model, &mut visitor);
+    model.visit(&mut visitor);
     visitor.values
 }
 

@@ -4,18 +4,19 @@
 
 use results::format::{self, mib};
 use results::{
-    Analysis, Chart, Comparison, Correctness, Headline, LinearFit, MeasuredPoint, Metric,
-    PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
+    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint,
+    Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
 };
 
 use super::{predict, SeqConfig, SequenceLength};
+use crate::harness::backend::Checkpointing;
 use crate::technique::{Analyse, Row};
 
 /// One sequence length measured at both depths.
-struct Pair<'a> {
+struct Pair<'r> {
     seq: f64,
-    shallow: &'a Row<'a, SeqConfig>,
-    deep: &'a Row<'a, SeqConfig>,
+    shallow: &'r Row<'r, SeqConfig>,
+    deep: &'r Row<'r, SeqConfig>,
 }
 
 impl Pair<'_> {
@@ -29,35 +30,71 @@ impl Pair<'_> {
     }
 }
 
+/// The id of the paired comparison of checkpointing on the transformer.
+const CHECKPOINTING: &str = "checkpointing";
+
+/// The model's depth at the middle sequence length, without and with balanced checkpointing:
+/// the pair whose time is compared (the longest sequences would take minutes per build).
+fn checkpointing_pair<'r, 'a>(
+    rows: &'r [Row<'a, SeqConfig>],
+) -> Option<(&'r Row<'a, SeqConfig>, &'r Row<'a, SeqConfig>)> {
+    let layers = rows.iter().map(|r| r.config.shape.layers).max()?;
+    let mut lengths: Vec<usize> = rows.iter().map(|r| r.config.shape.seq).collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    let seq = *lengths.get(lengths.len() / 2)?;
+    let at = |c: Checkpointing| {
+        rows.iter().find(|r| {
+            r.config.shape.layers == layers
+                && r.config.shape.seq == seq
+                && r.config.checkpointing == c
+        })
+    };
+    Some((at(Checkpointing::None)?, at(Checkpointing::Balanced)?))
+}
+
+/// Balanced checkpointing against none on the transformer, timed in pairs.
+pub(super) fn comparisons(rows: &[Row<'_, SeqConfig>]) -> Vec<ComparisonSpec> {
+    checkpointing_pair(rows)
+        .map(|(plain, balanced)| ComparisonSpec::new(CHECKPOINTING, plain.id, balanced.id))
+        .into_iter()
+        .collect()
+}
+
 impl Analyse for SequenceLength {
     /// The analysis of a sequence-length sweep.
     fn analyse(
         &self,
         mut rows: Vec<Row<'_, SeqConfig>>,
         points: &[MeasuredPoint],
-        _paired: &[PairedComparison],
+        paired: &[PairedComparison],
     ) -> Analysis {
         rows.sort_by_key(|r| (r.config.shape.seq, r.config.shape.layers));
         let correctness = Correctness::of(points);
-        let max_layers = rows.iter().map(|r| r.config.shape.layers).max();
-        let deep: Vec<&Row<'_, SeqConfig>> = rows
-            .iter()
-            .filter(|r| Some(r.config.shape.layers) == max_layers)
-            .collect();
-        let pairs: Vec<Pair<'_>> = deep
-            .iter()
-            .filter_map(|d| {
-                let shallow = rows.iter().find(|r| {
-                    r.config.shape.seq == d.config.shape.seq
-                        && r.config.shape.layers < d.config.shape.layers
-                })?;
-                Some(Pair {
-                    seq: d.config.shape.seq as f64,
-                    shallow,
-                    deep: d,
-                })
+        let secondary_headlines: Vec<Headline> = checkpointing_pair(&rows)
+            .map(|(plain, balanced)| {
+                Headline::versus(
+                    format!(
+                        "sequence {}, {} blocks: no checkpointing against balanced checkpointing \
+                         (step peak; time per token)",
+                        plain.config.shape.seq, plain.config.shape.layers
+                    ),
+                    Side::step(plain.result),
+                    Side::step(balanced.result),
+                    verdict(&balanced.result.checks),
+                    "the gradients of one step from the initial weights, with and without \
+                     checkpointing",
+                )
+                .variant("balanced checkpointing")
+                .timed_by(CHECKPOINTING)
             })
+            .into_iter()
             .collect();
+        let (plain, balanced): (Vec<_>, Vec<_>) = rows
+            .into_iter()
+            .partition(|r| r.config.checkpointing == Checkpointing::None);
+        let (deep, pairs) = depth_pairs(&plain);
+        let (deep_balanced, pairs_balanced) = depth_pairs(&balanced);
         let (Some(short), Some(long)) = (deep.first(), deep.last()) else {
             return Analysis::unmeasured(correctness);
         };
@@ -150,6 +187,69 @@ impl Analyse for SequenceLength {
             });
         }
 
+        for p in &pairs_balanced {
+            let measured = p.per_token_layer();
+            let predicted = predict::balanced_bytes_per_token_layer(&at(p.seq));
+            let without = pairs
+                .iter()
+                .find(|q| q.seq == p.seq)
+                .map(Pair::per_token_layer);
+            findings.push(format!(
+                "Sequence {}, balanced checkpointing: one block keeps {} per token (predicted {}, \
+                 {:+.1}%){}.",
+                p.seq,
+                format::bytes(measured),
+                format::bytes(predicted),
+                format::diff_pct(predicted, measured),
+                without.map_or(String::new(), |w| format!(
+                    ", against {} without checkpointing ({} per token per block)",
+                    format::bytes(w),
+                    format::pct((measured - w) / w * 100.0)
+                )),
+            ));
+            comparisons.push(Comparison {
+                quantity: format!(
+                    "bytes per token per block, balanced checkpointing, sequence {}",
+                    p.seq
+                ),
+                predicted_bytes: predicted,
+                measured_bytes: measured,
+                note: "10 d + 2 h s + h + 4 f32 values (module docs of predict.rs), written \
+                       before the first checkpointed measurement"
+                    .into(),
+            });
+        }
+        if let Some(b) = deep_balanced
+            .iter()
+            .find(|b| b.config.shape.seq == long.config.shape.seq)
+        {
+            let (without, with) = (
+                long.result.peak_bytes() as f64,
+                b.result.peak_bytes() as f64,
+            );
+            findings.push(format!(
+                "At sequence {} with {} blocks, balanced checkpointing takes the step peak from {} \
+                 to {} ({} of the step peak); the gradients of one step agree with and without \
+                 it ({}).",
+                long.config.shape.seq,
+                shape.layers,
+                format::bytes(without),
+                format::bytes(with),
+                format::pct((with - without) / without * 100.0),
+                b.result
+                    .checks
+                    .first()
+                    .map_or("not checked".to_string(), |c| format!(
+                        "largest relative difference {:.1e}, tolerance {:.0e}: {}",
+                        c.max_rel_diff,
+                        c.tolerance,
+                        if c.passed { "passed" } else { "FAILED" }
+                    )),
+            ));
+        }
+
+        findings.extend(paired.iter().map(PairedComparison::finding));
+
         let r = long.result;
         let params = r.metric(Metric::ParamBytes);
         comparisons.push(Comparison {
@@ -191,9 +291,10 @@ impl Analyse for SequenceLength {
             format::bytes(r.metric(Metric::ActivationBytes)),
         ));
         findings.push(format!(
-            "Time per token is not compared in pairs here (a sweep of sizes, not a substitute): \
-             the throughput chart shows each point's median step, measured minutes apart; \
-             from sequence {} to {} it went from {} to {} tokens/s.",
+            "Time per token across lengths is not compared in pairs (a sweep of sizes, not a \
+             substitute; checkpointing's cost is): the throughput chart shows each point's \
+             median step, measured minutes apart; from sequence {} to {} it went from {} to {} \
+             tokens/s.",
             short.config.shape.seq,
             long.config.shape.seq,
             format::rate(short.result.samples_per_step as f64 / short.result.step.median_s),
@@ -226,6 +327,27 @@ impl Analyse for SequenceLength {
                                 (
                                     p.seq,
                                     predict::burn_bytes_per_token_layer(&at(p.seq)) / 1024.0,
+                                )
+                            })
+                            .collect(),
+                    ),
+                    Series::line(
+                        "balanced checkpointing (measured)",
+                        false,
+                        pairs_balanced
+                            .iter()
+                            .map(|p| (p.seq, p.per_token_layer() / 1024.0))
+                            .collect(),
+                    ),
+                    Series::line(
+                        "balanced checkpointing, rule: 4 (10 d + 2 h s + h + 4)",
+                        true,
+                        pairs_balanced
+                            .iter()
+                            .map(|p| {
+                                (
+                                    p.seq,
+                                    predict::balanced_bytes_per_token_layer(&at(p.seq)) / 1024.0,
                                 )
                             })
                             .collect(),
@@ -298,6 +420,31 @@ impl Analyse for SequenceLength {
                 },
             },
             Chart {
+                id: "peak-checkpointing-vs-seq".into(),
+                title: format!(
+                    "Step peak of {} blocks with and without balanced checkpointing",
+                    shape.layers
+                ),
+                x_label: "sequence length (tokens)".into(),
+                y_label: "step peak (MiB)".into(),
+                x_scale: Scale::Log2,
+                series: [
+                    ("no checkpointing", &deep),
+                    ("balanced checkpointing", &deep_balanced),
+                ]
+                .into_iter()
+                .map(|(name, rows)| {
+                    Series::line(
+                        name,
+                        false,
+                        rows.iter()
+                            .map(|r| (x(r), mib(r.result.peak_bytes() as f64)))
+                            .collect(),
+                    )
+                })
+                .collect(),
+            },
+            Chart {
                 id: "throughput-vs-seq".into(),
                 title: format!("Training throughput of {} blocks", shape.layers),
                 x_label: "sequence length (tokens)".into(),
@@ -344,7 +491,7 @@ impl Analyse for SequenceLength {
                 correctness,
                 "a sweep, not a substitute: each length computes a different step",
             ),
-            secondary_headlines: vec![],
+            secondary_headlines,
             findings,
             comparisons,
             fits,
@@ -352,6 +499,44 @@ impl Analyse for SequenceLength {
             published,
         }
     }
+}
+
+/// The verdict of one point's checks.
+fn verdict(checks: &[results::Check]) -> Correctness {
+    if checks.is_empty() {
+        Correctness::Unknown
+    } else if checks.iter().all(|c| c.passed) {
+        Correctness::Passed
+    } else {
+        Correctness::Failed
+    }
+}
+
+/// The rows at the largest depth, in sequence order, and each paired with the row of the same
+/// sequence length at a smaller depth.
+fn depth_pairs<'r, 'a>(
+    rows: &'r [Row<'a, SeqConfig>],
+) -> (Vec<&'r Row<'a, SeqConfig>>, Vec<Pair<'r>>) {
+    let max_layers = rows.iter().map(|r| r.config.shape.layers).max();
+    let deep: Vec<&Row<'_, SeqConfig>> = rows
+        .iter()
+        .filter(|r| Some(r.config.shape.layers) == max_layers)
+        .collect();
+    let pairs = deep
+        .iter()
+        .filter_map(|d| {
+            let shallow = rows.iter().find(|r| {
+                r.config.shape.seq == d.config.shape.seq
+                    && r.config.shape.layers < d.config.shape.layers
+            })?;
+            Some(Pair {
+                seq: d.config.shape.seq as f64,
+                shallow,
+                deep: d,
+            })
+        })
+        .collect();
+    (deep, pairs)
 }
 
 /// Bytes live after the parameters were first read beyond the parameters' own, per added

@@ -18,13 +18,14 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use burn::backend::Autodiff;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
-use results::{ComparisonSpec, DeviceKind, PhaseTiming, PointResult, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, PhaseTiming, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::backend::{self, Backends, OnBackend, Setup};
-use crate::harness::models::mlp::materialize;
+use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
+use crate::harness::models::mlp::{flatten, materialize};
 use crate::harness::models::transformer::{self, MarkovChain, TransformerShape};
 use crate::harness::probe::{collapse_by_name, last_repeat, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
@@ -46,6 +47,9 @@ pub struct SeqConfig {
     pub lr: f64,
     /// Seed of the weights, the chain and the data.
     pub seed: u64,
+    /// What the autodiff backend keeps for backward.
+    #[serde(default)]
+    pub checkpointing: Checkpointing,
 }
 
 /// The sequence-length sweep.
@@ -117,37 +121,46 @@ impl Technique for SequenceLength {
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<SeqConfig>> {
         let sizes = Sizes::of(profile, device);
         let (shape, batch, lengths, depths) = plan(sizes);
+        // Memory is the same at every step; the time of a step here describes the point
+        // (the comparison is timed in pairs): one warm-up, two timed steps.
         let repeats = Repeats {
             warmup: 1,
-            repeats: 3,
+            repeats: 2,
             ..Repeats::of(profile)
         };
         lengths
             .into_iter()
             .flat_map(|seq| {
-                depths.into_iter().map(move |layers| {
-                    let config = SeqConfig {
-                        shape: TransformerShape {
-                            seq,
-                            layers,
-                            ..shape
-                        },
-                        batch,
-                        lr: 1e-3,
-                        seed: 42,
-                    };
-                    Planned {
-                        repeats,
-                        ..Planned::new(
-                            format!("seq-{seq}-layers-{layers}"),
-                            format!(
-                                "sequence {seq}, {layers} block{}",
-                                if layers == 1 { "" } else { "s" }
-                            ),
-                            profile,
-                            config,
-                        )
-                    }
+                depths.into_iter().flat_map(move |layers| {
+                    [Checkpointing::None, Checkpointing::Balanced].map(|checkpointing| {
+                        let config = SeqConfig {
+                            shape: TransformerShape {
+                                seq,
+                                layers,
+                                ..shape
+                            },
+                            batch,
+                            lr: 1e-3,
+                            seed: 42,
+                            checkpointing,
+                        };
+                        let (id, name) = match checkpointing {
+                            Checkpointing::None => ("", ""),
+                            Checkpointing::Balanced => ("-balanced", ", balanced checkpointing"),
+                        };
+                        Planned {
+                            repeats,
+                            ..Planned::new(
+                                format!("seq-{seq}-layers-{layers}{id}"),
+                                format!(
+                                    "sequence {seq}, {layers} block{}{name}",
+                                    if layers == 1 { "" } else { "s" }
+                                ),
+                                profile,
+                                config,
+                            )
+                        }
+                    })
                 })
             })
             .collect()
@@ -155,7 +168,10 @@ impl Technique for SequenceLength {
 
     fn run_point(&self, config: &SeqConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
-            Setup::default(),
+            Setup {
+                checkpointing: config.checkpointing,
+                ..Setup::default()
+            },
             TransformerPoint {
                 config: *config,
                 repeats,
@@ -163,9 +179,33 @@ impl Technique for SequenceLength {
         )
     }
 
-    fn comparisons(&self, _rows: &[Row<'_, SeqConfig>]) -> Vec<ComparisonSpec> {
-        Vec::new()
+    fn comparisons(&self, rows: &[Row<'_, SeqConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
     }
+}
+
+/// Largest relative difference allowed between gradients with and without checkpointing:
+/// recomputing an op runs the same kernel on the same inputs, so they agree to rounding.
+const GRADIENT_TOLERANCE: f64 = 1e-5;
+
+/// Every parameter's gradient after one forward and backward from the seeded initial weights,
+/// flattened in module order.
+fn gradients<B: AutodiffBackend>(
+    config: &SeqConfig,
+    chain: &MarkovChain,
+    device: &B::Device,
+) -> Vec<f32> {
+    B::seed(device, config.seed);
+    let model = config.shape.init::<B>(device);
+    materialize(&model);
+    let (inputs, targets) = config
+        .shape
+        .batch::<B>(chain, config.batch, config.seed, device);
+    let grads = GradientsParams::from_grads(
+        transformer::loss(&model, inputs, targets).backward(),
+        &model,
+    );
+    flatten(&model, Some(&grads))
 }
 
 /// Measures training steps of the transformer at one configuration.
@@ -241,8 +281,21 @@ impl OnBackend for TransformerPoint {
             shape.num_params(),
             shape.step_matmul_flop(c.batch),
         );
+        // Checkpointing must not change what is computed: the gradients of one step from the
+        // initial weights, with and without it.
+        let checks = if c.checkpointing == Checkpointing::None || timing::timing_only() {
+            Vec::new()
+        } else {
+            vec![Check::compare(
+                "parameter gradients with checkpointing against without",
+                &gradients::<Autodiff<B::InnerBackend>>(&c, &chain, &device),
+                &gradients::<B>(&c, &chain, &device),
+                GRADIENT_TOLERANCE,
+            )]
+        };
         PointResult {
             metrics,
+            checks,
             phase_times: PhaseTiming::of_runs(&runs),
             ..PointResult::new(probe.info(), phases, timing, tokens)
         }

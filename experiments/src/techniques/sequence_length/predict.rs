@@ -33,6 +33,17 @@
 //! therefore an explanation after the measurement, not a prediction, and the page says so
 //! ([`FIRST_ATTENTION_VALUES_PER_HEAD`] keeps the first rule).
 
+//! Under `BalancedCheckpointing` (written before the first checkpointed measurement, from
+//! `burn-autodiff`'s `checkpoint/strategy.rs`, `builder.rs` and `ops/base.rs`): an op marked
+//! memory-bound whose parents are all tracked keeps nothing and is recomputed in backward; its
+//! parents are backed up, which holds a parent's tensor only where the parent is compute-bound
+//! (matmul, `mean_dim`, `sum_dim`, `mask_fill`); a memory-bound op with an untracked parent
+//! (softmax's shift by the detached maximum) becomes compute-bound. Per block that leaves: the
+//! four matmul outputs of the projections before their bias (q, k, v and output: 4d), the up
+//! and down projections' (4d + d), the context before its reshape (d), the attention scores
+//! (backed up by the scaling: h s), the shifted scores (h s, the shift being compute-bound now),
+//! the softmax sums (h), and each layer norm's mean and variance (4): `10 d + 2 h s + h + 4`.
+
 use crate::estimate::F32_BYTES;
 use crate::harness::models::TransformerShape;
 
@@ -47,6 +58,17 @@ pub const ATTENTION_VALUES_PER_HEAD: f64 = 3.0;
 pub fn burn_values_per_token_layer(shape: &TransformerShape) -> f64 {
     let (d, h, s) = (shape.d_model as f64, shape.heads as f64, shape.seq as f64);
     18.0 * d + ATTENTION_VALUES_PER_HEAD * h * s + h + 2.0
+}
+
+/// Values per token and layer kept under `BalancedCheckpointing` (module docs).
+pub fn balanced_values_per_token_layer(shape: &TransformerShape) -> f64 {
+    let (d, h, s) = (shape.d_model as f64, shape.heads as f64, shape.seq as f64);
+    10.0 * d + 2.0 * h * s + h + 4.0
+}
+
+/// Bytes per token and layer under `BalancedCheckpointing`, in f32.
+pub fn balanced_bytes_per_token_layer(shape: &TransformerShape) -> f64 {
+    balanced_values_per_token_layer(shape) * F32_BYTES as f64
 }
 
 /// Bytes per token and layer, Burn's rule, in f32.
