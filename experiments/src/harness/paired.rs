@@ -13,7 +13,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use results::{round_order, run_round, Build, BuildPlan, PairSettings, PointResult};
+use results::{build_rounds, round_order, run_round, Build, BuildPlan, PairSettings, PointResult};
 
 use crate::error::ExperimentError;
 use crate::harness::timing::{with_step_timer, StepTimer};
@@ -153,7 +153,7 @@ fn rounds(
     // Round 0, the warm-up, also sizes the blocks where the plan does not: one step of each
     // arm, then blocks of the steps the fastest arm needs to last `min_block_s` on the wall
     // clock (a step's set-up outside its timed region, a fresh input, counts: it is what the
-    // budget pays for); then blocks until `min_warmup` has passed.
+    // budget pays for).
     let mut fastest = f64::INFINITY;
     for arm in arms {
         let wall = Instant::now();
@@ -163,16 +163,25 @@ fn rounds(
     let steps = plan.steps_per_block.unwrap_or_else(|| {
         ((settings.min_block_s / fastest.max(1e-9)).ceil() as usize).clamp(1, 100_000)
     });
+    // Then, where a block is more than the one step each arm has run, or the device asks for
+    // more, whole warm-up rounds: an arm's first block of many steps would otherwise be
+    // counted, in whichever arm opens the build.
+    let orders = build_rounds(plan.build, settings.rounds_per_build);
     let warm = Instant::now();
-    while warm.elapsed() < min_warmup {
-        for &i in &round_order(0) {
-            arms[i].block(steps).ok_or_else(died)?;
+    if steps > 1 || !min_warmup.is_zero() {
+        loop {
+            for &i in &round_order(orders[orders.len() - 1]) {
+                arms[i].block(steps).ok_or_else(died)?;
+            }
+            if warm.elapsed() >= min_warmup {
+                break;
+            }
         }
     }
 
     let started = Instant::now();
-    let first = plan.build * settings.rounds_per_build.max(1);
-    let rounds = (first..first + settings.rounds_per_build.max(1))
+    let rounds = orders
+        .into_iter()
         .map(|r| run_round(r, plan.build, |i| arms[i].block(steps).ok_or_else(died)))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Build {

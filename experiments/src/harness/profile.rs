@@ -55,7 +55,7 @@ impl Repeats {
             },
             Profile::Full => Self {
                 warmup: 2,
-                repeats: 5,
+                repeats: 4,
                 min_warmup: Duration::ZERO,
             },
         }
@@ -96,14 +96,14 @@ impl Repeats {
 /// within ±3% (±5% quick) or the budget is spent: 30 s (1.5 s quick, which therefore always
 /// stops at 2 builds), counted over whole builds, set-up included; blocks of at least 50 ms
 /// (5 ms quick). Alternating processes pay a process per block, each round a build: at least
-/// one cycle of the six orders, blocks of at least 0.3 s (20 ms quick), until ±3% or 30 s
+/// one cycle of the six orders, blocks of at least 0.3 s (20 ms quick), until ±3% or 20 s
 /// (4 s quick).
 pub fn pair_settings(profile: Profile, interleaving: Interleaving) -> PairSettings {
     let (min_builds, target, budget_s, min_block_s) = match (profile, interleaving) {
         (Profile::Quick, Interleaving::OneProcess) => (2, 5.0, 1.5, 0.005),
         (Profile::Quick, Interleaving::AlternatingProcesses) => (1, 5.0, 4.0, 0.02),
         (Profile::Full, Interleaving::OneProcess) => (4, 3.0, 30.0, 0.05),
-        (Profile::Full, Interleaving::AlternatingProcesses) => (1, 3.0, 30.0, 0.3),
+        (Profile::Full, Interleaving::AlternatingProcesses) => (1, 3.0, 20.0, 0.3),
     };
     PairSettings {
         min_rounds: CYCLE,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use burn::optim::AdamConfig;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::Tensor;
-use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult};
+use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
@@ -108,6 +108,51 @@ pub fn run_train_point<K: TrainChecks>(
             checks,
         },
     )
+}
+
+/// What the measured loop of a training point gave.
+pub struct MeasuredSteps {
+    /// What stayed live after the first step (which allocates the optimizer's state) above
+    /// what was live before it.
+    pub optimizer_state_bytes: u64,
+    /// The timed steps.
+    pub timing: Timing,
+    /// The phases of every timed step.
+    pub runs: Vec<Vec<PhaseMemory>>,
+    /// The phases of the last timed step, one per name.
+    pub phases: Vec<PhaseMemory>,
+}
+
+/// The measured loop of a training point: the first step, which allocates the optimizer's
+/// state (read as what stays live after it above `after_runtime`), the rest of the warm-up,
+/// then the timed steps, each processing `samples_per_step`. `step` runs one metered step and
+/// pushes its phases.
+pub fn measured_steps(
+    probe: &dyn MemoryProbe,
+    sync: &dyn Fn(),
+    after_runtime: u64,
+    repeats: Repeats,
+    samples_per_step: u64,
+    mut step: impl FnMut(&mut Vec<Vec<PhaseMemory>>),
+) -> MeasuredSteps {
+    let mut warm_runs = Vec::new();
+    step(&mut warm_runs);
+    sync();
+    let optimizer_state_bytes = probe.read().in_use_bytes.saturating_sub(after_runtime);
+    Repeats {
+        warmup: repeats.warmup.saturating_sub(1),
+        ..repeats
+    }
+    .warm_up(|| step(&mut warm_runs));
+    let mut runs = Vec::new();
+    let timing = timing::repeat(0, repeats.repeats, samples_per_step, || step(&mut runs));
+    let phases = collapse_by_name(last_repeat(&runs));
+    MeasuredSteps {
+        optimizer_state_bytes,
+        timing,
+        runs,
+        phases,
+    }
 }
 
 /// The probe's readings as a training point sets up, in bytes in use.
@@ -217,7 +262,7 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
 
         let mut optim = AdamConfig::new().init::<B, mlp::Mlp<B>>();
         let mut model = Some(model);
-        let mut step = |runs: &mut Vec<_>| {
+        let step = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
             model = Some(mlp::train_step(
@@ -232,31 +277,25 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
             runs.push(meter.finish());
         };
 
-        // The first step allocates Adam's moments: what stays live after it is optimizer state.
-        let mut warm_runs = Vec::new();
-        step(&mut warm_runs);
-        sync();
-        let optimizer_state_bytes = probe.read().in_use_bytes.saturating_sub(after_runtime);
-        Repeats {
-            warmup: self.repeats.warmup.saturating_sub(1),
-            ..self.repeats
-        }
-        .warm_up(|| step(&mut warm_runs));
-        let mut runs = Vec::new();
-        let timing = timing::repeat(0, self.repeats.repeats, c.batch as u64, || step(&mut runs));
-        let phases = collapse_by_name(last_repeat(&runs));
-
+        let steps = measured_steps(
+            probe,
+            &sync,
+            after_runtime,
+            self.repeats,
+            c.batch as u64,
+            step,
+        );
         let readings = Readings {
             start,
             after_init,
             after_model,
             after_inputs,
             after_runtime,
-            optimizer_state_bytes,
+            optimizer_state_bytes: steps.optimizer_state_bytes,
         };
         let metrics = readings.metrics(
-            &phases,
-            &runs,
+            &steps.phases,
+            &steps.runs,
             c.shape.num_params(),
             c.shape.step_matmul_flop(c.batch),
         );
@@ -277,8 +316,8 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         PointResult {
             metrics,
             checks,
-            phase_times: PhaseTiming::of_runs(&runs),
-            ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
+            phase_times: PhaseTiming::of_runs(&steps.runs),
+            ..PointResult::new(probe.info(), steps.phases, steps.timing, c.batch as u64)
         }
     }
 }

@@ -27,7 +27,9 @@ pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
 pub use memory::{PhaseMemory, ProbeInfo};
-pub use paired::{count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS};
+pub use paired::{
+    build_rounds, count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS,
+};
 pub use paired::{
     Build, BuildPlan, ComparisonSpec, Interleaving, Interval, PairSettings, PairedComparison,
     PairedOutcome, PairedTiming, Round, Stop,

@@ -150,6 +150,24 @@ pub fn round_order(r: usize) -> [usize; 3] {
     ORDERS[r % ORDERS.len()]
 }
 
+/// The rounds (as indices into [`round_order`]) that build `build` runs, `rounds_per_build` of
+/// them. With [`HALF_CYCLE`] rounds a build takes one half of the cycle (a Latin square: each
+/// arm first, second and third once), builds alternating halves, so that two builds run all
+/// six orders; and the half's rounds start one further on every second build, so that over six
+/// builds each arm opens a build twice (the first counted round of a build follows the
+/// warm-up, and an arm that always opened it would carry whatever that costs).
+pub fn build_rounds(build: usize, rounds_per_build: usize) -> Vec<usize> {
+    if rounds_per_build == HALF_CYCLE {
+        let (half, offset) = (build % 2, (build / 2) % HALF_CYCLE);
+        (0..HALF_CYCLE)
+            .map(|j| HALF_CYCLE * half + (offset + j) % HALF_CYCLE)
+            .collect()
+    } else {
+        let first = build * rounds_per_build.max(1);
+        (first..first + rounds_per_build.max(1)).collect()
+    }
+}
+
 /// Runs round `r` of build `build`: each arm's block in [`round_order`]`(r)`; `block(i)` runs
 /// arm `i` for one block and returns its time per step.
 pub fn run_round<E>(
@@ -816,6 +834,32 @@ mod tests {
         let single = builds(1, |_| 0.1);
         let (cost, _) = intervals(&single, 1, 1).unwrap();
         assert!((cost.estimate_pct - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn every_arm_opens_builds_equally_often_and_two_builds_run_every_order() {
+        let mut opened = [0; 3];
+        for build in 0..6 {
+            let rounds = build_rounds(build, HALF_CYCLE);
+            opened[round_order(rounds[0])[0]] += 1;
+            for position in 0..3 {
+                let mut arms: Vec<usize> =
+                    rounds.iter().map(|&r| round_order(r)[position]).collect();
+                arms.sort_unstable();
+                assert_eq!(arms, [0, 1, 2], "build {build}, position {position}");
+            }
+        }
+        assert_eq!(opened, [2, 2, 2]);
+        for pair in [0, 2, 4] {
+            let mut orders: Vec<[usize; 3]> = build_rounds(pair, HALF_CYCLE)
+                .into_iter()
+                .chain(build_rounds(pair + 1, HALF_CYCLE))
+                .map(round_order)
+                .collect();
+            orders.sort_unstable();
+            orders.dedup();
+            assert_eq!(orders.len(), CYCLE);
+        }
     }
 
     #[test]

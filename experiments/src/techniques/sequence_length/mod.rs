@@ -27,10 +27,10 @@ use serde::{Deserialize, Serialize};
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
 use crate::harness::models::mlp::{flatten, materialize};
 use crate::harness::models::transformer::{self, MarkovChain, TransformerShape};
-use crate::harness::probe::{collapse_by_name, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::harness::train::Readings;
+use crate::harness::train::{measured_steps, Readings};
 use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// Successors of each token in the task's Markov chain.
@@ -122,10 +122,10 @@ impl Technique for SequenceLength {
         let sizes = Sizes::of(profile, device);
         let (shape, batch, lengths, depths) = plan(sizes);
         // Memory is the same at every step; the time of a step here describes the point
-        // (the comparison is timed in pairs): one warm-up, two timed steps.
+        // (the comparison is timed in pairs): the first step as warm-up, one timed step.
         let repeats = Repeats {
             warmup: 1,
-            repeats: 2,
+            repeats: 1,
             ..Repeats::of(profile)
         };
         lengths
@@ -240,7 +240,7 @@ impl OnBackend for TransformerPoint {
 
         let mut optim = AdamConfig::new().init();
         let mut model = Some(model);
-        let mut step = |runs: &mut Vec<_>| {
+        let step = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
             let loss = meter.phase("forward", || {
@@ -254,30 +254,19 @@ impl OnBackend for TransformerPoint {
             runs.push(meter.finish());
         };
 
-        let mut warm_runs = Vec::new();
-        step(&mut warm_runs);
-        sync();
-        let optimizer_state_bytes = probe.read().in_use_bytes.saturating_sub(after_runtime);
-        Repeats {
-            warmup: self.repeats.warmup.saturating_sub(1),
-            ..self.repeats
-        }
-        .warm_up(|| step(&mut warm_runs));
         let tokens = shape.tokens(c.batch);
-        let mut runs = Vec::new();
-        let timing = timing::repeat(0, self.repeats.repeats, tokens, || step(&mut runs));
-        let phases = collapse_by_name(last_repeat(&runs));
+        let steps = measured_steps(probe, &sync, after_runtime, self.repeats, tokens, step);
         let metrics = Readings {
             start,
             after_init,
             after_model,
             after_inputs,
             after_runtime,
-            optimizer_state_bytes,
+            optimizer_state_bytes: steps.optimizer_state_bytes,
         }
         .metrics(
-            &phases,
-            &runs,
+            &steps.phases,
+            &steps.runs,
             shape.num_params(),
             shape.step_matmul_flop(c.batch),
         );
@@ -296,8 +285,8 @@ impl OnBackend for TransformerPoint {
         PointResult {
             metrics,
             checks,
-            phase_times: PhaseTiming::of_runs(&runs),
-            ..PointResult::new(probe.info(), phases, timing, tokens)
+            phase_times: PhaseTiming::of_runs(&steps.runs),
+            ..PointResult::new(probe.info(), steps.phases, steps.timing, tokens)
         }
     }
 }
