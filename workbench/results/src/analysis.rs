@@ -58,22 +58,30 @@ pub enum Correctness {
 impl Correctness {
     /// Combines the checks of all measured points.
     pub fn of(points: &[MeasuredPoint]) -> Self {
-        let checks: Vec<&Check> = points
+        let checks = points
             .iter()
             .filter_map(|p| p.result())
-            .flat_map(|r| r.checks.iter())
-            .collect();
-        if checks.is_empty() {
+            .flat_map(|r| r.checks.iter());
+        Self::of_checks(checks).unwrap_or_else(|| {
             if points.iter().any(|p| p.result().is_some()) {
                 Correctness::NotApplicable
             } else {
                 Correctness::Unknown
             }
-        } else if checks.iter().all(|c| c.passed) {
-            Correctness::Passed
-        } else {
-            Correctness::Failed
+        })
+    }
+
+    /// The verdict of `checks`: passed when every one passed, failed when any failed; `None`
+    /// where there are none (what that means is the caller's to say).
+    pub fn of_checks<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Option<Self> {
+        let mut any = false;
+        for check in checks {
+            if !check.passed {
+                return Some(Correctness::Failed);
+            }
+            any = true;
         }
+        any.then_some(Correctness::Passed)
     }
 }
 

@@ -502,11 +502,7 @@ impl Analyse for MixedPrecision {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
-        let verdict = |c: Option<&Check>| match c {
-            Some(c) if c.passed => Correctness::Passed,
-            Some(_) => Correctness::Failed,
-            None => Correctness::Unknown,
-        };
+        let verdict = |c: Option<&Check>| Correctness::of_checks(c).unwrap_or(Correctness::Unknown);
         let (mixed, storage) = row_precisions(&rows);
         let row = |p: Option<Precision>| p.and_then(find);
         let headline = match row(mixed) {

@@ -81,7 +81,7 @@ impl Analyse for SequenceLength {
                     ),
                     Side::step(plain.result),
                     Side::step(balanced.result),
-                    verdict(&balanced.result.checks),
+                    Correctness::of_checks(&balanced.result.checks).unwrap_or(Correctness::Unknown),
                     "the gradients of one step from the initial weights, with and without \
                      checkpointing",
                 )
@@ -499,17 +499,6 @@ impl Analyse for SequenceLength {
             charts,
             published,
         }
-    }
-}
-
-/// The verdict of one point's checks.
-fn verdict(checks: &[results::Check]) -> Correctness {
-    if checks.is_empty() {
-        Correctness::Unknown
-    } else if checks.iter().all(|c| c.passed) {
-        Correctness::Passed
-    } else {
-        Correctness::Failed
     }
 }
 
