@@ -160,10 +160,14 @@ fn a_schema_3_record_renders_its_interval_over_rounds_as_such() {
     );
     let page = std::fs::read_to_string(dir.path().join("site/views-vs-clones.html")).unwrap();
     assert!(
-        page.contains("interval over rounds (an older record"),
+        page.contains("the interval over rounds: it leaves out how much a fresh build"),
         "{page}"
     );
-    assert!(!page.contains("builds ×"), "no builds are invented");
+    assert!(page.contains("(a schema 3 record)"), "{page}");
+    assert!(
+        !page.contains("builds, each a fresh process"),
+        "no builds are invented"
+    );
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! arithmetic; every figure here comes from a record, formatted by `results::format`.
 
 use results::{
-    format, Calibration, Chart, Correctness, DeviceKind, ExperimentRecord, Headline, Interleaving,
-    Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series, Stop,
+    format, Calibration, Chart, Correctness, DeviceKind, ExperimentRecord, Headline, Metric,
+    Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series,
 };
 use serde::Serialize;
 
@@ -406,51 +406,7 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
 
 /// How a comparison's rounds ran, in a few words.
 fn how(t: &PairedTiming) -> String {
-    let steps = format!(
-        "{} step{}",
-        t.steps_per_block,
-        if t.steps_per_block == 1 { "" } else { "s" }
-    );
-    let method = match t.interleaving {
-        Interleaving::OneProcess if t.builds >= 2 => format!(
-            "{} builds × {} rounds of {steps} per arm, each build a fresh process; interval \
-             over builds",
-            t.builds,
-            t.rounds.len() / t.builds
-        ),
-        Interleaving::OneProcess => format!(
-            "{} rounds of {steps} per arm in one process; interval over rounds (an older \
-             record: leaves out build-to-build variation)",
-            t.rounds.len()
-        ),
-        Interleaving::AlternatingProcesses => format!(
-            "{} rounds of alternating child processes, {steps} per block; interval over rounds",
-            t.rounds.len()
-        ),
-    };
-    let took = if t.wall_s > 0.0 {
-        format!(", {} in all", format::seconds(t.wall_s))
-    } else {
-        String::new()
-    };
-    let stop = match t.stop {
-        Stop::Converged => format!(
-            "stopped at ±{}% ({} of rounds{took})",
-            t.settings.target_half_width_pct,
-            format::seconds(t.rounds_s)
-        ),
-        Stop::BudgetSpent => format!(
-            "stopped at the {} budget, short of ±{}%{}",
-            format::seconds(t.settings.budget_s),
-            t.settings.target_half_width_pct,
-            if took.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", &took[2..])
-            }
-        ),
-    };
-    format!("{method}; {stop}")
+    format!("{}; {}", t.method(), t.stop_phrase())
 }
 
 /// Criterion's estimates of a comparison's two points, as the paired ratio, set beside the

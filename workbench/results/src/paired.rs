@@ -642,9 +642,9 @@ impl PairedTiming {
         }
     }
 
-    /// Why the rounds stopped, in a few words.
+    /// Why the rounds stopped, and the time they took, in a few words.
     pub fn stop_phrase(&self) -> String {
-        match self.stop {
+        let why = match self.stop {
             Stop::Converged => format!(
                 "stopped when both intervals were within ±{}%",
                 self.settings.target_half_width_pct
@@ -654,6 +654,15 @@ impl PairedTiming {
                 crate::format::seconds(self.settings.budget_s),
                 self.settings.target_half_width_pct
             ),
+        };
+        let rounds = crate::format::seconds(self.rounds_s);
+        if self.wall_s > 0.0 {
+            format!(
+                "{why} ({rounds} of rounds, {} in all)",
+                crate::format::seconds(self.wall_s)
+            )
+        } else {
+            format!("{why} ({rounds} of rounds)")
         }
     }
 }
