@@ -6,6 +6,8 @@
 //! - [`harness`]: what every technique shares and none is named in: backends and the device
 //!   dispatch, memory probes, timing, the training step, models.
 //! - [`technique`]: the typed [`Technique`] trait and the [`Experiment`] the runner drives.
+//! - [`estimate`]: the byte rules every prediction uses; [`workloads`]: the transformer's
+//!   section of a page, beside the MLP's.
 //!
 //! Results are written as `results` types; nothing here knows how the guide is rendered.
 
@@ -14,6 +16,7 @@ pub mod estimate;
 pub mod harness;
 pub mod technique;
 pub mod techniques;
+pub mod workloads;
 
 pub use error::ExperimentError;
 pub use technique::{Experiment, Technique};

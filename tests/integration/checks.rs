@@ -4,8 +4,7 @@ use burn::backend::{Autodiff, Flex};
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::Tensor;
 use experiments::harness::backend::{CheckpointedCpuBackend, Checkpointing};
-use experiments::harness::models::mlp::{self, Mlp};
-use experiments::harness::models::MlpShape;
+use experiments::harness::models::{self, Batch, MlpShape, Model, ModelShape, TransformerShape};
 use experiments::harness::probe::host::HostProbe;
 use experiments::harness::probe::PhaseMeter;
 use experiments::harness::train::TrainConfig;
@@ -24,11 +23,11 @@ fn flex_rng() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn setup() -> (TrainConfig, MlpShape) {
-    let shape = MlpShape {
+fn setup() -> (TrainConfig, ModelShape) {
+    let shape = ModelShape::Mlp(MlpShape {
         width: 64,
         depth: 3,
-    };
+    });
     let config = TrainConfig {
         shape,
         batch: 64,
@@ -46,8 +45,8 @@ fn accumulation_with_scaled_loss_equals_the_big_batch() {
     let (config, shape) = setup();
     let device = Default::default();
     let model = shape.init::<B>(&device);
-    let (x, y) = shape.batch::<B>(config.batch, &device);
-    let checks = checks(&config, &x, &y, model, &HostProbe);
+    let batch = shape.batch::<B>(config.batch, config.seed, &device);
+    let checks = checks(&config, &batch, model, &HostProbe);
     assert_eq!(checks.len(), 2);
     for check in checks {
         assert!(check.passed, "{check:?}");
@@ -60,22 +59,21 @@ fn accumulation_with_scaled_loss_equals_the_big_batch() {
 struct Unscaled;
 
 impl TrainStep for Unscaled {
-    fn step<B2: burn::tensor::backend::AutodiffBackend, O: Optimizer<Mlp<B2>, B2>>(
+    fn step<B2: burn::tensor::backend::AutodiffBackend, O: Optimizer<Model<B2>, B2>>(
         &self,
         meter: &mut PhaseMeter<'_>,
-        model: Mlp<B2>,
+        model: Model<B2>,
         optim: &mut O,
         lr: f64,
-        x: &Tensor<B2, 2>,
-        y: &Tensor<B2, 2>,
+        batch: &Batch<B2>,
         micro_batches: usize,
-    ) -> Mlp<B2> {
+    ) -> Model<B2> {
         if micro_batches <= 1 {
-            return mlp::train_step(meter, model, optim, lr, x, y, 1);
+            return models::train_step(meter, model, optim, lr, batch, 1);
         }
-        let mut accumulator = GradientsAccumulator::<Mlp<B2>>::new();
-        for (xi, yi) in mlp::micro_batch_slices(x, y, micro_batches) {
-            let grads = GradientsParams::from_grads(mlp::loss(&model, xi, yi).backward(), &model);
+        let mut accumulator = GradientsAccumulator::<Model<B2>>::new();
+        for slice in batch.slices(micro_batches) {
+            let grads = GradientsParams::from_grads(model.loss(&slice).backward(), &model);
             accumulator.accumulate(&model, grads);
         }
         optim.step(lr, model, accumulator.grads())
@@ -88,8 +86,8 @@ fn a_training_step_without_the_1_over_k_scale_is_caught() {
     let (config, shape) = setup();
     let device = Default::default();
     let model = shape.init::<B>(&device);
-    let (x, y) = shape.batch::<B>(config.batch, &device);
-    let result = checks_with_step(&config, &x, &y, model, &HostProbe, &Unscaled);
+    let batch = shape.batch::<B>(config.batch, config.seed, &device);
+    let result = checks_with_step(&config, &batch, model, &HostProbe, &Unscaled);
     assert!(
         !result[0].passed,
         "the SGD update (the gradient) must differ: {:?}",
@@ -101,6 +99,56 @@ fn a_training_step_without_the_1_over_k_scale_is_caught() {
 fn checkpointed_gradients_equal_the_plain_ones() {
     let _rng = flex_rng();
     let (config, _) = setup();
+    let config = TrainConfig {
+        micro_batches: 1,
+        checkpointing: Checkpointing::Balanced,
+        ..config
+    };
+    let check = experiments::techniques::checkpointing::check::<CheckpointedCpuBackend>(
+        &config,
+        &Default::default(),
+    );
+    assert!(check.passed, "{check:?}");
+}
+
+/// A small transformer point of the same checks.
+fn transformer_setup() -> (TrainConfig, ModelShape) {
+    let shape = ModelShape::Transformer(TransformerShape {
+        vocab: 32,
+        d_model: 16,
+        layers: 2,
+        heads: 2,
+        seq: 8,
+    });
+    let (config, _) = setup();
+    (
+        TrainConfig {
+            shape,
+            batch: 8,
+            ..config
+        },
+        shape,
+    )
+}
+
+#[test]
+fn accumulation_on_the_transformer_equals_the_big_batch_and_the_unscaled_step_is_caught() {
+    let _rng = flex_rng();
+    let (config, shape) = transformer_setup();
+    let device = Default::default();
+    let model = shape.init::<B>(&device);
+    let batch = shape.batch::<B>(config.batch, config.seed, &device);
+    for check in checks(&config, &batch, model.clone(), &HostProbe) {
+        assert!(check.passed, "{check:?}");
+    }
+    let result = checks_with_step(&config, &batch, model, &HostProbe, &Unscaled);
+    assert!(!result[0].passed, "{:?}", result[0]);
+}
+
+#[test]
+fn checkpointed_transformer_gradients_equal_the_plain_ones() {
+    let _rng = flex_rng();
+    let (config, _) = transformer_setup();
     let config = TrainConfig {
         micro_batches: 1,
         checkpointing: Checkpointing::Balanced,

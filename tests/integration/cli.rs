@@ -171,6 +171,22 @@ fn a_schema_3_record_renders_its_interval_over_rounds_as_such() {
 }
 
 #[test]
+fn a_schema_4_record_renders_its_throughput_in_samples() {
+    // Made before the transformer: no point has a unit, and every throughput is in samples.
+    let dir = tempfile::tempdir().unwrap();
+    let schema4 = crate::fixtures().parent().unwrap().join("schema4");
+    let out = render(&schema4, &dir.path().join("site"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("site/batch-size.html")).unwrap();
+    assert!(page.contains(" samples/s</td>"), "{page}");
+    assert!(!page.contains("tokens/s</td>"), "no tokens are invented");
+}
+
+#[test]
 fn unknown_device_is_refused_by_the_cli() {
     workbench()
         .args(["run", "all", "--device", "tpu"])

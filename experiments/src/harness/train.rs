@@ -6,14 +6,13 @@ use std::collections::BTreeMap;
 
 use burn::optim::AdamConfig;
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::Tensor;
 use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
-use crate::harness::models::mlp::{self, Mlp};
-use crate::harness::models::MlpShape;
+use crate::harness::models::mlp;
+use crate::harness::models::{self, Batch, Model, ModelShape};
 use crate::harness::probe::{
     collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
 };
@@ -23,8 +22,8 @@ use crate::harness::timing;
 /// Configuration of one measured training point.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrainConfig {
-    /// The model trained.
-    pub shape: MlpShape,
+    /// The model trained (the MLP or the transformer, with its sequence length).
+    pub shape: ModelShape,
     /// Samples per step.
     pub batch: usize,
     /// Adam learning rate.
@@ -46,9 +45,9 @@ fn one() -> usize {
 impl TrainConfig {
     /// One plain Adam step (learning rate 1e-4, seed 42) of `shape` on `batch` samples: no
     /// accumulation, no checkpointing. Techniques change what they vary from here.
-    pub fn adam(shape: MlpShape, batch: usize) -> Self {
+    pub fn adam(shape: impl Into<ModelShape>, batch: usize) -> Self {
         Self {
-            shape,
+            shape: shape.into(),
             batch,
             lr: 1e-4,
             seed: 42,
@@ -62,12 +61,10 @@ impl TrainConfig {
 pub struct Trained<'a, B: AutodiffBackend> {
     /// The point's configuration.
     pub config: &'a TrainConfig,
-    /// The step's inputs.
-    pub x: &'a Tensor<B, 2>,
-    /// The step's targets.
-    pub y: &'a Tensor<B, 2>,
+    /// The step's batch.
+    pub batch: &'a Batch<B>,
     /// The model after the measured steps.
-    pub model: Mlp<B>,
+    pub model: Model<B>,
     /// The device it ran on.
     pub device: &'a B::Device,
     /// The point's memory probe (a proof that runs a metered step reads it).
@@ -249,42 +246,35 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         mlp::materialize(&model);
         sync();
         let after_model = probe.read().in_use_bytes;
-        let (x, y) = c.shape.batch::<B>(c.batch, &device);
+        let batch = c.shape.batch::<B>(c.batch, c.seed, &device);
         sync();
         let after_inputs = probe.read().in_use_bytes;
         // One forward and backward without an optimizer step, so that the backend's own buffers
         // (matmul packing workspaces, the thread pool) exist before the optimizer state is read.
-        for (xi, yi) in mlp::micro_batch_slices(&x, &y, c.micro_batches) {
-            drop(mlp::loss(&model, xi, yi).backward());
+        for slice in batch.slices(c.micro_batches) {
+            drop(model.loss(&slice).backward());
         }
         sync();
         let after_runtime = probe.read().in_use_bytes;
 
-        let mut optim = AdamConfig::new().init::<B, mlp::Mlp<B>>();
+        let mut optim = AdamConfig::new().init::<B, Model<B>>();
         let mut model = Some(model);
         let step = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
-            model = Some(mlp::train_step(
+            model = Some(models::train_step(
                 &mut meter,
                 m,
                 &mut optim,
                 c.lr,
-                &x,
-                &y,
+                &batch,
                 c.micro_batches,
             ));
             runs.push(meter.finish());
         };
 
-        let steps = measured_steps(
-            probe,
-            &sync,
-            after_runtime,
-            self.repeats,
-            c.batch as u64,
-            step,
-        );
+        let (unit, units) = c.shape.units(c.batch);
+        let steps = measured_steps(probe, &sync, after_runtime, self.repeats, units, step);
         let readings = Readings {
             start,
             after_init,
@@ -306,8 +296,7 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         } else {
             self.checks.checks(Trained {
                 config: &c,
-                x: &x,
-                y: &y,
+                batch: &batch,
                 model,
                 device: &device,
                 probe,
@@ -317,7 +306,7 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
             metrics,
             checks,
             phase_times: PhaseTiming::of_runs(&steps.runs),
-            ..PointResult::new(probe.info(), steps.phases, steps.timing, c.batch as u64)
+            ..PointResult::new(probe.info(), steps.phases, steps.timing, units).in_unit(unit)
         }
     }
 }

@@ -183,7 +183,7 @@ pub struct PointRow {
     pub step_spread: String,
     /// Repeats measured.
     pub repeats: usize,
-    /// Samples per second.
+    /// Samples (or tokens) per second, with the unit.
     pub samples_per_s: String,
     /// Check outcome, if any.
     pub check: String,
@@ -597,7 +597,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
                 format::seconds(r.step.max_s)
             ),
             repeats: r.step.samples_s.len(),
-            samples_per_s: format::rate(r.samples_per_s),
+            samples_per_s: format!("{} {}/s", format::rate(r.samples_per_s), r.unit.name()),
             check: if r.checks.is_empty() {
                 "none".into()
             } else {

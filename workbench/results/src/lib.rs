@@ -35,7 +35,7 @@ pub use paired::{
     PairedOutcome, PairedTiming, Round, Stop,
 };
 pub use point::{
-    Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace,
+    Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace, Unit,
 };
 pub use record::{
     Calibration, DeviceInfo, ExperimentRecord, PageText, Provenance, OLDEST_READABLE_VERSION,

@@ -195,6 +195,32 @@ pub enum Trace {
     SeedCandidateFinalLoss,
 }
 
+/// What a point's throughput counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unit {
+    /// Samples (rows of a batch).
+    #[default]
+    Samples,
+    /// Tokens (sequences times their length).
+    Tokens,
+}
+
+impl Unit {
+    /// The unit's plural name (`samples`, `tokens`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Samples => "samples",
+            Unit::Tokens => "tokens",
+        }
+    }
+
+    /// Whether this is the default unit (left out of records).
+    pub fn is_samples(&self) -> bool {
+        *self == Unit::Samples
+    }
+}
+
 /// What one point measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
@@ -204,10 +230,13 @@ pub struct PointResult {
     pub phases: Vec<PhaseMemory>,
     /// Time of one measured step (or pass), with raw samples.
     pub step: Timing,
-    /// Samples processed per step.
+    /// Samples processed per step (in `unit`: tokens for a sequence model).
     pub samples_per_step: u64,
     /// `samples_per_step / step.median_s`.
     pub samples_per_s: f64,
+    /// What a sample is (records before schema 5: samples).
+    #[serde(default, skip_serializing_if = "Unit::is_samples")]
+    pub unit: Unit,
     /// Further measured figures.
     pub metrics: BTreeMap<Metric, f64>,
     /// Sequences measured within the point.
@@ -273,11 +302,17 @@ impl PointResult {
             samples_per_s: step.per_second(samples_per_step as f64),
             step,
             samples_per_step,
+            unit: Unit::Samples,
             metrics: BTreeMap::new(),
             traces: BTreeMap::new(),
             checks: Vec::new(),
             phase_times: Vec::new(),
         }
+    }
+
+    /// This result, its throughput counted in `unit`.
+    pub fn in_unit(self, unit: Unit) -> Self {
+        Self { unit, ..self }
     }
 
     /// The phase named `name`.

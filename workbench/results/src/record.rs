@@ -25,8 +25,10 @@ use crate::timing::Timing;
 /// instead of a difference of two medians.
 /// 4: paired comparisons run in builds (fresh processes), their intervals over builds
 /// (`PairedTiming::builds`, `Round::build`); a version 3 interval is over one process's rounds.
-/// Version 2 and 3 records still load and render as they were.
-pub const SCHEMA_VERSION: u32 = 4;
+/// 5: a point's throughput has a unit (`PointResult::unit`: samples, or tokens for the
+/// transformer, whose `samples_per_step` counts tokens); a point's model is part of its config.
+/// Version 2, 3 and 4 records still load and render as they were (their unit is samples).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 2;

@@ -6,13 +6,12 @@
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
-use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
+use burn::optim::GradientsParams;
 use burn::tensor::activation::relu;
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Distribution, Tensor};
+use burn::tensor::{Distribution, FloatDType, Tensor};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::probe::PhaseMeter;
 
 /// `depth` Linear(width, width) layers, ReLU between them (not after the last).
 #[derive(Module, Debug)]
@@ -114,66 +113,15 @@ pub fn loss<B: Backend>(model: &Mlp<B>, x: Tensor<B, 2>, y: Tensor<B, 2>) -> Ten
     MseLoss::new().forward(model.forward(x), y, Reduction::Mean)
 }
 
-/// One training step, each phase metered: forward (with the loss), backward, optimizer step.
-///
-/// With `micro_batches` k > 1 the batch is split into k slices (views, no copy); each slice's
-/// loss is scaled by 1/k, back-propagated, and its gradients added to a `GradientsAccumulator`
-/// (inside the `backward` phase); one optimizer step then applies the sum, which equals the
-/// gradient of the whole batch's mean loss. The meter records one forward and one backward
-/// phase per micro-batch.
-#[allow(clippy::too_many_arguments)]
-pub fn train_step<B, O>(
-    meter: &mut PhaseMeter<'_>,
-    model: Mlp<B>,
-    optim: &mut O,
-    lr: f64,
-    x: &Tensor<B, 2>,
-    y: &Tensor<B, 2>,
-    micro_batches: usize,
-) -> Mlp<B>
-where
-    B: AutodiffBackend,
-    O: Optimizer<Mlp<B>, B>,
-{
-    if micro_batches <= 1 {
-        let loss = meter.phase("forward", || loss(&model, x.clone(), y.clone()));
-        let grads = meter.phase("backward", || loss.backward());
-        return meter.phase("optimizer", || {
-            let grads = GradientsParams::from_grads(grads, &model);
-            optim.step(lr, model, grads)
-        });
-    }
-    let mut accumulator = GradientsAccumulator::<Mlp<B>>::new();
-    for (xi, yi) in micro_batch_slices(x, y, micro_batches) {
-        let loss = meter.phase("forward", || {
-            loss(&model, xi, yi).div_scalar(micro_batches as f64)
-        });
-        meter.phase("backward", || {
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            accumulator.accumulate(&model, grads);
-        });
-    }
-    meter.phase("optimizer", || optim.step(lr, model, accumulator.grads()))
-}
-
-/// The batch as `k` row slices of equal size (views of `x` and `y`; the last takes the rest).
-pub fn micro_batch_slices<B: Backend>(
-    x: &Tensor<B, 2>,
-    y: &Tensor<B, 2>,
-    k: usize,
-) -> Vec<(Tensor<B, 2>, Tensor<B, 2>)> {
-    let rows = x.dims()[0];
-    let size = rows.div_ceil(k.max(1));
-    (0..rows)
-        .step_by(size.max(1))
-        .map(|start| {
-            let len = size.min(rows - start);
-            (
-                x.clone().narrow(0, start, len),
-                y.clone().narrow(0, start, len),
-            )
-        })
-        .collect()
+/// The loss with the forward pass in `dtype` (`model` already cast), the error in f32.
+pub(super) fn loss_cast<B: Backend>(
+    model: &Mlp<B>,
+    x: Tensor<B, 2>,
+    y: Tensor<B, 2>,
+    dtype: FloatDType,
+) -> Tensor<B, 1> {
+    let out = model.forward(x.cast(dtype)).cast(FloatDType::F32);
+    MseLoss::new().forward(out, y, Reduction::Mean)
 }
 
 /// Collects a module's float parameters, or their gradients, as one flat vector in visit order.

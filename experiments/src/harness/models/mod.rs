@@ -1,13 +1,28 @@
 //! The models the experiments train: small enough for a CPU, shaped so that the memory of
 //! parameters, gradients, optimizer state and activations can each be predicted from shapes.
+//!
+//! Two workloads: an MLP (square Linear layers, the simple model that teaches each mechanism)
+//! and a decoder-only transformer (what people who run out of memory train). [`ModelShape`]
+//! names either in a point's configuration; [`Model`] and [`Batch`] are the module and the data
+//! it trains on, so that the training step, the checks and the probes are written once.
 
 pub mod mlp;
 pub mod transformer;
 
+use burn::module::Module;
+use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{FloatDType, Int, Tensor};
 pub use mlp::{Mlp, MlpShape};
+use results::Unit;
+use serde::{Deserialize, Serialize};
 pub use transformer::{MarkovChain, Transformer, TransformerShape};
 
+use crate::harness::probe::PhaseMeter;
 use crate::harness::profile::Sizes;
+
+/// Successors of each token in the transformer's Markov chain task.
+pub const SUCCESSORS: usize = 4;
 
 /// The MLP the training techniques train (batch size, accumulation, no-grad), at each size.
 pub fn training_mlp(sizes: Sizes) -> MlpShape {
@@ -25,4 +40,345 @@ pub fn training_mlp(sizes: Sizes) -> MlpShape {
             depth: 16,
         },
     }
+}
+
+/// The transformer the training techniques train beside the MLP, at each size: small enough
+/// that a sweep of a few points takes seconds on 2 cores (d_model 256, 4 blocks, sequence 128
+/// in full: about 0.26 s per step at batch 4), GPT-2 small on CUDA.
+pub fn training_transformer(sizes: Sizes) -> TransformerShape {
+    match sizes {
+        Sizes::Quick => TransformerShape {
+            vocab: 256,
+            d_model: 64,
+            layers: 2,
+            heads: 4,
+            seq: 64,
+        },
+        Sizes::Full => TransformerShape {
+            vocab: 512,
+            d_model: 256,
+            layers: 4,
+            heads: 4,
+            seq: 128,
+        },
+        Sizes::FullCuda => TransformerShape {
+            vocab: 50257,
+            d_model: 768,
+            layers: 12,
+            heads: 12,
+            seq: 1024,
+        },
+    }
+}
+
+/// Which model a point trains, with its shape. Serialised as the shape alone (the fields tell
+/// the two apart), so that records written before the transformer existed still read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ModelShape {
+    /// The decoder-only transformer.
+    Transformer(TransformerShape),
+    /// The MLP.
+    Mlp(MlpShape),
+}
+
+impl From<MlpShape> for ModelShape {
+    fn from(shape: MlpShape) -> Self {
+        ModelShape::Mlp(shape)
+    }
+}
+
+impl From<TransformerShape> for ModelShape {
+    fn from(shape: TransformerShape) -> Self {
+        ModelShape::Transformer(shape)
+    }
+}
+
+impl ModelShape {
+    /// The MLP's shape, if this is the MLP.
+    pub fn mlp(&self) -> Option<MlpShape> {
+        match self {
+            ModelShape::Mlp(s) => Some(*s),
+            ModelShape::Transformer(_) => None,
+        }
+    }
+
+    /// The transformer's shape, if this is the transformer.
+    pub fn transformer(&self) -> Option<TransformerShape> {
+        match self {
+            ModelShape::Transformer(s) => Some(*s),
+            ModelShape::Mlp(_) => None,
+        }
+    }
+
+    /// Layers of the MLP, blocks of the transformer.
+    pub fn depth(&self) -> usize {
+        match self {
+            ModelShape::Mlp(s) => s.depth,
+            ModelShape::Transformer(s) => s.layers,
+        }
+    }
+
+    /// Whether this is the transformer.
+    pub fn is_transformer(&self) -> bool {
+        matches!(self, ModelShape::Transformer(_))
+    }
+
+    /// A short name for labels and ids (`mlp`, `transformer`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelShape::Mlp(_) => "mlp",
+            ModelShape::Transformer(_) => "transformer",
+        }
+    }
+
+    /// The shape in words (`MLP 8 x 1024`, `transformer d_model 256, 4 blocks, 4 heads,
+    /// sequence 128, vocabulary 512`).
+    pub fn describe(&self) -> String {
+        match self {
+            ModelShape::Mlp(s) => format!("MLP {} x {}", s.depth, s.width),
+            ModelShape::Transformer(s) => format!(
+                "transformer d_model {}, {} blocks, {} heads, sequence {}, vocabulary {}",
+                s.d_model, s.layers, s.heads, s.seq, s.vocab
+            ),
+        }
+    }
+
+    /// Builds the model with Burn's default initialisation on `device`.
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Model<B> {
+        match self {
+            ModelShape::Mlp(s) => Model::Mlp(s.init(device)),
+            ModelShape::Transformer(s) => Model::Transformer(s.init(device)),
+        }
+    }
+
+    /// Number of parameters.
+    pub fn num_params(&self) -> u64 {
+        match self {
+            ModelShape::Mlp(s) => s.num_params(),
+            ModelShape::Transformer(s) => s.num_params(),
+        }
+    }
+
+    /// Floating-point operations of the matrix products of one training step on `batch`.
+    pub fn step_matmul_flop(&self, batch: usize) -> u64 {
+        match self {
+            ModelShape::Mlp(s) => s.step_matmul_flop(batch),
+            ModelShape::Transformer(s) => s.step_matmul_flop(batch),
+        }
+    }
+
+    /// What throughput counts (samples for the MLP, tokens for the transformer) and how many
+    /// of them a batch of `batch` holds.
+    pub fn units(&self, batch: usize) -> (Unit, u64) {
+        match self {
+            ModelShape::Mlp(_) => (Unit::Samples, batch as u64),
+            ModelShape::Transformer(s) => (Unit::Tokens, s.tokens(batch)),
+        }
+    }
+
+    /// A batch of `batch` samples (random regression pairs for the MLP, from the backend's
+    /// seeded generator; sequences of the Markov chain of `seed` for the transformer).
+    pub fn batch<B: Backend>(&self, batch: usize, seed: u64, device: &B::Device) -> Batch<B> {
+        match self {
+            ModelShape::Mlp(s) => {
+                let (x, y) = s.batch::<B>(batch, device);
+                Batch::Regression { x, y }
+            }
+            ModelShape::Transformer(s) => {
+                let chain = MarkovChain::new(s.vocab, SUCCESSORS, seed);
+                let (inputs, targets) = s.batch::<B>(&chain, batch, seed, device);
+                Batch::Tokens { inputs, targets }
+            }
+        }
+    }
+}
+
+/// A model the techniques train.
+#[derive(Module, Debug)]
+pub enum Model<B: Backend> {
+    /// The MLP.
+    Mlp(Mlp<B>),
+    /// The decoder-only transformer.
+    Transformer(Transformer<B>),
+}
+
+/// What a model trains on.
+#[derive(Debug, Clone)]
+pub enum Batch<B: Backend> {
+    /// Inputs and regression targets of the MLP.
+    Regression {
+        /// Inputs `[batch, width]`.
+        x: Tensor<B, 2>,
+        /// Targets `[batch, width]`.
+        y: Tensor<B, 2>,
+    },
+    /// Token sequences and their next tokens, for the transformer.
+    Tokens {
+        /// Inputs `[batch, seq]`.
+        inputs: Tensor<B, 2, Int>,
+        /// Next tokens `[batch, seq]`.
+        targets: Tensor<B, 2, Int>,
+    },
+}
+
+impl<B: Backend> Batch<B> {
+    /// Samples (rows or sequences) in the batch.
+    pub fn len(&self) -> usize {
+        match self {
+            Batch::Regression { x, .. } => x.dims()[0],
+            Batch::Tokens { inputs, .. } => inputs.dims()[0],
+        }
+    }
+
+    /// The device the batch is on.
+    pub fn device(&self) -> B::Device {
+        match self {
+            Batch::Regression { x, .. } => x.device(),
+            Batch::Tokens { inputs, .. } => inputs.device(),
+        }
+    }
+
+    /// Whether the batch holds no sample.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `len` samples from `start` (a view, no copy).
+    pub fn narrow(&self, start: usize, len: usize) -> Self {
+        match self {
+            Batch::Regression { x, y } => Batch::Regression {
+                x: x.clone().narrow(0, start, len),
+                y: y.clone().narrow(0, start, len),
+            },
+            Batch::Tokens { inputs, targets } => Batch::Tokens {
+                inputs: inputs.clone().narrow(0, start, len),
+                targets: targets.clone().narrow(0, start, len),
+            },
+        }
+    }
+
+    /// The batch as `k` slices of equal size (views; the last takes the rest).
+    pub fn slices(&self, k: usize) -> Vec<Self> {
+        let rows = self.len();
+        let size = rows.div_ceil(k.max(1)).max(1);
+        (0..rows)
+            .step_by(size)
+            .map(|start| self.narrow(start, size.min(rows - start)))
+            .collect()
+    }
+}
+
+impl<B: AutodiffBackend> Batch<B> {
+    /// The same batch on the inner backend (no graph).
+    pub fn inner(&self) -> Batch<B::InnerBackend> {
+        match self {
+            Batch::Regression { x, y } => Batch::Regression {
+                x: x.clone().inner(),
+                y: y.clone().inner(),
+            },
+            Batch::Tokens { inputs, targets } => Batch::Tokens {
+                inputs: inputs.clone().inner(),
+                targets: targets.clone().inner(),
+            },
+        }
+    }
+}
+
+impl<B: Backend> Model<B> {
+    /// The model's output on `batch` as a matrix: the MLP's output, or the transformer's
+    /// logits with one row per token.
+    pub fn output(&self, batch: &Batch<B>) -> Tensor<B, 2> {
+        match (self, batch) {
+            (Model::Mlp(m), Batch::Regression { x, .. }) => m.forward(x.clone()),
+            (Model::Transformer(m), Batch::Tokens { inputs, .. }) => {
+                let logits = m.forward(inputs.clone());
+                let [b, s, v] = logits.dims();
+                logits.reshape([b * s, v])
+            }
+            _ => panic!("a model is only given its own kind of batch"),
+        }
+    }
+
+    /// The loss on `batch`: mean squared error for the MLP, mean next-token cross-entropy for
+    /// the transformer.
+    pub fn loss(&self, batch: &Batch<B>) -> Tensor<B, 1> {
+        self.loss_in(batch, None)
+    }
+
+    /// The loss with the forward pass computed in `compute` (weights and inputs cast from
+    /// their stored type, the loss itself in f32), or in the stored type if `None`. The casts
+    /// are operations of the graph: backward casts each gradient back to its parameter's type.
+    pub fn loss_in(&self, batch: &Batch<B>, compute: Option<FloatDType>) -> Tensor<B, 1> {
+        match (self, batch) {
+            (Model::Mlp(m), Batch::Regression { x, y }) => match compute {
+                None => mlp::loss(m, x.clone(), y.clone()),
+                Some(dtype) => mlp::loss_cast(&cast(m.clone(), dtype), x.clone(), y.clone(), dtype),
+            },
+            (Model::Transformer(m), Batch::Tokens { inputs, targets }) => match compute {
+                None => transformer::loss(m, inputs.clone(), targets.clone()),
+                Some(dtype) => transformer::cross_entropy(
+                    cast(m.clone(), dtype)
+                        .forward(inputs.clone())
+                        .cast(FloatDType::F32),
+                    targets.clone(),
+                ),
+            },
+            _ => panic!("a model is only given its own kind of batch"),
+        }
+    }
+}
+
+/// The module with every float parameter cast to `dtype`, as operations on the originals (so
+/// that the gradients flow back to them through the casts).
+fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
+    use burn::module::{ModuleMapper, Param};
+    struct Cast(FloatDType);
+    impl<B: Backend> ModuleMapper<B> for Cast {
+        fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+            let dtype = self.0;
+            param.map(|t| t.cast(dtype))
+        }
+    }
+    module.map(&mut Cast(dtype))
+}
+
+/// One training step, each phase metered: forward (with the loss), backward, optimizer step.
+///
+/// With `micro_batches` k > 1 the batch is split into k slices (views, no copy); each slice's
+/// loss is scaled by 1/k, back-propagated, and its gradients added to a `GradientsAccumulator`
+/// (inside the `backward` phase); one optimizer step then applies the sum, which equals the
+/// gradient of the whole batch's mean loss. The meter records one forward and one backward
+/// phase per micro-batch.
+pub fn train_step<B, O>(
+    meter: &mut PhaseMeter<'_>,
+    model: Model<B>,
+    optim: &mut O,
+    lr: f64,
+    batch: &Batch<B>,
+    micro_batches: usize,
+) -> Model<B>
+where
+    B: AutodiffBackend,
+    O: Optimizer<Model<B>, B>,
+{
+    if micro_batches <= 1 {
+        let loss = meter.phase("forward", || model.loss(batch));
+        let grads = meter.phase("backward", || loss.backward());
+        return meter.phase("optimizer", || {
+            let grads = GradientsParams::from_grads(grads, &model);
+            optim.step(lr, model, grads)
+        });
+    }
+    let mut accumulator = GradientsAccumulator::<Model<B>>::new();
+    for slice in batch.slices(micro_batches) {
+        let loss = meter.phase("forward", || {
+            model.loss(&slice).div_scalar(micro_batches as f64)
+        });
+        meter.phase("backward", || {
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            accumulator.accumulate(&model, grads);
+        });
+    }
+    meter.phase("optimizer", || optim.step(lr, model, accumulator.grads()))
 }

@@ -166,9 +166,15 @@ pub fn loss<B: Backend>(
     inputs: Tensor<B, 2, Int>,
     targets: Tensor<B, 2, Int>,
 ) -> Tensor<B, 1> {
-    let [batch, seq] = inputs.dims();
-    let logits = model.forward(inputs);
-    let vocab = logits.dims()[2];
+    cross_entropy(model.forward(inputs), targets)
+}
+
+/// Mean cross-entropy of `logits` `[batch, seq, vocab]` against the next tokens, in nats.
+pub fn cross_entropy<B: Backend>(
+    logits: Tensor<B, 3>,
+    targets: Tensor<B, 2, Int>,
+) -> Tensor<B, 1> {
+    let [batch, seq, vocab] = logits.dims();
     CrossEntropyLossConfig::new()
         .init(&logits.device())
         .forward(

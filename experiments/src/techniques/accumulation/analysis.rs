@@ -12,6 +12,7 @@ use results::{
 use super::{predict, Accumulation};
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
+use crate::workloads::{self, Axis};
 
 /// The share of the largest measured saving that the index row's k must reach.
 const MOST_OF_THE_SAVING: f64 = 0.9;
@@ -38,7 +39,12 @@ pub(super) fn plain_and_chosen<'r, 'a>(
 
 /// The headline's comparison: the plain step against the chosen k.
 pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
-    plain_and_chosen(rows)
+    let mlp: Vec<Row<'_, TrainConfig>> = rows
+        .iter()
+        .filter(|r| !r.config.shape.is_transformer())
+        .cloned()
+        .collect();
+    plain_and_chosen(&mlp)
         .map(|(base, chosen)| ComparisonSpec::new(HEADLINE, base.id, chosen.id))
         .into_iter()
         .collect()
@@ -48,11 +54,14 @@ impl Analyse for Accumulation {
     /// The analysis of the accumulation experiment.
     fn analyse(
         &self,
-        mut rows: Vec<Row<'_, TrainConfig>>,
+        rows: Vec<Row<'_, TrainConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis {
+        let (mut rows, mut transformer) = workloads::split(rows);
         rows.sort_by_key(|r| r.config.micro_batches);
+        transformer.sort_by_key(|r| r.config.micro_batches);
+        let section = transformer_section(&transformer);
         let correctness = Correctness::of(points);
         let (Some((base, chosen)), Some(most)) = (plain_and_chosen(&rows), rows.last()) else {
             return Analysis::unmeasured(correctness);
@@ -97,7 +106,7 @@ impl Analyse for Accumulation {
             format::bytes(floor)
         ));
 
-        let comparisons = rows
+        let mut comparisons: Vec<Comparison> = rows
             .iter()
             .map(|r| Comparison {
                 quantity: format!("step peak, {} micro-batches", r.config.micro_batches),
@@ -130,7 +139,7 @@ impl Analyse for Accumulation {
                     .map_or(f64::NAN, |p| p.peak_bytes as f64)
             }
         };
-        let charts = vec![
+        let mut charts = vec![
             Chart {
                 id: "peak-vs-micro-batches".into(),
                 title: format!("Peak memory of one step on {} samples", base.config.batch),
@@ -169,6 +178,7 @@ impl Analyse for Accumulation {
             },
         ];
 
+        section.append_to(&mut findings, &mut comparisons, &mut charts);
         let four = rows.iter().find(|r| r.config.micro_batches == 4);
         let published = vec![PublishedFigure {
             source:
@@ -222,4 +232,54 @@ impl Analyse for Accumulation {
             published,
         }
     }
+}
+
+/// The transformer's rows: the common section, and the saving at the largest k.
+fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
+    let mut section = workloads::transformer_section(
+        rows,
+        &Axis {
+            id: "micro-batches",
+            x_label: "micro-batches k (batch B/k each)",
+            x: &|c: &TrainConfig| c.micro_batches as f64,
+            x_scale: Scale::Log2,
+            line: &|_| String::new(),
+            predicted_peak: &|c: &TrainConfig| {
+                Some(predict::step_peak(
+                    c.shape,
+                    c.batch as f64,
+                    c.micro_batches,
+                ))
+            },
+            note: "model + Adam state + token ids + max(what the forward pass keeps for B/k \
+                   sequences, gradients) + accumulated gradients when k > 1 (the batch-size \
+                   page's rule, the loss's 2 v values per token at the forward peak included)",
+        },
+    );
+    if let (Some(base), Some(most)) = (
+        rows.iter().find(|r| r.config.micro_batches == 1),
+        rows.iter().max_by_key(|r| r.config.micro_batches),
+    ) {
+        let checks = rows
+            .iter()
+            .flat_map(|r| &r.result.checks)
+            .filter(|c| !c.passed)
+            .count();
+        section.findings.push(format!(
+            "Transformer: one step on {} sequences peaks at {}; as {} micro-batches of {} at {} \
+             ({}). The accumulated step is checked against the plain one as on the MLP: {}.",
+            base.config.batch,
+            format::bytes(base.peak()),
+            most.config.micro_batches,
+            base.config.batch / most.config.micro_batches.max(1),
+            format::bytes(most.peak()),
+            format::pct((most.peak() - base.peak()) / base.peak() * 100.0),
+            if checks == 0 {
+                "every check passed".to_string()
+            } else {
+                format!("{checks} checks failed")
+            }
+        ));
+    }
+    section
 }

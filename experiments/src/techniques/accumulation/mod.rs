@@ -3,7 +3,8 @@
 //! Question: how much of a step's peak does splitting its batch into k micro-batches save, what
 //! does it cost, and is it still the same step?
 //! Method: one Adam step on an effective batch of B as k = 1, 2, 4, 8, 16 micro-batches of B/k
-//! (`GradientsAccumulator`, each loss scaled by 1/k), each point in its own process; the proof
+//! (`GradientsAccumulator`, each loss scaled by 1/k) on the MLP, and k = 1, 2, 4, 8 on the
+//! transformer, each point in its own process; the proof
 //! runs the training step the points measure from the same weights with k micro-batches and with
 //! one batch, and compares the update of an SGD step (the gradient) and the parameters after an
 //! Adam step.
@@ -20,11 +21,10 @@ pub mod snippet;
 
 use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::Tensor;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
-use crate::harness::models::mlp::{self, Mlp};
-use crate::harness::models::training_mlp;
+use crate::harness::models::mlp;
+use crate::harness::models::{self, training_mlp, training_transformer, Batch, Model};
 use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
@@ -36,6 +36,14 @@ const TOLERANCE: f64 = 1e-5;
 
 /// The gradient-accumulation experiment.
 pub struct Accumulation;
+
+/// The transformer's effective batch (sequences) at each size.
+fn transformer_batch(sizes: Sizes) -> usize {
+    match sizes {
+        Sizes::Quick | Sizes::Full => 8,
+        Sizes::FullCuda => 32,
+    }
+}
 
 /// The effective batch at each size: large enough that activations dominate the peak.
 fn effective_batch(sizes: Sizes) -> usize {
@@ -66,21 +74,32 @@ impl Technique for Accumulation {
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {
         let sizes = Sizes::of(profile, device);
         let batch = effective_batch(sizes);
-        [1usize, 2, 4, 8, 16]
-            .into_iter()
-            .map(|k| {
-                let config = TrainConfig {
-                    micro_batches: k,
-                    ..TrainConfig::adam(training_mlp(sizes), batch)
-                };
-                Planned::new(
-                    format!("micro-{k}"),
-                    format!("{k} x {}", batch / k),
-                    profile,
-                    config,
-                )
-            })
-            .collect()
+        let mlp = [1usize, 2, 4, 8, 16].into_iter().map(|k| {
+            let config = TrainConfig {
+                micro_batches: k,
+                ..TrainConfig::adam(training_mlp(sizes), batch)
+            };
+            Planned::new(
+                format!("micro-{k}"),
+                format!("{k} x {}", batch / k),
+                profile,
+                config,
+            )
+        });
+        let sequences = transformer_batch(sizes);
+        let transformer = [1usize, 2, 4, 8].into_iter().map(|k| {
+            let config = TrainConfig {
+                micro_batches: k,
+                ..TrainConfig::adam(training_transformer(sizes), sequences)
+            };
+            Planned::new(
+                format!("transformer-micro-{k}"),
+                format!("transformer, {k} x {}", sequences / k),
+                profile,
+                config,
+            )
+        });
+        mlp.chain(transformer).collect()
     }
 
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
@@ -101,56 +120,53 @@ struct AccumulationChecks;
 impl TrainChecks for AccumulationChecks {
     fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
         if t.config.micro_batches > 1 {
-            checks(t.config, t.x, t.y, t.model, t.probe)
+            checks(t.config, t.batch, t.model, t.probe)
         } else {
             Vec::new()
         }
     }
 }
 
-/// A training step as the harness takes it: [`mlp::train_step`], or a stand-in a test breaks.
+/// A training step as the harness takes it: [`models::train_step`], or a stand-in a test
+/// breaks.
 pub trait TrainStep {
-    /// One step of `model` on `x`, `y` as `micro_batches` micro-batches, metered by `meter`.
-    #[allow(clippy::too_many_arguments)]
-    fn step<B: AutodiffBackend, O: Optimizer<Mlp<B>, B>>(
+    /// One step of `model` on `batch` as `micro_batches` micro-batches, metered by `meter`.
+    fn step<B: AutodiffBackend, O: Optimizer<Model<B>, B>>(
         &self,
         meter: &mut PhaseMeter<'_>,
-        model: Mlp<B>,
+        model: Model<B>,
         optim: &mut O,
         lr: f64,
-        x: &Tensor<B, 2>,
-        y: &Tensor<B, 2>,
+        batch: &Batch<B>,
         micro_batches: usize,
-    ) -> Mlp<B>;
+    ) -> Model<B>;
 }
 
 /// The harness's training step, the one every accumulation point measures.
 pub struct HarnessStep;
 
 impl TrainStep for HarnessStep {
-    fn step<B: AutodiffBackend, O: Optimizer<Mlp<B>, B>>(
+    fn step<B: AutodiffBackend, O: Optimizer<Model<B>, B>>(
         &self,
         meter: &mut PhaseMeter<'_>,
-        model: Mlp<B>,
+        model: Model<B>,
         optim: &mut O,
         lr: f64,
-        x: &Tensor<B, 2>,
-        y: &Tensor<B, 2>,
+        batch: &Batch<B>,
         micro_batches: usize,
-    ) -> Mlp<B> {
-        mlp::train_step(meter, model, optim, lr, x, y, micro_batches)
+    ) -> Model<B> {
+        models::train_step(meter, model, optim, lr, batch, micro_batches)
     }
 }
 
 /// The proof, through the training step the points measure ([`HarnessStep`]).
 pub fn checks<B: AutodiffBackend>(
     config: &TrainConfig,
-    x: &Tensor<B, 2>,
-    y: &Tensor<B, 2>,
-    model: Mlp<B>,
+    batch: &Batch<B>,
+    model: Model<B>,
     probe: &dyn MemoryProbe,
 ) -> Vec<Check> {
-    checks_with_step(config, x, y, model, probe, &HarnessStep)
+    checks_with_step(config, batch, model, probe, &HarnessStep)
 }
 
 /// Learning rate of the SGD check: large, so that the update (the gradient times this) dwarfs
@@ -164,40 +180,37 @@ const SGD_CHECK_LR: f64 = 1e3;
 /// (Adam's first update is nearly the gradient's sign, blind to a wrong gradient scale).
 pub fn checks_with_step<B: AutodiffBackend, S: TrainStep>(
     config: &TrainConfig,
-    x: &Tensor<B, 2>,
-    y: &Tensor<B, 2>,
-    model: Mlp<B>,
+    batch: &Batch<B>,
+    model: Model<B>,
     probe: &dyn MemoryProbe,
     step: &S,
 ) -> Vec<Check> {
-    let device = x.device();
+    let device = batch.device();
     let sync = || crate::harness::backend::sync::<B>(&device);
     let k = config.micro_batches;
     let before = mlp::flatten(&model, None);
     let adam = |micro_batches: usize| {
         let mut meter = PhaseMeter::new(probe, &sync);
-        let mut optim = AdamConfig::new().init::<B, Mlp<B>>();
+        let mut optim = AdamConfig::new().init::<B, Model<B>>();
         let after = step.step(
             &mut meter,
             model.clone(),
             &mut optim,
             config.lr,
-            x,
-            y,
+            batch,
             micro_batches,
         );
         mlp::flatten(&after, None)
     };
     let sgd_update = |micro_batches: usize| {
         let mut meter = PhaseMeter::new(probe, &sync);
-        let mut optim = SgdConfig::new().init::<B, Mlp<B>>();
+        let mut optim = SgdConfig::new().init::<B, Model<B>>();
         let after = step.step(
             &mut meter,
             model.clone(),
             &mut optim,
             SGD_CHECK_LR,
-            x,
-            y,
+            batch,
             micro_batches,
         );
         mlp::flatten(&after, None)

@@ -11,14 +11,16 @@ use results::{
 use super::{predict, BatchSize};
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
+use crate::workloads::{self, Axis};
 
 /// The id of the headline's paired comparison.
 const HEADLINE: &str = "headline";
 
 /// The headline's comparison: the largest batch (the baseline) against the smallest.
 pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
-    let small = rows.iter().min_by_key(|r| r.config.batch);
-    let large = rows.iter().max_by_key(|r| r.config.batch);
+    let mlp = || rows.iter().filter(|r| !r.config.shape.is_transformer());
+    let small = mlp().min_by_key(|r| r.config.batch);
+    let large = mlp().max_by_key(|r| r.config.batch);
     match (small, large) {
         (Some(small), Some(large)) if small.id != large.id => {
             vec![ComparisonSpec::new(HEADLINE, large.id, small.id)]
@@ -31,16 +33,19 @@ impl Analyse for BatchSize {
     /// The analysis of a batch-size sweep.
     fn analyse(
         &self,
-        mut rows: Vec<Row<'_, TrainConfig>>,
+        rows: Vec<Row<'_, TrainConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis {
+        let (mut rows, mut transformer) = workloads::split(rows);
         rows.sort_by_key(|r| r.config.batch);
+        transformer.sort_by_key(|r| r.config.batch);
         let correctness = Correctness::of(points);
         let (Some(small), Some(large)) = (rows.first(), rows.last()) else {
             return Analysis::unmeasured(correctness);
         };
         let shape = large.config.shape;
+        let section = transformer_section(&transformer);
 
         let activation_pts: Vec<(f64, f64)> = rows
             .iter()
@@ -279,6 +284,10 @@ impl Analyse for BatchSize {
             },
         ];
 
+        let mut comparisons = comparisons;
+        let mut charts = charts;
+        section.append_to(&mut findings, &mut comparisons, &mut charts);
+
         let state_bytes = large.result.metric(Metric::ParamBytes)
             + grad_bytes
             + large.result.metric(Metric::OptimizerStateBytes);
@@ -379,4 +388,62 @@ fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<String> {
             format!("; its phases: {phases}")
         }
     ))
+}
+
+/// The transformer's rows: the common section, and what the forward pass keeps per sequence
+/// (fitted against the batch) beside the blocks' rule.
+fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
+    let mut section = workloads::transformer_section(
+        rows,
+        &Axis {
+            id: "batch",
+            x_label: "batch size (sequences)",
+            x: &|c: &TrainConfig| c.batch as f64,
+            x_scale: Scale::Log2,
+            line: &|_| String::new(),
+            predicted_peak: &|c: &TrainConfig| Some(predict::step_peak(c.shape, c.batch as f64)),
+            note: "model + Adam state + token ids + max(what the forward pass keeps, gradients): \
+                   per token (18 d + 3 h s + h + 2) values per block and v + 3 d + 5 outside \
+                   the blocks; and the loss's logits and log-softmax output (2 v per token) at the forward peak, \
+                   added after the first sweep missed by about that much",
+        },
+    );
+    let Some(shape) = rows.first().and_then(|r| r.config.shape.transformer()) else {
+        return section;
+    };
+    let kept: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.config.batch as f64, r.result.metric(Metric::GraphBytes)))
+        .collect();
+    if let Some(fit) = LinearFit::fit(&kept) {
+        let predicted = predict::activation_bytes_per_sample(shape);
+        section.findings.push(format!(
+            "Transformer: the forward pass leaves {} per sequence of {} tokens for backward \
+             ({} per token; least-squares fit over {} batch sizes, R\u{b2} = {:.6}); the rule \
+             ({} blocks x (18 d + 3 h s + h + 2) f32 values per token, plus v + 3 d + 5 outside \
+             the blocks, the latter written after the sequence-length sweep measured it) \
+             gives {} ({:+.1}%).",
+            format::bytes(fit.slope),
+            shape.seq,
+            format::bytes(fit.slope / shape.seq as f64),
+            fit.n,
+            fit.r_squared,
+            shape.layers,
+            format::bytes(predicted),
+            format::diff_pct(predicted, fit.slope),
+        ));
+        section.comparisons.push(Comparison {
+            quantity: "transformer: kept for backward per sequence".into(),
+            predicted_bytes: predicted,
+            measured_bytes: fit.slope,
+            note: format!(
+                "{} blocks x {} tokens x (18 d + 3 h s + h + 2) x 4 bytes, plus v + 3 d + 5 \
+                 values per token outside the blocks (an explanation written after measuring, \
+                 see the sequence-length page); measured as the slope of what the forward pass \
+                 leaves live against the batch",
+                shape.layers, shape.seq
+            ),
+        });
+    }
+    section
 }

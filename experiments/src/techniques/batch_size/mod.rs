@@ -2,8 +2,9 @@
 //!
 //! Question: how much memory does a smaller batch save, and what does it cost in throughput?
 //! Method: one Adam training step of an MLP at batch sizes over a 32x (quick) to 128x (full)
-//! range, each in its own process; the step's peak split into parameters, Adam state, inputs,
-//! backend buffers, activations (fitted against the batch) and gradients.
+//! range, and of the transformer over a 16x range, each in its own process; the step's peak
+//! split into parameters, Adam state, inputs, backend buffers, activations (fitted against the
+//! batch) and gradients.
 //! Answer: the peak is the model, its Adam state and the inputs plus the larger of the
 //! activations (linear in the batch) and the parameter gradients (fixed): below the crossover a
 //! smaller batch saves almost nothing; above it memory grows by a fixed number of bytes per
@@ -17,13 +18,22 @@ pub mod snippet;
 
 use results::{ComparisonSpec, DeviceKind, Profile};
 
-use crate::harness::models::training_mlp;
+use crate::harness::models::{training_mlp, training_transformer};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, NoChecks, TrainConfig};
 use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// The batch-size sweep.
 pub struct BatchSize;
+
+/// The transformer's batch sizes (sequences per step): a 16x range.
+pub fn transformer_batches(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![1, 2, 4, 8, 16],
+        Sizes::Full => vec![1, 2, 4, 8, 16],
+        Sizes::FullCuda => vec![1, 2, 4, 8, 16, 32],
+    }
+}
 
 /// The batch sizes: a 32x range in quick, 128x in full, 256x on a GPU.
 pub fn batches(sizes: Sizes) -> Vec<usize> {
@@ -55,18 +65,25 @@ impl Technique for BatchSize {
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {
         let sizes = Sizes::of(profile, device);
-        batches(sizes)
-            .into_iter()
-            .map(|batch| {
-                let config = TrainConfig::adam(training_mlp(sizes), batch);
-                Planned::new(
-                    format!("batch-{batch}"),
-                    format!("batch {batch}"),
-                    profile,
-                    config,
-                )
-            })
-            .collect()
+        let mlp = batches(sizes).into_iter().map(|batch| {
+            let config = TrainConfig::adam(training_mlp(sizes), batch);
+            Planned::new(
+                format!("batch-{batch}"),
+                format!("batch {batch}"),
+                profile,
+                config,
+            )
+        });
+        let transformer = transformer_batches(sizes).into_iter().map(|batch| {
+            let config = TrainConfig::adam(training_transformer(sizes), batch);
+            Planned::new(
+                format!("transformer-batch-{batch}"),
+                format!("transformer, batch {batch}"),
+                profile,
+                config,
+            )
+        });
+        mlp.chain(transformer).collect()
     }
 
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {

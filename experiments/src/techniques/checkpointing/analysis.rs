@@ -14,6 +14,7 @@ use super::{predict, GradientCheckpointing};
 use crate::harness::backend::Checkpointing;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
+use crate::workloads::{self, Axis};
 
 /// A measured checkpointing point.
 type R<'a> = Row<'a, TrainConfig>;
@@ -46,7 +47,7 @@ fn pairs<'r, 'a>(rows: &'r [R<'a>], keep: impl Fn(&R<'a>) -> bool) -> Vec<(&'r R
 fn pair_id(plain: &R<'_>) -> String {
     format!(
         "depth-{}-batch-{}",
-        plain.config.shape.depth, plain.config.batch
+        plain.config.shape.depth(), plain.config.batch
     )
 }
 
@@ -54,15 +55,25 @@ fn pair_id(plain: &R<'_>) -> String {
 fn deepest<'r, 'a>(rows: &'r [R<'a>]) -> Option<(&'r R<'a>, &'r R<'a>)> {
     pairs(rows, |_| true)
         .into_iter()
-        .max_by_key(|(p, _)| (p.config.shape.depth, std::cmp::Reverse(p.config.batch)))
+        .max_by_key(|(p, _)| (p.config.shape.depth(), std::cmp::Reverse(p.config.batch)))
 }
 
-/// The (plain, balanced) pairs timed in pairs: every pair of the depth sweep (the deepest is
-/// the headline) and the batch sweep's smallest batch, the points of the time-cost charts (the
-/// depth sweep's batch is also a point of the batch sweep). The other pairs of the batch sweep
-/// are not timed: with each comparison run in four builds or more, timing all eleven pairs
-/// would not fit the full run's budget (the largest batch alone took 74 s).
+/// The depth sweep's shallowest pair that is timed in pairs.
+const MIN_TIMED_DEPTH: usize = 16;
+
+/// The (plain, balanced) pairs timed in pairs: the depth sweep's pairs from depth
+/// [`MIN_TIMED_DEPTH`] (the deepest is the headline) and the batch sweep's smallest batch, the
+/// points of the time-cost charts (the depth sweep's batch is also a point of the batch sweep).
+/// The other pairs are not timed: with each comparison run in four builds or more, timing all
+/// eleven pairs would not fit the full run's budget beside the transformer's points (the
+/// largest batch alone took 74 s; depths 4 and 8 took 18 s together).
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let rows: Vec<R<'_>> = rows
+        .iter()
+        .filter(|r| !r.config.shape.is_transformer())
+        .cloned()
+        .collect();
+    let rows = &rows;
     let Some((deep, _)) = deepest(rows) else {
         return Vec::new();
     };
@@ -72,7 +83,10 @@ pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
         .iter()
         .map(|(p, _)| p.config.batch)
         .min();
-    let timed = |r: &R<'_>| r.config.batch == depth_batch || Some(r.config.batch) == smallest;
+    let timed = |r: &R<'_>| {
+        (r.config.batch == depth_batch && r.config.shape.depth() >= MIN_TIMED_DEPTH)
+            || Some(r.config.batch) == smallest
+    };
     pairs(rows, timed)
         .into_iter()
         .map(|(p, b)| {
@@ -90,30 +104,32 @@ impl Analyse for GradientCheckpointing {
     /// The analysis of the checkpointing experiment.
     fn analyse(
         &self,
-        mut rows: Vec<Row<'_, TrainConfig>>,
+        rows: Vec<Row<'_, TrainConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis {
-        rows.sort_by_key(|r| (r.config.shape.depth, r.config.batch));
+        let (mut rows, transformer) = workloads::split(rows);
+        rows.sort_by_key(|r| (r.config.shape.depth(), r.config.batch));
+        let section = transformer_section(&transformer);
         let correctness = Correctness::of(points);
         // The depth sweep is the only one reaching the largest depth, the batch sweep the only one
         // reaching the largest batch.
         let (Some(max_depth), Some(max_batch)) = (
-            rows.iter().map(|r| r.config.shape.depth).max(),
+            rows.iter().map(|r| r.config.shape.depth()).max(),
             rows.iter().map(|r| r.config.batch).max(),
         ) else {
             return Analysis::unmeasured(correctness);
         };
         let depth_batch = rows
             .iter()
-            .find(|r| r.config.shape.depth == max_depth)
+            .find(|r| r.config.shape.depth() == max_depth)
             .map_or(0, |r| r.config.batch);
         let batch_depth = rows
             .iter()
             .find(|r| r.config.batch == max_batch)
-            .map_or(0, |r| r.config.shape.depth);
+            .map_or(0, |r| r.config.shape.depth());
         let by_depth = pairs(&rows, |r| r.config.batch == depth_batch);
-        let mut by_batch = pairs(&rows, |r| r.config.shape.depth == batch_depth);
+        let mut by_batch = pairs(&rows, |r| r.config.shape.depth() == batch_depth);
         by_batch.sort_by_key(|(p, _)| p.config.batch);
         let Some(&(deep_plain, deep_bal)) = by_depth.last() else {
             return Analysis::unmeasured(correctness);
@@ -168,7 +184,7 @@ impl Analyse for GradientCheckpointing {
                 "Where it starts to pay (depth {}): the parameter gradients ({} measured) set the \
              step's peak until the forward pass's activations outgrow them, predicted at batch \
              {:.0} without checkpointing. {}",
-                shape.depth,
+                shape.depth(),
                 format::bytes(grads(p)),
                 crossover,
                 match pays {
@@ -193,7 +209,7 @@ impl Analyse for GradientCheckpointing {
                 comparisons.push(Comparison {
                     quantity: format!(
                         "forward activations, depth {}, batch {}, {}",
-                        r.config.shape.depth,
+                        r.config.shape.depth(),
                         r.config.batch,
                         strategy_name(r.config.checkpointing)
                     ),
@@ -219,7 +235,7 @@ impl Analyse for GradientCheckpointing {
                 comparisons.push(Comparison {
                     quantity: format!(
                         "step peak, depth {}, batch {}, {}",
-                        r.config.shape.depth,
+                        r.config.shape.depth(),
                         r.config.batch,
                         strategy_name(r.config.checkpointing)
                     ),
@@ -250,7 +266,7 @@ impl Analyse for GradientCheckpointing {
                     })
                     .collect::<Vec<(f64, f64)>>()
             };
-        let depth = |r: &R<'_>| r.config.shape.depth as f64;
+        let depth = |r: &R<'_>| r.config.shape.depth() as f64;
         let batch = |r: &R<'_>| r.config.batch as f64;
         let depth_line = |c, predicted| peak_line(&by_depth, depth, c, predicted);
         let batch_line = |c, predicted| peak_line(&by_batch, batch, c, predicted);
@@ -296,7 +312,7 @@ impl Analyse for GradientCheckpointing {
                 })
                 .collect(),
         };
-        let charts = vec![
+        let mut charts = vec![
             Chart {
                 id: "peak-vs-depth".into(),
                 title: format!("Step peak against depth (batch {depth_batch})"),
@@ -376,6 +392,9 @@ impl Analyse for GradientCheckpointing {
         },
     ];
 
+        let mut findings = findings;
+        let mut comparisons = comparisons;
+        section.append_to(&mut findings, &mut comparisons, &mut charts);
         Analysis {
             headline: Headline::versus(
                 format!(
@@ -396,4 +415,57 @@ impl Analyse for GradientCheckpointing {
             published,
         }
     }
+}
+
+/// The transformer's rows: the common section, plain and balanced as two lines against the
+/// number of blocks, and the saving of each pair.
+fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
+    let mut section = workloads::transformer_section(
+        rows,
+        &Axis {
+            id: "blocks",
+            x_label: "blocks",
+            x: &|c: &TrainConfig| c.shape.depth() as f64,
+            x_scale: Scale::Log2,
+            line: &|c: &TrainConfig| strategy_name(c.checkpointing).to_string(),
+            predicted_peak: &|c: &TrainConfig| Some(predict::step_peak(c)),
+            note: "model + Adam state + token ids + max(what the forward pass keeps, \
+                   gradients): the blocks' rule with or without the balanced strategy (see the \
+                   sequence-length page) and v + 3 d + 5 values per token outside the blocks \
+                   (the same count with checkpointing: not modelled)",
+        },
+    );
+    let mut sorted: Vec<R<'_>> = rows.to_vec();
+    sorted.sort_by_key(|r| r.config.shape.depth());
+    let savings: Vec<String> = pairs(&sorted, |_| true)
+        .into_iter()
+        .map(|(p, b)| {
+            format!(
+                "{} blocks {} -> {} ({})",
+                p.config.shape.depth(),
+                format::bytes(p.peak()),
+                format::bytes(b.peak()),
+                format::pct(-(p.peak() - b.peak()) / p.peak() * 100.0)
+            )
+        })
+        .collect();
+    if !savings.is_empty() {
+        let failed = rows
+            .iter()
+            .flat_map(|r| &r.result.checks)
+            .filter(|c| !c.passed)
+            .count();
+        section.findings.push(format!(
+            "Transformer: balanced checkpointing's step peak against none: {}. The gradients \
+             with and without it: {}. Its time on the transformer is timed in pairs on the \
+             sequence-length page.",
+            savings.join("; "),
+            if failed == 0 {
+                "identical within the check's tolerance at every depth".to_string()
+            } else {
+                format!("{failed} checks failed")
+            }
+        ));
+    }
+    section
 }

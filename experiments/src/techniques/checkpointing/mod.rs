@@ -24,7 +24,7 @@ use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::mlp;
-use crate::harness::models::MlpShape;
+use crate::harness::models::{training_transformer, MlpShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
@@ -44,6 +44,15 @@ struct Sweeps {
     depth_sweep_batch: usize,
     batches: Vec<usize>,
     batch_sweep_depth: usize,
+}
+
+/// The transformer's depths (blocks), at its training shape and batch 4.
+fn transformer_blocks(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick => vec![1, 2, 4],
+        Sizes::Full => vec![2, 4, 8],
+        Sizes::FullCuda => vec![6, 12, 24],
+    }
 }
 
 fn sweeps(sizes: Sizes) -> Sweeps {
@@ -125,6 +134,26 @@ impl Technique for GradientCheckpointing {
                 ));
             }
         }
+        let shape = training_transformer(Sizes::of(profile, device));
+        for layers in transformer_blocks(Sizes::of(profile, device)) {
+            for checkpointing in [Checkpointing::None, Checkpointing::Balanced] {
+                let name = match checkpointing {
+                    Checkpointing::None => "plain",
+                    Checkpointing::Balanced => "balanced",
+                };
+                let config = TrainConfig {
+                    seed: 5,
+                    checkpointing,
+                    ..TrainConfig::adam(TransformerShape { layers, ..shape }, 4)
+                };
+                points.push(Planned::new(
+                    format!("transformer-blocks-{layers}-{name}"),
+                    format!("transformer, {layers} blocks, batch 4, {name}"),
+                    profile,
+                    config,
+                ));
+            }
+        }
         points
     }
 
@@ -171,7 +200,7 @@ fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Ve
     B::seed(device, config.seed);
     let model = config.shape.init::<B>(device);
     mlp::materialize(&model);
-    let (x, y) = config.shape.batch::<B>(config.batch, device);
-    let grads = GradientsParams::from_grads(mlp::loss(&model, x, y).backward(), &model);
+    let batch = config.shape.batch::<B>(config.batch, config.seed, device);
+    let grads = GradientsParams::from_grads(model.loss(&batch).backward(), &model);
     mlp::flatten(&model, Some(&grads))
 }

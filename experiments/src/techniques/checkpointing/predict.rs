@@ -1,20 +1,20 @@
 //! The byte model of checkpointing: burn-autodiff's rules for what the forward pass keeps per
-//! sample with and without the balanced strategy (see [`MlpShape`]), in the shared step rule
+//! sample with and without the balanced strategy (see [`crate::harness::models::MlpShape`]), in the shared step rule
 //! of [`crate::estimate`].
 
 use crate::estimate;
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::MlpShape;
+use crate::harness::models::ModelShape;
 use crate::harness::train::TrainConfig;
 
 /// Bytes the forward pass keeps per sample: `2 x depth` widths without checkpointing,
 /// `depth + 2` with the balanced strategy (each Linear output kept, ReLU's recomputed).
-pub fn activation_bytes_per_sample(shape: MlpShape, checkpointing: Checkpointing) -> f64 {
+pub fn activation_bytes_per_sample(shape: impl Into<ModelShape>, checkpointing: Checkpointing) -> f64 {
     estimate::activation_bytes_per_sample(shape, checkpointing)
 }
 
 /// Parameter gradients: 4 bytes per parameter.
-pub fn grad_bytes(shape: MlpShape) -> f64 {
+pub fn grad_bytes(shape: impl Into<ModelShape>) -> f64 {
     estimate::param_bytes(shape)
 }
 

@@ -11,6 +11,7 @@ use results::{
 
 use super::{predict, EvalConfig, EvalMode, NoGrad};
 use crate::technique::{Analyse, Row};
+use crate::workloads::{self, HasModel};
 
 /// A measured no-grad point.
 type R<'a> = Row<'a, EvalConfig>;
@@ -32,7 +33,12 @@ fn largest_pair<'r, 'a>(rows: &'r [R<'a>]) -> Option<(&'r R<'a>, &'r R<'a>)> {
 
 /// The headline's comparison: the autodiff backend (the baseline) against valid().
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
-    largest_pair(rows)
+    let mlp: Vec<R<'_>> = rows
+        .iter()
+        .filter(|r| !r.config.shape.is_transformer())
+        .cloned()
+        .collect();
+    largest_pair(&mlp)
         .map(|(a, v)| ComparisonSpec::new(HEADLINE, a.id, v.id))
         .into_iter()
         .collect()
@@ -42,11 +48,13 @@ impl Analyse for NoGrad {
     /// The analysis of the no-grad experiment.
     fn analyse(
         &self,
-        mut rows: Vec<Row<'_, EvalConfig>>,
+        rows: Vec<Row<'_, EvalConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis {
+        let (mut rows, mut transformer) = workloads::split(rows);
         rows.sort_by_key(|r| r.config.batch);
+        transformer.sort_by_key(|r| r.config.batch);
         let correctness = Correctness::of(points);
         let of = |mode: EvalMode| -> Vec<&R<'_>> {
             rows.iter().filter(|r| r.config.mode == mode).collect()
@@ -55,7 +63,9 @@ impl Analyse for NoGrad {
         let Some((ad, va)) = largest_pair(&rows) else {
             return Analysis::unmeasured(correctness);
         };
-        let shape = ad.config.shape;
+        let Some(shape) = ad.config.shape.mlp() else {
+            return Analysis::unmeasured(correctness);
+        };
         let batch = ad.config.batch as f64;
 
         let eval_points = |rows: &[&R<'_>]| -> Vec<(f64, f64)> {
@@ -214,6 +224,10 @@ impl Analyse for NoGrad {
             },
         ];
 
+        let mut findings = findings;
+        let mut comparisons = comparisons;
+        let mut charts = charts;
+        transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
         let detail = worst_check(points);
         Analysis {
             headline: Headline::versus(
@@ -236,4 +250,99 @@ impl Analyse for NoGrad {
             published: vec![],
         }
     }
+}
+
+impl HasModel for EvalConfig {
+    fn model(&self) -> crate::harness::models::ModelShape {
+        self.shape
+    }
+}
+
+/// The transformer's rows: evaluation bytes both ways against the batch, what an autodiff pass
+/// leaves recorded beside the blocks' rule, and the throughput in tokens/s.
+fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
+    let of = |mode: EvalMode| -> Vec<&R<'_>> {
+        rows.iter().filter(|r| r.config.mode == mode).collect()
+    };
+    let (autodiff, valid) = (of(EvalMode::Autodiff), of(EvalMode::Valid));
+    let Some(first) = rows.first() else {
+        return workloads::Section::default();
+    };
+    let model = first.config.shape;
+    let mut section = workloads::Section::default();
+    for a in &autodiff {
+        let Some(v) = valid.iter().find(|v| v.config.batch == a.config.batch) else {
+            continue;
+        };
+        let predicted = predict::graph_bytes_per_sample(a.config.shape) * a.config.batch as f64;
+        let retained = a.result.metric(Metric::RetainedPerPassBytes);
+        section.findings.push(format!(
+            "Transformer ({}), batch {}: an evaluation pass peaks {} above the model and inputs on \
+             the autodiff backend, {} with valid(); a pass on the autodiff backend whose output \
+             is dropped leaves {} recorded (the rule of what the forward pass keeps for backward: \
+             {}, {:+.1}%); outputs of both ways: {}.",
+            model.describe(),
+            a.config.batch,
+            format::bytes(a.result.metric(Metric::EvalBytes)),
+            format::bytes(v.result.metric(Metric::EvalBytes)),
+            format::bytes(retained),
+            format::bytes(predicted),
+            format::diff_pct(predicted, retained),
+            if v.result.checks.iter().chain(&a.result.checks).all(|c| c.passed) {
+                "identical within the check's tolerance"
+            } else {
+                "different (the check failed)"
+            }
+        ));
+        section.comparisons.push(Comparison {
+            quantity: format!(
+                "transformer, batch {}: recorded per autodiff pass",
+                a.config.batch
+            ),
+            predicted_bytes: predicted,
+            measured_bytes: retained,
+            note: "what the forward pass keeps for backward: 18 d + 3 h s + h + 2 f32 values \
+                   per token and block, and v + 3 d + 5 outside the blocks; measured as the \
+                   slope of what stays held pass after pass"
+                .into(),
+        });
+    }
+    let line = |name: &str, rows: &[&R<'_>]| {
+        Series::line(
+            name,
+            false,
+            rows.iter()
+                .map(|r| (r.config.batch as f64, mib(r.result.metric(Metric::EvalBytes))))
+                .collect(),
+        )
+    };
+    section.charts.push(Chart {
+        id: "transformer-eval-vs-batch".into(),
+        title: "Transformer: evaluation peak above the model and inputs".into(),
+        x_label: "batch size (sequences)".into(),
+        y_label: "bytes (MiB)".into(),
+        x_scale: Scale::Log2,
+        series: vec![
+            line("autodiff backend", &autodiff),
+            line("valid()", &valid),
+        ],
+    });
+    section.charts.push(Chart {
+        id: "transformer-eval-throughput".into(),
+        title: "Transformer: evaluation throughput".into(),
+        x_label: "batch size (sequences)".into(),
+        y_label: "throughput (tokens/s)".into(),
+        x_scale: Scale::Log2,
+        series: vec![
+            Series::throughput(
+                "autodiff backend (median; bars: fastest and slowest)",
+                autodiff.iter().map(|r| (r.config.batch as f64, r.result)),
+            ),
+            Series::throughput(
+                "valid() (median; bars: fastest and slowest)",
+                valid.iter().map(|r| (r.config.batch as f64, r.result)),
+            ),
+        ],
+    });
+    section
 }

@@ -27,7 +27,7 @@ use results::{
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
-use crate::harness::models::{training_mlp, MlpShape};
+use crate::harness::models::{training_mlp, training_transformer, ModelShape};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
@@ -61,7 +61,7 @@ impl EvalMode {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EvalConfig {
     /// The model evaluated.
-    pub shape: MlpShape,
+    pub shape: ModelShape,
     /// Samples per pass.
     pub batch: usize,
     /// Autodiff or `valid()`.
@@ -80,6 +80,14 @@ fn batches(sizes: Sizes) -> Vec<usize> {
         // Each pass that is not back-propagated leaves its graph (480 KiB per sample at this
         // model's GPU size) for all ten passes: 19 GiB at the largest batch.
         Sizes::FullCuda => vec![1024, 2048, 4096],
+    }
+}
+
+/// The transformer's batches (sequences per pass).
+fn transformer_batches(sizes: Sizes) -> Vec<usize> {
+    match sizes {
+        Sizes::Quick | Sizes::Full => vec![4, 16],
+        Sizes::FullCuda => vec![8, 32],
     }
 }
 
@@ -103,21 +111,31 @@ impl Technique for NoGrad {
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<EvalConfig>> {
         let sizes = Sizes::of(profile, device);
-        let shape = training_mlp(sizes);
+        let mlp = ModelShape::Mlp(training_mlp(sizes));
+        let transformer = ModelShape::Transformer(training_transformer(sizes));
         let mut points = Vec::new();
-        for batch in batches(sizes) {
-            for mode in [EvalMode::Autodiff, EvalMode::Valid] {
-                points.push(Planned::new(
-                    format!("{}-batch-{batch}", mode.name()),
-                    format!("{} batch {batch}", mode.name()),
-                    profile,
-                    EvalConfig {
-                        shape,
-                        batch,
-                        mode,
-                        seed: 7,
-                    },
-                ));
+        for (shape, batches) in [
+            (mlp, batches(sizes)),
+            (transformer, transformer_batches(sizes)),
+        ] {
+            let (id, label) = match shape {
+                ModelShape::Mlp(_) => ("", ""),
+                ModelShape::Transformer(_) => ("transformer-", "transformer, "),
+            };
+            for batch in batches {
+                for mode in [EvalMode::Autodiff, EvalMode::Valid] {
+                    points.push(Planned::new(
+                        format!("{id}{}-batch-{batch}", mode.name()),
+                        format!("{label}{} batch {batch}", mode.name()),
+                        profile,
+                        EvalConfig {
+                            shape,
+                            batch,
+                            mode,
+                            seed: 7,
+                        },
+                    ));
+                }
             }
         }
         points
@@ -155,12 +173,12 @@ impl OnBackend for EvalPoint {
         B::seed(&device, c.seed);
         let model = c.shape.init::<B>(&device);
         crate::harness::models::mlp::materialize(&model);
-        let (x, _) = c.shape.batch::<B>(c.batch, &device);
+        let x = c.shape.batch::<B>(c.batch, c.seed, &device);
         let inner_model = model.valid();
-        let inner_x = x.clone().inner();
+        let inner_x = x.inner();
         // One pass without a graph first, so that the backend's own buffers (matmul workspaces,
         // the thread pool) exist before the baseline is read and are not taken for retention.
-        drop(inner_model.forward(inner_x.clone()));
+        drop(inner_model.output(&inner_x));
         sync();
         let base = probe.read().in_use_bytes;
 
@@ -169,10 +187,8 @@ impl OnBackend for EvalPoint {
             let mut meter = PhaseMeter::new(probe, &sync);
             let clock = Instant::now();
             match c.mode {
-                EvalMode::Autodiff => drop(meter.phase("evaluation", || model.forward(x.clone()))),
-                EvalMode::Valid => {
-                    drop(meter.phase("evaluation", || inner_model.forward(inner_x.clone())))
-                }
+                EvalMode::Autodiff => drop(meter.phase("evaluation", || model.output(&x))),
+                EvalMode::Valid => drop(meter.phase("evaluation", || inner_model.output(&inner_x))),
             }
             let elapsed = clock.elapsed();
             runs.push(meter.finish());
@@ -182,8 +198,7 @@ impl OnBackend for EvalPoint {
         // backward consumed: their parents, the parameters' nodes, are consumed by it.
         let release = || {
             if c.mode == EvalMode::Autodiff {
-                let one_row = x.clone().narrow(0, 0, 1);
-                drop(model.forward(one_row).sum().backward());
+                drop(model.output(&x.narrow(0, 1)).sum().backward());
             }
             sync();
         };
@@ -215,7 +230,8 @@ impl OnBackend for EvalPoint {
         // The time: each pass followed, outside the clock, by the release of its graph, so
         // that a pass is not timed while the graphs of earlier ones pile up.
         let mut runs = Vec::new();
-        let timing = timing::repeat_timed(self.repeats.repeats, c.batch as u64, || {
+        let (unit, units) = c.shape.units(c.batch);
+        let timing = timing::repeat_timed(self.repeats.repeats, units, || {
             let elapsed = pass(&mut runs);
             release();
             elapsed
@@ -225,12 +241,12 @@ impl OnBackend for EvalPoint {
         // The check: the same input through both paths. Read after the measurement so that its
         // own graph is not counted above.
         let reference = inner_model
-            .forward(inner_x.clone())
+            .output(&inner_x)
             .into_data()
             .to_vec::<f32>()
             .unwrap_or_default();
         let candidate = model
-            .forward(x.clone())
+            .output(&x)
             .into_data()
             .to_vec::<f32>()
             .unwrap_or_default();
@@ -268,7 +284,7 @@ impl OnBackend for EvalPoint {
             traces,
             checks: vec![check],
             phase_times: PhaseTiming::of_runs(&runs),
-            ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
+            ..PointResult::new(probe.info(), phases, timing, units).in_unit(unit)
         }
     }
 }

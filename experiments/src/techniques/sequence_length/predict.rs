@@ -44,26 +44,24 @@
 //! (backed up by the scaling: h s), the shifted scores (h s, the shift being compute-bound now),
 //! the softmax sums (h), and each layer norm's mean and variance (4): `10 d + 2 h s + h + 4`.
 
-use crate::estimate::F32_BYTES;
+use crate::estimate::{self, F32_BYTES};
+use crate::harness::backend::Checkpointing;
 use crate::harness::models::TransformerShape;
 
 /// Attention-sized tensors a block keeps per head, as first predicted (before measuring).
 pub const FIRST_ATTENTION_VALUES_PER_HEAD: f64 = 2.0;
 
-/// Attention-sized tensors a block keeps per head, as read in burn-autodiff after the first
-/// measurement: the shifted scores (`exp`'s input), the exponentials and the weights.
-pub const ATTENTION_VALUES_PER_HEAD: f64 = 3.0;
+pub use crate::estimate::ATTENTION_VALUES_PER_HEAD;
 
-/// Values per token and layer that a block's forward pass keeps for backward, in Burn 0.21.
+/// Values per token and layer that a block's forward pass keeps for backward, in Burn 0.21
+/// (the shared rule of [`crate::estimate`]).
 pub fn burn_values_per_token_layer(shape: &TransformerShape) -> f64 {
-    let (d, h, s) = (shape.d_model as f64, shape.heads as f64, shape.seq as f64);
-    18.0 * d + ATTENTION_VALUES_PER_HEAD * h * s + h + 2.0
+    estimate::block_values_per_token(shape, Checkpointing::None)
 }
 
 /// Values per token and layer kept under `BalancedCheckpointing` (module docs).
 pub fn balanced_values_per_token_layer(shape: &TransformerShape) -> f64 {
-    let (d, h, s) = (shape.d_model as f64, shape.heads as f64, shape.seq as f64);
-    10.0 * d + 2.0 * h * s + h + 4.0
+    estimate::block_values_per_token(shape, Checkpointing::Balanced)
 }
 
 /// Bytes per token and layer under `BalancedCheckpointing`, in f32.
@@ -98,12 +96,12 @@ pub fn burn_crossover_seq(shape: &TransformerShape) -> f64 {
 
 /// Parameters in f32.
 pub fn param_bytes(shape: &TransformerShape) -> f64 {
-    (shape.num_params() * F32_BYTES) as f64
+    estimate::param_bytes(*shape)
 }
 
 /// Adam's two moments in f32.
 pub fn adam_state_bytes(shape: &TransformerShape) -> f64 {
-    (shape.num_params() * crate::estimate::ADAM_MOMENTS * F32_BYTES) as f64
+    estimate::adam_state_bytes(*shape)
 }
 
 #[cfg(test)]
