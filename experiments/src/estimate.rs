@@ -69,12 +69,14 @@ pub fn activation_bytes_per_sample(
     checkpointing: Checkpointing,
 ) -> f64 {
     match shape.into() {
-        ModelShape::Mlp(shape) => (match checkpointing {
-            Checkpointing::None => shape.predicted_activation_bytes_per_sample(F32_BYTES),
-            Checkpointing::Balanced => {
-                shape.predicted_checkpointed_activation_bytes_per_sample(F32_BYTES)
-            }
-        }) as f64,
+        ModelShape::Mlp(shape) => {
+            (match checkpointing {
+                Checkpointing::None => shape.predicted_activation_bytes_per_sample(F32_BYTES),
+                Checkpointing::Balanced => {
+                    shape.predicted_checkpointed_activation_bytes_per_sample(F32_BYTES)
+                }
+            }) as f64
+        }
         ModelShape::Transformer(s) => {
             s.seq as f64
                 * (s.layers as f64 * block_values_per_token(&s, checkpointing)

@@ -29,7 +29,8 @@ impl HasModel for TrainConfig {
 
 /// The rows split by model: the MLP's, then the transformer's, each in the order given.
 pub fn split<'a, C: HasModel>(rows: Vec<Row<'a, C>>) -> (Vec<Row<'a, C>>, Vec<Row<'a, C>>) {
-    rows.into_iter().partition(|r| !r.config.model().is_transformer())
+    rows.into_iter()
+        .partition(|r| !r.config.model().is_transformer())
 }
 
 /// What the transformer adds to a page.
@@ -174,7 +175,10 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         .map(|c| (c.measured_bytes - c.predicted_bytes) / c.predicted_bytes)
         .max_by(|a, b| a.abs().total_cmp(&b.abs()));
     let (low, high) = rows.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
-        (lo.min(r.result.samples_per_s), hi.max(r.result.samples_per_s))
+        (
+            lo.min(r.result.samples_per_s),
+            hi.max(r.result.samples_per_s),
+        )
     });
     let mut findings = vec![format!(
         "Transformer ({}, {} parameters), {} points: step peak from {} to {}; throughput from \

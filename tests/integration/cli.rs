@@ -182,8 +182,11 @@ fn a_schema_4_record_renders_its_throughput_in_samples() {
         String::from_utf8_lossy(&out.stderr)
     );
     let page = std::fs::read_to_string(dir.path().join("site/batch-size.html")).unwrap();
-    assert!(page.contains(" samples/s</td>"), "{page}");
-    assert!(!page.contains("tokens/s</td>"), "no tokens are invented");
+    assert!(page.contains(" samples&#x2f;s</td>"), "{page}");
+    assert!(
+        !page.contains("tokens&#x2f;s</td>"),
+        "no tokens are invented"
+    );
 }
 
 #[test]

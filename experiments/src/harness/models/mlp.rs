@@ -12,7 +12,6 @@ use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, FloatDType, Tensor};
 use serde::{Deserialize, Serialize};
 
-
 /// `depth` Linear(width, width) layers, ReLU between them (not after the last).
 #[derive(Module, Debug)]
 pub struct Mlp<B: Backend> {

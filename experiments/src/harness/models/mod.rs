@@ -194,7 +194,9 @@ impl ModelShape {
     }
 }
 
-/// A model the techniques train.
+/// A model the techniques train. One is built per point, so the size of the enum does not
+/// matter (and Burn's derive does not take a boxed variant).
+#[allow(clippy::large_enum_variant)]
 #[derive(Module, Debug)]
 pub enum Model<B: Backend> {
     /// The MLP.

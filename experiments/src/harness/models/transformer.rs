@@ -170,10 +170,7 @@ pub fn loss<B: Backend>(
 }
 
 /// Mean cross-entropy of `logits` `[batch, seq, vocab]` against the next tokens, in nats.
-pub fn cross_entropy<B: Backend>(
-    logits: Tensor<B, 3>,
-    targets: Tensor<B, 2, Int>,
-) -> Tensor<B, 1> {
+pub fn cross_entropy<B: Backend>(logits: Tensor<B, 3>, targets: Tensor<B, 2, Int>) -> Tensor<B, 1> {
     let [batch, seq, vocab] = logits.dims();
     CrossEntropyLossConfig::new()
         .init(&logits.device())

@@ -245,11 +245,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             x_scale: Scale::Log2,
             line: &|_| String::new(),
             predicted_peak: &|c: &TrainConfig| {
-                Some(predict::step_peak(
-                    c.shape,
-                    c.batch as f64,
-                    c.micro_batches,
-                ))
+                Some(predict::step_peak(c.shape, c.batch as f64, c.micro_batches))
             },
             note: "model + Adam state + token ids + max(what the forward pass keeps for B/k \
                    sequences, gradients) + accumulated gradients when k > 1 (the batch-size \

@@ -47,7 +47,8 @@ fn pairs<'r, 'a>(rows: &'r [R<'a>], keep: impl Fn(&R<'a>) -> bool) -> Vec<(&'r R
 fn pair_id(plain: &R<'_>) -> String {
     format!(
         "depth-{}-batch-{}",
-        plain.config.shape.depth(), plain.config.batch
+        plain.config.shape.depth(),
+        plain.config.batch
     )
 }
 
@@ -392,8 +393,6 @@ impl Analyse for GradientCheckpointing {
         },
     ];
 
-        let mut findings = findings;
-        let mut comparisons = comparisons;
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         Analysis {
             headline: Headline::versus(

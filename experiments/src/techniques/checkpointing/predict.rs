@@ -9,7 +9,10 @@ use crate::harness::train::TrainConfig;
 
 /// Bytes the forward pass keeps per sample: `2 x depth` widths without checkpointing,
 /// `depth + 2` with the balanced strategy (each Linear output kept, ReLU's recomputed).
-pub fn activation_bytes_per_sample(shape: impl Into<ModelShape>, checkpointing: Checkpointing) -> f64 {
+pub fn activation_bytes_per_sample(
+    shape: impl Into<ModelShape>,
+    checkpointing: Checkpointing,
+) -> f64 {
     estimate::activation_bytes_per_sample(shape, checkpointing)
 }
 

@@ -224,7 +224,6 @@ impl Analyse for NoGrad {
             },
         ];
 
-        let mut findings = findings;
         let mut comparisons = comparisons;
         let mut charts = charts;
         transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
@@ -261,9 +260,8 @@ impl HasModel for EvalConfig {
 /// The transformer's rows: evaluation bytes both ways against the batch, what an autodiff pass
 /// leaves recorded beside the blocks' rule, and the throughput in tokens/s.
 fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
-    let of = |mode: EvalMode| -> Vec<&R<'_>> {
-        rows.iter().filter(|r| r.config.mode == mode).collect()
-    };
+    let of =
+        |mode: EvalMode| -> Vec<&R<'_>> { rows.iter().filter(|r| r.config.mode == mode).collect() };
     let (autodiff, valid) = (of(EvalMode::Autodiff), of(EvalMode::Valid));
     let Some(first) = rows.first() else {
         return workloads::Section::default();
@@ -312,7 +310,12 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             name,
             false,
             rows.iter()
-                .map(|r| (r.config.batch as f64, mib(r.result.metric(Metric::EvalBytes))))
+                .map(|r| {
+                    (
+                        r.config.batch as f64,
+                        mib(r.result.metric(Metric::EvalBytes)),
+                    )
+                })
                 .collect(),
         )
     };
@@ -322,10 +325,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         x_label: "batch size (sequences)".into(),
         y_label: "bytes (MiB)".into(),
         x_scale: Scale::Log2,
-        series: vec![
-            line("autodiff backend", &autodiff),
-            line("valid()", &valid),
-        ],
+        series: vec![line("autodiff backend", &autodiff), line("valid()", &valid)],
     });
     section.charts.push(Chart {
         id: "transformer-eval-throughput".into(),
