@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use burn::optim::AdamConfig;
+use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::backend::AutodiffBackend;
 use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing};
 use serde::{Deserialize, Serialize};
@@ -309,4 +309,34 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
             ..PointResult::new(probe.info(), steps.phases, steps.timing, units).in_unit(unit)
         }
     }
+}
+
+/// The gradients of one step from fresh weights, computed on `B` (checkpointing as its type
+/// says) and on the same inner backend without checkpointing, compared within `tolerance`:
+/// recomputing an op runs the same kernel on the same values, so what the backend keeps for
+/// backward must not change what is computed.
+pub fn gradients_unchanged_by_checkpointing<B: AutodiffBackend>(
+    config: &TrainConfig,
+    device: &B::Device,
+    tolerance: f64,
+) -> Check {
+    let plain = gradients::<burn::backend::Autodiff<B::InnerBackend>>(config, device);
+    let candidate = gradients::<B>(config, device);
+    Check::compare(
+        "parameter gradients with checkpointing against without",
+        &plain,
+        &candidate,
+        tolerance,
+    )
+}
+
+/// Every parameter's gradient after one forward and backward from the seeded initial weights,
+/// flattened in module order.
+fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Vec<f32> {
+    B::seed(device, config.seed);
+    let model = config.shape.init::<B>(device);
+    mlp::materialize(&model);
+    let batch = config.shape.batch::<B>(config.batch, config.seed, device);
+    let grads = GradientsParams::from_grads(model.loss(&batch).backward(), &model);
+    mlp::flatten(&model, Some(&grads))
 }

@@ -17,16 +17,15 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::backend::Autodiff;
-use burn::optim::GradientsParams;
 use burn::tensor::backend::AutodiffBackend;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::mlp;
 use crate::harness::models::{training_transformer, MlpShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
+use crate::harness::train::{
+    gradients_unchanged_by_checkpointing, run_train_point, TrainChecks, TrainConfig, Trained,
+};
 use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// Recomputation runs the same kernels on the same values: the gradients must be identical up
@@ -181,26 +180,7 @@ impl TrainChecks for CheckpointingCheck {
     }
 }
 
-/// The gradients of one step from fresh weights, computed on `B` (checkpointing as its type
-/// says) and on the same inner backend without checkpointing, compared.
+/// The gradients of one step from fresh weights, with and without checkpointing, compared.
 pub fn check<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Check {
-    let plain = gradients::<Autodiff<B::InnerBackend>>(config, device);
-    let candidate = gradients::<B>(config, device);
-    Check::compare(
-        "parameter gradients with checkpointing against without",
-        &plain,
-        &candidate,
-        TOLERANCE,
-    )
-}
-
-/// Every parameter's gradient after one forward and backward from the seeded initial weights,
-/// flattened in module order.
-fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Vec<f32> {
-    B::seed(device, config.seed);
-    let model = config.shape.init::<B>(device);
-    mlp::materialize(&model);
-    let batch = config.shape.batch::<B>(config.batch, config.seed, device);
-    let grads = GradientsParams::from_grads(model.loss(&batch).backward(), &model);
-    mlp::flatten(&model, Some(&grads))
+    gradients_unchanged_by_checkpointing::<B>(config, device, TOLERANCE)
 }

@@ -10,8 +10,10 @@ use results::{
 };
 
 use super::{predict, MixedConfig, MixedPrecision, Precision, INIT_SEED, PRECISIONS};
+use crate::harness::models::{MarkovChain, SUCCESSORS};
 use crate::harness::probe::host;
 use crate::technique::{Analyse, Row};
+use crate::workloads::{self, HasModel};
 
 /// A measured mixed-precision point.
 type R<'a> = Row<'a, MixedConfig>;
@@ -68,6 +70,12 @@ fn main_row<'r, 'a>(rows: &'r [R<'a>], p: Precision) -> Option<&'r R<'a>> {
 /// The two index rows' comparisons: f32 against mixed precision (one process: both store
 /// f32) and f32 against 16-bit storage (alternating processes).
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let rows: Vec<R<'_>> = rows
+        .iter()
+        .filter(|r| !r.config.shape.is_transformer())
+        .cloned()
+        .collect();
+    let rows = &rows;
     let Some(f32_row) = main_row(rows, Precision::F32) else {
         return Vec::new();
     };
@@ -91,6 +99,10 @@ impl Analyse for MixedPrecision {
         _points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis {
+        let (transformer, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
+            .into_iter()
+            .partition(|r| r.config.shape.is_transformer());
+        let section = transformer_section(&transformer);
         let (seed_study, rows): (Vec<R<'_>>, Vec<R<'_>>) =
             rows.into_iter().partition(|r| r.config.seeds > 0);
         let (yardstick, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
@@ -223,9 +235,9 @@ impl Analyse for MixedPrecision {
             format::bytes(f32_row.peak()),
             format::bytes(mixed.peak()),
             format::pct((mixed.peak() / f32_row.peak() - 1.0) * 100.0),
-            format::bytes(
-                ((mixed.config.shape.depth - 1) * mixed.config.shape.width.pow(2)) as f64 * 2.0
-            ),
+            format::bytes(mixed.config.shape.mlp().map_or(f64::NAN, |s| {
+                ((s.depth - 1) * s.width.pow(2)) as f64 * 2.0
+            })),
         ));
         }
         let bf16 = find(Precision::Bf16);
@@ -288,7 +300,10 @@ impl Analyse for MixedPrecision {
         let mut comparisons = Vec::new();
         for r in &rows {
             let p = r.config.precision;
-            let (shape, e) = (r.config.shape, p.storage().bytes() as f64);
+            let Some(shape) = r.config.shape.mlp() else {
+                continue;
+            };
+            let e = p.storage().bytes() as f64;
             let params = shape.num_params() as f64;
             for (quantity, predicted, metric, note) in [
                 (
@@ -375,7 +390,7 @@ impl Analyse for MixedPrecision {
             .map(|(i, p)| format!("{} {}", i + 1, p.id()))
             .collect::<Vec<_>>()
             .join(", ");
-        let charts = vec![
+        let mut charts = vec![
             Chart {
                 id: "memory-by-component".into(),
                 title: "Memory by component and precision".into(),
@@ -556,6 +571,7 @@ impl Analyse for MixedPrecision {
             })
             .into_iter()
             .collect();
+        section.append_to(&mut findings, &mut comparisons, &mut charts);
         Analysis {
             headline,
             secondary_headlines,
@@ -604,5 +620,144 @@ fn forward_note(p: Precision) -> &'static str {
              weight copies Linear keeps for backward (all layers but the first). Not predicted: \
              the f32 packing buffers the CPU's f16 matmul allocates on every call"
         }
+    }
+}
+
+impl HasModel for MixedConfig {
+    fn model(&self) -> crate::harness::models::ModelShape {
+        self.shape
+    }
+}
+
+/// Whether a loss curve learned the task: finite, and fallen by at least half as much as f32's
+/// over the same steps.
+fn learned(reference: &[f64], candidate: &[f64]) -> bool {
+    match (
+        reference.first(),
+        reference.last(),
+        candidate.first(),
+        candidate.last(),
+    ) {
+        (Some(r0), Some(r1), Some(c0), Some(c1)) => {
+            candidate.iter().all(|l| l.is_finite()) && c0 - c1 >= 0.5 * (r0 - r1)
+        }
+        _ => false,
+    }
+}
+
+/// The transformer's rows: its loss curve in every precision beside the chain's entropy rate
+/// (the loss's floor), which precisions learn the task and which cannot, each curve's drift
+/// from f32's against the transformer's own yardstick, and the step peaks.
+fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
+    let (yardstick, rows): (Vec<&R<'_>>, Vec<&R<'_>>) =
+        rows.iter().partition(|r| r.config.init_seed != INIT_SEED);
+    let find = |p: Precision| rows.iter().copied().find(|r| r.config.precision == p);
+    let (Some(f32_row), Some(shape)) = (
+        find(Precision::F32),
+        rows.first().and_then(|r| r.config.shape.transformer()),
+    ) else {
+        return workloads::Section::default();
+    };
+    let reference = losses(f32_row);
+    let tolerance = yardstick
+        .first()
+        .map(|y| drift(reference, losses(y)))
+        .unwrap_or(f64::NAN);
+    let floor = MarkovChain::new(shape.vocab, SUCCESSORS, f32_row.config.seed).entropy_rate_nats();
+    let mut findings = vec![format!(
+        "Transformer ({}, batch {}, the same batch every step, Adam at {}): in f32 the loss falls \
+         from {:.3} to {:.3} nats over {} steps; the chain's entropy rate, the floor of the loss \
+         on fresh sequences, is {:.3} nats (uniform guessing: {:.3}). The yardstick, f32 from \
+         other initial weights, drifts from it by up to {:.2}% of the initial loss.{}",
+        f32_row.config.shape.describe(),
+        f32_row.config.batch,
+        f32_row.config.lr,
+        reference.first().copied().unwrap_or(f64::NAN),
+        reference.last().copied().unwrap_or(f64::NAN),
+        reference.len(),
+        floor,
+        (shape.vocab as f64).ln(),
+        tolerance * 100.0,
+        if reference.last().is_some_and(|&l| l < floor) {
+            " The loss ends below the floor because the batch is the same at every step: the \
+             model learns the chain's transitions and then memorises the batch, as the MLP \
+             memorises its teacher's batch; what is compared is the same run in each precision."
+        } else {
+            ""
+        }
+    )];
+    let mut can = Vec::new();
+    let mut cannot = Vec::new();
+    for r in &rows {
+        let p = r.config.precision;
+        let curve = losses(r);
+        if learned(reference, curve) {
+            can.push(p.name());
+        } else {
+            cannot.push(p.name());
+        }
+        if p == Precision::F32 {
+            continue;
+        }
+        let c = drift_check(reference, curve, p.name(), tolerance);
+        findings.push(format!(
+            "Transformer, {}: step peak {} (f32: {}), final loss {:.3}, largest drift from \
+             f32 {:.2}% of the initial loss ({}).",
+            p.name(),
+            format::bytes(r.peak()),
+            format::bytes(f32_row.peak()),
+            curve.last().copied().unwrap_or(f64::NAN),
+            c.max_rel_diff * 100.0,
+            if c.passed {
+                "within the yardstick"
+            } else {
+                "beyond the yardstick: the result changed"
+            }
+        ));
+    }
+    findings.push(format!(
+        "Transformer: the precisions that learn the task (the loss falls by at least half as \
+         much as in f32): {}; that cannot: {}.",
+        if can.is_empty() {
+            "none".into()
+        } else {
+            can.join(", ")
+        },
+        if cannot.is_empty() {
+            "none".into()
+        } else {
+            cannot.join(", ")
+        }
+    ));
+    let mut series: Vec<Series> = rows
+        .iter()
+        .map(|r| {
+            Series::line(
+                r.config.precision.name(),
+                false,
+                losses(r)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &l)| ((i + 1) as f64, l))
+                    .collect(),
+            )
+        })
+        .collect();
+    series.push(Series::line(
+        "the chain's entropy rate (the floor)",
+        true,
+        vec![(1.0, floor), (reference.len() as f64, floor)],
+    ));
+    workloads::Section {
+        findings,
+        comparisons: Vec::new(),
+        charts: vec![Chart {
+            id: "transformer-loss-by-step".into(),
+            title: "Transformer: loss over the training run, by precision".into(),
+            x_label: "step".into(),
+            y_label: "cross-entropy (nats)".into(),
+            x_scale: Scale::Linear,
+            series,
+        }],
     }
 }

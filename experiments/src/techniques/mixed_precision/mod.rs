@@ -2,8 +2,8 @@
 //!
 //! Question: what do bf16 and f16, as storage or as mixed precision with f32 master weights,
 //! save in memory, what do they cost, and do they still train to the same loss?
-//! Method: the same student network trained to match a fixed teacher for the same steps in six
-//! precisions (f32; bf16 storage; f16 storage with and without a dynamic loss scale; mixed bf16
+//! Method: the same student network trained to match a fixed teacher (and a small transformer
+//! trained on a Markov chain's sequences) for the same steps in six precisions (f32; bf16 storage; f16 storage with and without a dynamic loss scale; mixed bf16
 //! and mixed f16), each in its own process (Burn sets the float type once per process); memory
 //! by component predicted from shapes and bytes per value; exactly-zero gradients counted with
 //! and without the loss scale; the proof holds each loss curve's drift from f32's to the drift
@@ -35,7 +35,9 @@ pub use analysis::{drift, drift_check};
 
 use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
-use crate::harness::models::{mlp, Mlp, MlpShape};
+use crate::harness::models::{
+    mlp, training_transformer, Batch, MlpShape, Model, ModelShape, TransformerShape,
+};
 use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
@@ -134,8 +136,9 @@ impl Precision {
 /// Configuration of one mixed-precision point: a training run of `warmup + repeats` steps.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MixedConfig {
-    /// The student (and the shape of the teacher's data).
-    pub shape: MlpShape,
+    /// The student (and the shape of the teacher's data), or the transformer (trained on its
+    /// Markov chain's sequences).
+    pub shape: ModelShape,
     /// Samples per step (the same batch every step: the task is to fit it).
     pub batch: usize,
     /// Adam learning rate.
@@ -266,6 +269,27 @@ impl Technique for MixedPrecision {
             INIT_SEED + 1,
             0,
         ));
+        // The transformer in every precision, with its own yardstick.
+        points.extend(
+            PRECISIONS
+                .iter()
+                .map(|&p| {
+                    planned_transformer(
+                        sizes,
+                        p.id(),
+                        format!("transformer, {}", p.name()),
+                        p,
+                        INIT_SEED,
+                    )
+                })
+                .chain([planned_transformer(
+                    sizes,
+                    YARDSTICK_ID,
+                    "transformer, f32, other initial weights".into(),
+                    Precision::F32,
+                    INIT_SEED + 1,
+                )]),
+        );
         // The proof of the index row (mixed bf16): paired by seed, at the quick sizes.
         points.push(planned(
             Sizes::Quick,
@@ -406,6 +430,63 @@ impl OnBackend for SeedStudy {
     }
 }
 
+/// The transformer trained in every precision: small, since a 16-bit step on the CPU is
+/// several times slower than an f32 one and each precision trains for 60 to 120 steps.
+fn transformer_config(sizes: Sizes) -> (TransformerShape, usize) {
+    match sizes {
+        Sizes::Quick => (
+            TransformerShape {
+                vocab: 64,
+                d_model: 32,
+                layers: 1,
+                heads: 2,
+                seq: 32,
+            },
+            8,
+        ),
+        Sizes::Full => (
+            TransformerShape {
+                vocab: 256,
+                d_model: 64,
+                layers: 2,
+                heads: 4,
+                seq: 64,
+            },
+            8,
+        ),
+        Sizes::FullCuda => (training_transformer(sizes), 8),
+    }
+}
+
+/// The transformer's learning rate (its loss falls from ln(vocabulary) towards the chain's
+/// entropy rate within the run at this rate).
+const TRANSFORMER_LR: f64 = 3e-3;
+
+/// The id prefix of the transformer's points.
+pub const TRANSFORMER_PREFIX: &str = "transformer-";
+
+/// A point training the transformer of `sizes` in `precision` from initial weights `init_seed`.
+fn planned_transformer(
+    sizes: Sizes,
+    id: &str,
+    label: String,
+    precision: Precision,
+    init_seed: u64,
+) -> Planned<MixedConfig> {
+    let (shape, batch) = transformer_config(sizes);
+    let planned = planned(sizes, id, label, precision, init_seed, 0);
+    Planned {
+        id: format!("{TRANSFORMER_PREFIX}{id}"),
+        config: MixedConfig {
+            shape: ModelShape::Transformer(shape),
+            batch,
+            lr: TRANSFORMER_LR,
+            ..planned.config
+        },
+        ..planned
+    }
+}
+
 /// A point training the student of `sizes` in `precision` from initial weights `init_seed`
 /// (the seed study where `seeds` is above 0).
 fn planned(
@@ -426,7 +507,7 @@ fn planned(
             min_warmup: Duration::ZERO,
         },
         config: MixedConfig {
-            shape,
+            shape: ModelShape::Mlp(shape),
             batch,
             lr: 1e-3,
             seed: 17,
@@ -437,18 +518,22 @@ fn planned(
     }
 }
 
-/// The student's loss against the teacher's targets, the forward pass in `compute` if given.
+/// The model's loss on its batch, the forward pass in `compute` if given: the student against
+/// the teacher's targets through the snippet's `forward_mixed`, or the transformer's
+/// cross-entropy with its weights cast to `compute` (the loss in f32).
 fn loss<B: AutodiffBackend>(
-    model: &Mlp<B>,
-    x: Tensor<B, 2>,
-    y: Tensor<B, 2>,
+    model: &Model<B>,
+    batch: &Batch<B>,
     compute: Option<FloatStorage>,
 ) -> Tensor<B, 1> {
-    let out = match compute {
-        None => model.forward(x),
-        Some(c) => forward_mixed(&model.layers, x, backend::float_dtype(c)),
-    };
-    MseLoss::new().forward(out, y, Reduction::Mean)
+    match (model, batch, compute) {
+        (Model::Mlp(m), Batch::Regression { x, y }, Some(c)) => MseLoss::new().forward(
+            forward_mixed(&m.layers, x.clone(), backend::float_dtype(c)),
+            y.clone(),
+            Reduction::Mean,
+        ),
+        _ => model.loss_in(batch, compute.map(backend::float_dtype)),
+    }
 }
 
 /// The value of a one-element tensor, read as f32 (the read synchronises the device).
@@ -465,7 +550,7 @@ fn scalar<B: AutodiffBackend>(t: &Tensor<B, 1>) -> f64 {
 
 /// Parameter-gradient elements that are exactly zero, and all elements, as the optimizer would
 /// see them after unscaling.
-fn zero_gradients<B: AutodiffBackend>(model: &Mlp<B>, grads: &GradientsParams) -> (u64, u64) {
+fn zero_gradients<B: AutodiffBackend>(model: &Model<B>, grads: &GradientsParams) -> (u64, u64) {
     let values = mlp::flatten(model, Some(grads));
     let zeros = values.iter().filter(|v| **v == 0.0).count();
     (zeros as u64, values.len() as u64)
@@ -474,15 +559,12 @@ fn zero_gradients<B: AutodiffBackend>(model: &Mlp<B>, grads: &GradientsParams) -
 /// One forward and backward at `scale`, unscaled as the training step does: the gradient
 /// elements that are exactly zero, all elements, and whether all were finite.
 fn zeros_at_scale<B: AutodiffBackend>(
-    model: &Mlp<B>,
-    x: &Tensor<B, 2>,
-    y: &Tensor<B, 2>,
+    model: &Model<B>,
+    batch: &Batch<B>,
     compute: Option<FloatStorage>,
     scale: f64,
 ) -> (u64, u64, bool) {
-    let grads = loss(model, x.clone(), y.clone(), compute)
-        .mul_scalar(scale)
-        .backward();
+    let grads = loss(model, batch, compute).mul_scalar(scale).backward();
     let mut grads = GradientsParams::from_grads(grads, model);
     let finite = unscale(model, &mut grads, scale);
     let (zeros, total) = zero_gradients(model, &grads);
@@ -526,18 +608,25 @@ impl OnBackend for MixedPoint {
         sync();
         let after_model = probe.read().in_use_bytes;
         B::seed(&device, c.seed);
-        // The task: match a fixed random linear teacher on a fixed batch.
-        let x = Tensor::<B, 2>::random(
-            [c.batch, c.shape.width],
-            Distribution::Normal(0.0, 1.0),
-            &device,
-        );
-        let teacher = Tensor::<B, 2>::random(
-            [c.shape.width, c.shape.width],
-            Distribution::Normal(0.0, 1.0 / (c.shape.width as f64).sqrt()),
-            &device,
-        );
-        let y = Tensor::from_inner(x.clone().inner().matmul(teacher.inner()));
+        let batch = match c.shape {
+            // The task: match a fixed random linear teacher on a fixed batch.
+            ModelShape::Mlp(shape) => {
+                let x = Tensor::<B, 2>::random(
+                    [c.batch, shape.width],
+                    Distribution::Normal(0.0, 1.0),
+                    &device,
+                );
+                let teacher = Tensor::<B, 2>::random(
+                    [shape.width, shape.width],
+                    Distribution::Normal(0.0, 1.0 / (shape.width as f64).sqrt()),
+                    &device,
+                );
+                let y = Tensor::from_inner(x.clone().inner().matmul(teacher.inner()));
+                Batch::Regression { x, y }
+            }
+            // The task: the next token of a fixed batch of the Markov chain's sequences.
+            ModelShape::Transformer(_) => c.shape.batch::<B>(c.batch, c.seed, &device),
+        };
         sync();
         let after_inputs = probe.read().in_use_bytes;
 
@@ -545,8 +634,8 @@ impl OnBackend for MixedPoint {
         // optimizer would see them, with no loss scale and with the first scale (halving from
         // 2^16) whose gradients are finite.
         let mut metrics = BTreeMap::new();
-        let mut count_zeros = |model: &Mlp<B>, when: When| {
-            let zeros_at = |scale: f64| zeros_at_scale(model, &x, &y, p.compute(), scale);
+        let mut count_zeros = |model: &Model<B>, when: When| {
+            let zeros_at = |scale: f64| zeros_at_scale(model, &batch, p.compute(), scale);
             let (zeros, total, _) = zeros_at(1.0);
             metrics.insert(when.unscaled_zeros(), zeros as f64);
             metrics.insert(Metric::GradElements, total as f64);
@@ -567,7 +656,7 @@ impl OnBackend for MixedPoint {
         sync();
         let after_runtime = probe.read().in_use_bytes;
 
-        let mut optim = AdamConfig::new().init::<B, Mlp<B>>();
+        let mut optim = AdamConfig::new().init::<B, Model<B>>();
         let mut scaler = p
             .loss_scaled()
             .then(|| DynamicLossScale::new(INITIAL_LOSS_SCALE, GROWTH_INTERVAL));
@@ -583,7 +672,7 @@ impl OnBackend for MixedPoint {
             let m = model.take().expect("model is put back after each step");
             let scale = scaler.as_ref().map_or(1.0, |s| s.scale);
             let clock = Instant::now();
-            let l = meter.phase("forward", || loss(&m, x.clone(), y.clone(), p.compute()));
+            let l = meter.phase("forward", || loss(&m, &batch, p.compute()));
             losses.push(scalar(&l));
             scales.push(scale);
             let grads = meter.phase("backward", || {
@@ -623,7 +712,8 @@ impl OnBackend for MixedPoint {
         self.repeats.warm_up(|| {
             train_step();
         });
-        timing::offer(c.batch as u64, &mut || train_step().0);
+        let (unit, units) = c.shape.units(c.batch);
+        timing::offer(units, &mut || train_step().0);
         let (samples_s, runs): (Vec<f64>, Vec<_>) = (0..self.repeats.repeats.max(1))
             .map(|_| {
                 let (elapsed, phases) = train_step();
@@ -664,7 +754,7 @@ impl OnBackend for MixedPoint {
             metrics,
             traces,
             phase_times: PhaseTiming::of_runs(&runs),
-            ..PointResult::new(probe.info(), phases, timing, c.batch as u64)
+            ..PointResult::new(probe.info(), phases, timing, units).in_unit(unit)
         })
     }
 }

@@ -18,23 +18,17 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::backend::Autodiff;
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, ComparisonSpec, DeviceKind, PhaseTiming, PointResult, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, Profile};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
-use crate::harness::models::mlp::{flatten, materialize};
-use crate::harness::models::transformer::{self, MarkovChain, TransformerShape};
-use crate::harness::probe::{MemoryProbe, PhaseMeter};
+use crate::harness::backend::Checkpointing;
+use crate::harness::models::{ModelShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::timing;
-use crate::harness::train::{measured_steps, Readings};
+use crate::harness::train::{
+    gradients_unchanged_by_checkpointing, run_train_point, TrainChecks, TrainConfig, Trained,
+};
 use crate::technique::{Measurement, Planned, Row, Technique};
-
-/// Successors of each token in the task's Markov chain.
-const SUCCESSORS: usize = 4;
 
 /// One point: a transformer shape (its sequence length and depth included) and a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -167,16 +161,7 @@ impl Technique for SequenceLength {
     }
 
     fn run_point(&self, config: &SeqConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
-        device.dispatch(
-            Setup {
-                checkpointing: config.checkpointing,
-                ..Setup::default()
-            },
-            TransformerPoint {
-                config: *config,
-                repeats,
-            },
-        )
+        run_train_point(config.train(), repeats, device, CheckpointingCheck)
     }
 
     fn comparisons(&self, rows: &[Row<'_, SeqConfig>]) -> Vec<ComparisonSpec> {
@@ -188,105 +173,36 @@ impl Technique for SequenceLength {
 /// recomputing an op runs the same kernel on the same inputs, so they agree to rounding.
 const GRADIENT_TOLERANCE: f64 = 1e-5;
 
-/// Every parameter's gradient after one forward and backward from the seeded initial weights,
-/// flattened in module order.
-fn gradients<B: AutodiffBackend>(
-    config: &SeqConfig,
-    chain: &MarkovChain,
-    device: &B::Device,
-) -> Vec<f32> {
-    B::seed(device, config.seed);
-    let model = config.shape.init::<B>(device);
-    materialize(&model);
-    let (inputs, targets) = config
-        .shape
-        .batch::<B>(chain, config.batch, config.seed, device);
-    let grads = GradientsParams::from_grads(
-        transformer::loss(&model, inputs, targets).backward(),
-        &model,
-    );
-    flatten(&model, Some(&grads))
-}
-
-/// Measures training steps of the transformer at one configuration.
-struct TransformerPoint {
-    config: SeqConfig,
-    repeats: Repeats,
-}
-
-impl OnBackend for TransformerPoint {
-    type Output = PointResult;
-
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
-        let c = self.config;
-        let shape = c.shape;
-        let sync = || backend::sync::<B>(&device);
-        B::seed(&device, c.seed);
-        let chain = MarkovChain::new(shape.vocab, SUCCESSORS, c.seed);
-
-        let start = probe.read().in_use_bytes;
-        let model = shape.init::<B>(&device);
-        sync();
-        let after_init = probe.read().in_use_bytes;
-        materialize(&model);
-        sync();
-        let after_model = probe.read().in_use_bytes;
-        let (inputs, targets) = shape.batch::<B>(&chain, c.batch, c.seed, &device);
-        sync();
-        let after_inputs = probe.read().in_use_bytes;
-        drop(transformer::loss(&model, inputs.clone(), targets.clone()).backward());
-        sync();
-        let after_runtime = probe.read().in_use_bytes;
-
-        let mut optim = AdamConfig::new().init();
-        let mut model = Some(model);
-        let step = |runs: &mut Vec<_>| {
-            let mut meter = PhaseMeter::new(probe, &sync);
-            let m = model.take().expect("model is put back after each step");
-            let loss = meter.phase("forward", || {
-                transformer::loss(&m, inputs.clone(), targets.clone())
-            });
-            let grads = meter.phase("backward", || loss.backward());
-            model = Some(meter.phase("optimizer", || {
-                let grads = GradientsParams::from_grads(grads, &m);
-                optim.step(c.lr, m, grads)
-            }));
-            runs.push(meter.finish());
-        };
-
-        let tokens = shape.tokens(c.batch);
-        let steps = measured_steps(probe, &sync, after_runtime, self.repeats, tokens, step);
-        let metrics = Readings {
-            start,
-            after_init,
-            after_model,
-            after_inputs,
-            after_runtime,
-            optimizer_state_bytes: steps.optimizer_state_bytes,
+impl SeqConfig {
+    /// The shared training point's configuration of this point: one plain Adam step of the
+    /// transformer, no accumulation.
+    pub fn train(&self) -> TrainConfig {
+        TrainConfig {
+            shape: ModelShape::Transformer(self.shape),
+            batch: self.batch,
+            lr: self.lr,
+            seed: self.seed,
+            micro_batches: 1,
+            checkpointing: self.checkpointing,
         }
-        .metrics(
-            &steps.phases,
-            &steps.runs,
-            shape.num_params(),
-            shape.step_matmul_flop(c.batch),
-        );
-        // Checkpointing must not change what is computed: the gradients of one step from the
-        // initial weights, with and without it.
-        let checks = if c.checkpointing == Checkpointing::None || timing::timing_only() {
+    }
+}
+
+/// The proof of a checkpointed point: the gradients of one step from the initial weights,
+/// with and without checkpointing (nothing to prove without it).
+struct CheckpointingCheck;
+
+impl TrainChecks for CheckpointingCheck {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
+        drop(t.model);
+        if t.config.checkpointing == Checkpointing::None {
             Vec::new()
         } else {
-            vec![Check::compare(
-                "parameter gradients with checkpointing against without",
-                &gradients::<Autodiff<B::InnerBackend>>(&c, &chain, &device),
-                &gradients::<B>(&c, &chain, &device),
+            vec![gradients_unchanged_by_checkpointing::<B>(
+                t.config,
+                t.device,
                 GRADIENT_TOLERANCE,
             )]
-        };
-        PointResult {
-            metrics,
-            checks,
-            phase_times: PhaseTiming::of_runs(&steps.runs),
-            ..PointResult::new(probe.info(), steps.phases, steps.timing, tokens)
         }
     }
 }
