@@ -87,13 +87,15 @@ pub fn activation_bytes_per_sample(
 }
 
 /// Bytes the loss holds for a moment at the forward pass's peak per sample, beyond what is
-/// kept: for the transformer the logits and log-softmax's output over the vocabulary (`2 v`
-/// values per token; written after the first transformer batch sweep missed the step peak by
-/// about that much: an explanation, not a prediction); the MLP's rule already counts its loss.
+/// kept: for the transformer, log-softmax's output over the vocabulary (`v` values per token),
+/// alive while the cross-entropy's gather reads the targets' entries from it (burn-backend's
+/// `log_softmax`, burn-nn's `CrossEntropyLoss::forward_default`). Written after the
+/// measurements (the forward pass's peak sat about `v` values per token above what it keeps):
+/// an explanation, not a prediction. The MLP's rule already counts its loss.
 pub fn loss_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     match shape.into() {
         ModelShape::Mlp(_) => 0.0,
-        ModelShape::Transformer(s) => (2 * s.vocab * s.seq) as f64 * F32_BYTES as f64,
+        ModelShape::Transformer(s) => (s.vocab * s.seq) as f64 * F32_BYTES as f64,
     }
 }
 
@@ -106,10 +108,38 @@ pub fn input_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     }
 }
 
+/// Predicted peak of the forward pass of one Adam step in f32: model, Adam state and inputs,
+/// one micro-batch's activations and the loss's transient, plus, when accumulating over
+/// `micro_batches`, the accumulated gradients held across micro-batches.
+pub fn forward_peak(
+    shape: impl Into<ModelShape>,
+    batch: f64,
+    micro_batches: usize,
+    checkpointing: Checkpointing,
+) -> f64 {
+    let shape = shape.into();
+    let fixed = param_bytes(shape) + adam_state_bytes(shape);
+    let inputs = batch * input_bytes_per_sample(shape);
+    let micro = batch / micro_batches.max(1) as f64;
+    let accumulated = if micro_batches > 1 {
+        param_bytes(shape)
+    } else {
+        0.0
+    };
+    fixed
+        + inputs
+        + micro
+            * (activation_bytes_per_sample(shape, checkpointing)
+                + loss_transient_bytes_per_sample(shape))
+        + accumulated
+}
+
 /// Predicted peak of one Adam step in f32: model, Adam state and inputs, plus the larger of one
 /// micro-batch's activations and the parameter gradients (backward frees activations as it
 /// produces gradients), plus, when accumulating over `micro_batches`, the accumulated gradients
-/// held across micro-batches.
+/// held across micro-batches. Backward's own temporaries are not in it: on the transformer the
+/// loss's backward holds several vocabulary-wide gradients per token while every activation is
+/// still alive, which the pages measure beside this rule.
 pub fn training_step_peak(
     shape: impl Into<ModelShape>,
     batch: f64,

@@ -244,12 +244,15 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             x: &|c: &TrainConfig| c.micro_batches as f64,
             x_scale: Scale::Log2,
             line: &|_| String::new(),
-            predicted_peak: &|c: &TrainConfig| {
-                Some(predict::step_peak(c.shape, c.batch as f64, c.micro_batches))
+            predicted_forward: &|c: &TrainConfig| {
+                predict::forward_peak(c.shape, c.batch as f64, c.micro_batches)
             },
-            note: "model + Adam state + token ids + max(what the forward pass keeps for B/k \
-                   sequences, gradients) + accumulated gradients when k > 1 (the batch-size \
-                   page's rule, the loss's 2 v values per token at the forward peak included)",
+            predicted_step: &|c: &TrainConfig| {
+                predict::step_peak(c.shape, c.batch as f64, c.micro_batches)
+            },
+            note: "model + Adam state + token ids + what the forward pass keeps for B/k \
+                   sequences and log-softmax's output (the batch-size page's rule) + the \
+                   accumulated gradients when k > 1",
         },
     );
     if let (Some(base), Some(most)) = (

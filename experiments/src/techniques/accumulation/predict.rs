@@ -6,6 +6,11 @@ use crate::estimate;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::ModelShape;
 
+/// The forward pass's peak on `batch` samples as `micro_batches` micro-batches.
+pub fn forward_peak(shape: impl Into<ModelShape>, batch: f64, micro_batches: usize) -> f64 {
+    estimate::forward_peak(shape, batch, micro_batches, Checkpointing::None)
+}
+
 /// The step's peak on `batch` samples as `micro_batches` micro-batches: model + Adam state +
 /// inputs + max(activations of B/k, gradients) + accumulated gradients when k > 1.
 pub fn step_peak(shape: impl Into<ModelShape>, batch: f64, micro_batches: usize) -> f64 {

@@ -401,11 +401,12 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             x: &|c: &TrainConfig| c.batch as f64,
             x_scale: Scale::Log2,
             line: &|_| String::new(),
-            predicted_peak: &|c: &TrainConfig| Some(predict::step_peak(c.shape, c.batch as f64)),
-            note: "model + Adam state + token ids + max(what the forward pass keeps, gradients): \
-                   per token (18 d + 3 h s + h + 2) values per block and v + 3 d + 5 outside \
-                   the blocks; and the loss's logits and log-softmax output (2 v per token) at the forward peak, \
-                   added after the first sweep missed by about that much",
+            predicted_forward: &|c: &TrainConfig| predict::forward_peak(c.shape, c.batch as f64),
+            predicted_step: &|c: &TrainConfig| predict::step_peak(c.shape, c.batch as f64),
+            note: "model + Adam state + token ids + what the forward pass keeps (per token, \
+                   18 d + 3 h s + h + 2 f32 values per block and v + 3 d + 5 outside the \
+                   blocks) + log-softmax's output (v per token) while the loss reads it; the \
+                   last two written after measuring (explanations, not predictions)",
         },
     );
     let Some(shape) = rows.first().and_then(|r| r.config.shape.transformer()) else {

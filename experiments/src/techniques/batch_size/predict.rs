@@ -25,6 +25,12 @@ pub fn activation_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     estimate::activation_bytes_per_sample(shape, Checkpointing::None)
 }
 
+/// The forward pass's peak at `batch`: model + Adam state + inputs + activations + the loss's
+/// transient.
+pub fn forward_peak(shape: impl Into<ModelShape>, batch: f64) -> f64 {
+    estimate::forward_peak(shape, batch, 1, Checkpointing::None)
+}
+
 /// The step's peak at `batch`: model + Adam state + inputs + max(activations, gradients).
 pub fn step_peak(shape: impl Into<ModelShape>, batch: f64) -> f64 {
     estimate::training_step_peak(shape, batch, 1, Checkpointing::None)

@@ -427,11 +427,12 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             x: &|c: &TrainConfig| c.shape.depth() as f64,
             x_scale: Scale::Log2,
             line: &|c: &TrainConfig| strategy_name(c.checkpointing).to_string(),
-            predicted_peak: &|c: &TrainConfig| Some(predict::step_peak(c)),
-            note: "model + Adam state + token ids + max(what the forward pass keeps, \
-                   gradients): the blocks' rule with or without the balanced strategy (see the \
-                   sequence-length page) and v + 3 d + 5 values per token outside the blocks \
-                   (the same count with checkpointing: not modelled)",
+            predicted_forward: &|c: &TrainConfig| predict::forward_peak(c),
+            predicted_step: &|c: &TrainConfig| predict::step_peak(c),
+            note: "model + Adam state + token ids + what the forward pass keeps (the blocks' \
+                   rule with or without the balanced strategy, see the sequence-length page; \
+                   v + 3 d + 5 values per token outside the blocks, the same count with \
+                   checkpointing: not modelled) + log-softmax's output (v per token)",
         },
     );
     let mut sorted: Vec<R<'_>> = rows.to_vec();

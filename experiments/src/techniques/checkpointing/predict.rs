@@ -21,6 +21,11 @@ pub fn grad_bytes(shape: impl Into<ModelShape>) -> f64 {
     estimate::param_bytes(shape)
 }
 
+/// The forward pass's peak of a point.
+pub fn forward_peak(config: &TrainConfig) -> f64 {
+    estimate::forward_peak(config.shape, config.batch as f64, 1, config.checkpointing)
+}
+
 /// The step's peak of a point: model, Adam state and inputs, plus the larger of the forward
 /// pass's activations and the parameter gradients.
 pub fn step_peak(config: &TrainConfig) -> f64 {

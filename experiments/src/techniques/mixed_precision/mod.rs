@@ -446,11 +446,11 @@ fn transformer_config(sizes: Sizes) -> (TransformerShape, usize) {
         ),
         Sizes::Full => (
             TransformerShape {
-                vocab: 256,
+                vocab: 128,
                 d_model: 64,
-                layers: 2,
+                layers: 1,
                 heads: 4,
-                seq: 64,
+                seq: 32,
             },
             8,
         ),
