@@ -108,6 +108,42 @@ pub fn input_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     }
 }
 
+/// The components of one Adam step in f32 that the peaks are made of.
+struct StepBytes {
+    /// Model and Adam state.
+    fixed: f64,
+    /// The whole batch's inputs and targets.
+    inputs: f64,
+    /// One micro-batch's activations and the loss's transient.
+    activations: f64,
+    /// The parameter gradients.
+    grads: f64,
+    /// The accumulated gradients held across micro-batches (none without accumulation).
+    accumulated: f64,
+}
+
+impl StepBytes {
+    fn of(
+        shape: impl Into<ModelShape>,
+        batch: f64,
+        micro_batches: usize,
+        checkpointing: Checkpointing,
+    ) -> Self {
+        let shape = shape.into();
+        let micro = batch / micro_batches.max(1) as f64;
+        let grads = param_bytes(shape);
+        Self {
+            fixed: param_bytes(shape) + adam_state_bytes(shape),
+            inputs: batch * input_bytes_per_sample(shape),
+            activations: micro
+                * (activation_bytes_per_sample(shape, checkpointing)
+                    + loss_transient_bytes_per_sample(shape)),
+            grads,
+            accumulated: if micro_batches > 1 { grads } else { 0.0 },
+        }
+    }
+}
+
 /// Predicted peak of the forward pass of one Adam step in f32: model, Adam state and inputs,
 /// one micro-batch's activations and the loss's transient, plus, when accumulating over
 /// `micro_batches`, the accumulated gradients held across micro-batches.
@@ -117,21 +153,8 @@ pub fn forward_peak(
     micro_batches: usize,
     checkpointing: Checkpointing,
 ) -> f64 {
-    let shape = shape.into();
-    let fixed = param_bytes(shape) + adam_state_bytes(shape);
-    let inputs = batch * input_bytes_per_sample(shape);
-    let micro = batch / micro_batches.max(1) as f64;
-    let accumulated = if micro_batches > 1 {
-        param_bytes(shape)
-    } else {
-        0.0
-    };
-    fixed
-        + inputs
-        + micro
-            * (activation_bytes_per_sample(shape, checkpointing)
-                + loss_transient_bytes_per_sample(shape))
-        + accumulated
+    let b = StepBytes::of(shape, batch, micro_batches, checkpointing);
+    b.fixed + b.inputs + b.activations + b.accumulated
 }
 
 /// Predicted peak of one Adam step in f32: model, Adam state and inputs, plus the larger of one
@@ -146,14 +169,6 @@ pub fn training_step_peak(
     micro_batches: usize,
     checkpointing: Checkpointing,
 ) -> f64 {
-    let shape = shape.into();
-    let fixed = param_bytes(shape) + adam_state_bytes(shape);
-    let inputs = batch * input_bytes_per_sample(shape);
-    let micro = batch / micro_batches.max(1) as f64;
-    let activations = micro
-        * (activation_bytes_per_sample(shape, checkpointing)
-            + loss_transient_bytes_per_sample(shape));
-    let grads = param_bytes(shape);
-    let accumulated = if micro_batches > 1 { grads } else { 0.0 };
-    fixed + inputs + activations.max(grads) + accumulated
+    let b = StepBytes::of(shape, batch, micro_batches, checkpointing);
+    b.fixed + b.inputs + b.activations.max(b.grads) + b.accumulated
 }

@@ -33,6 +33,22 @@ pub fn split<'a, C: HasModel>(rows: Vec<Row<'a, C>>) -> (Vec<Row<'a, C>>, Vec<Ro
         .partition(|r| !r.config.model().is_transformer())
 }
 
+/// The MLP's rows alone, in the order given (the comparisons a page times are the MLP's).
+pub fn mlp_rows<'a, C: HasModel + Clone>(rows: &[Row<'a, C>]) -> Vec<Row<'a, C>> {
+    rows.iter()
+        .filter(|r| !r.config.model().is_transformer())
+        .cloned()
+        .collect()
+}
+
+/// How many checks of `rows` failed.
+pub fn failed_checks<C>(rows: &[Row<'_, C>]) -> usize {
+    rows.iter()
+        .flat_map(|r| &r.result.checks)
+        .filter(|c| !c.passed)
+        .count()
+}
+
 /// What the transformer adds to a page.
 #[derive(Debug, Default)]
 pub struct Section {

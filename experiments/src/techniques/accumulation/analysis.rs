@@ -39,11 +39,7 @@ pub(super) fn plain_and_chosen<'r, 'a>(
 
 /// The headline's comparison: the plain step against the chosen k.
 pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
-    let mlp: Vec<Row<'_, TrainConfig>> = rows
-        .iter()
-        .filter(|r| !r.config.shape.is_transformer())
-        .cloned()
-        .collect();
+    let mlp = workloads::mlp_rows(rows);
     plain_and_chosen(&mlp)
         .map(|(base, chosen)| ComparisonSpec::new(HEADLINE, base.id, chosen.id))
         .into_iter()
@@ -259,11 +255,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
         rows.iter().find(|r| r.config.micro_batches == 1),
         rows.iter().max_by_key(|r| r.config.micro_batches),
     ) {
-        let checks = rows
-            .iter()
-            .flat_map(|r| &r.result.checks)
-            .filter(|c| !c.passed)
-            .count();
+        let checks = workloads::failed_checks(rows);
         section.findings.push(format!(
             "Transformer: one step on {} sequences peaks at {}; as {} micro-batches of {} at {} \
              ({}). The accumulated step is checked against the plain one as on the MLP: {}.",

@@ -69,11 +69,7 @@ const MIN_TIMED_DEPTH: usize = 16;
 /// eleven pairs would not fit the full run's budget beside the transformer's points (the
 /// largest batch alone took 74 s; depths 4 and 8 took 18 s together).
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
-    let rows: Vec<R<'_>> = rows
-        .iter()
-        .filter(|r| !r.config.shape.is_transformer())
-        .cloned()
-        .collect();
+    let rows = workloads::mlp_rows(rows);
     let rows = &rows;
     let Some((deep, _)) = deepest(rows) else {
         return Vec::new();
@@ -450,11 +446,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         })
         .collect();
     if !savings.is_empty() {
-        let failed = rows
-            .iter()
-            .flat_map(|r| &r.result.checks)
-            .filter(|c| !c.passed)
-            .count();
+        let failed = workloads::failed_checks(rows);
         section.findings.push(format!(
             "Transformer: balanced checkpointing's step peak against none: {}. The gradients \
              with and without it: {}. Its time on the transformer is timed in pairs on the \

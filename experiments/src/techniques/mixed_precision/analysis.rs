@@ -23,6 +23,19 @@ fn losses<'a>(r: &R<'a>) -> &'a [f64] {
     r.result.trace(Trace::LossByStep)
 }
 
+/// A run's loss against the step, named by its precision.
+fn loss_curve(r: &R<'_>) -> Series {
+    Series::line(
+        r.config.precision.name(),
+        false,
+        losses(r)
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| ((i + 1) as f64, l))
+            .collect(),
+    )
+}
+
 /// The largest difference between two loss curves over the run, relative to the reference's
 /// largest loss (its initial one, for a run that learns).
 pub fn drift(reference: &[f64], candidate: &[f64]) -> f64 {
@@ -70,11 +83,7 @@ fn main_row<'r, 'a>(rows: &'r [R<'a>], p: Precision) -> Option<&'r R<'a>> {
 /// The two index rows' comparisons: f32 against mixed precision (one process: both store
 /// f32) and f32 against 16-bit storage (alternating processes).
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
-    let rows: Vec<R<'_>> = rows
-        .iter()
-        .filter(|r| !r.config.shape.is_transformer())
-        .cloned()
-        .collect();
+    let rows = workloads::mlp_rows(rows);
     let rows = &rows;
     let Some(f32_row) = main_row(rows, Precision::F32) else {
         return Vec::new();
@@ -358,18 +367,7 @@ impl Analyse for MixedPrecision {
                     .collect(),
             )
         };
-        let mut loss_series = Vec::new();
-        for r in &rows {
-            loss_series.push(Series::line(
-                r.config.precision.name(),
-                false,
-                losses(r)
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &l)| ((i + 1) as f64, l))
-                    .collect(),
-            ));
-        }
+        let loss_series: Vec<Series> = rows.iter().map(loss_curve).collect();
         let mut scale_series = Vec::new();
         for r in &rows {
             if let Some(trace) = r.result.traces.get(&Trace::LossScaleByStep) {
@@ -729,20 +727,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             cannot.join(", ")
         }
     ));
-    let mut series: Vec<Series> = rows
-        .iter()
-        .map(|r| {
-            Series::line(
-                r.config.precision.name(),
-                false,
-                losses(r)
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &l)| ((i + 1) as f64, l))
-                    .collect(),
-            )
-        })
-        .collect();
+    let mut series: Vec<Series> = rows.iter().map(|r| loss_curve(r)).collect();
     series.push(Series::line(
         "the chain's entropy rate (the floor)",
         true,

@@ -33,11 +33,7 @@ fn largest_pair<'r, 'a>(rows: &'r [R<'a>]) -> Option<(&'r R<'a>, &'r R<'a>)> {
 
 /// The headline's comparison: the autodiff backend (the baseline) against valid().
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
-    let mlp: Vec<R<'_>> = rows
-        .iter()
-        .filter(|r| !r.config.shape.is_transformer())
-        .cloned()
-        .collect();
+    let mlp = workloads::mlp_rows(rows);
     largest_pair(&mlp)
         .map(|(a, v)| ComparisonSpec::new(HEADLINE, a.id, v.id))
         .into_iter()
@@ -203,16 +199,7 @@ impl Analyse for NoGrad {
                 x_label: "batch size (samples)".into(),
                 y_label: "throughput (samples/s)".into(),
                 x_scale: Scale::Log2,
-                series: vec![
-                    Series::throughput(
-                        "autodiff backend (median; bars: fastest and slowest)",
-                        autodiff.iter().map(|r| (r.config.batch as f64, r.result)),
-                    ),
-                    Series::throughput(
-                        "valid() (median; bars: fastest and slowest)",
-                        valid.iter().map(|r| (r.config.batch as f64, r.result)),
-                    ),
-                ],
+                series: throughput_both_ways(&autodiff, &valid),
             },
             Chart {
                 id: "retained-by-pass".into(),
@@ -333,16 +320,21 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         x_label: "batch size (sequences)".into(),
         y_label: "throughput (tokens/s)".into(),
         x_scale: Scale::Log2,
-        series: vec![
-            Series::throughput(
-                "autodiff backend (median; bars: fastest and slowest)",
-                autodiff.iter().map(|r| (r.config.batch as f64, r.result)),
-            ),
-            Series::throughput(
-                "valid() (median; bars: fastest and slowest)",
-                valid.iter().map(|r| (r.config.batch as f64, r.result)),
-            ),
-        ],
+        series: throughput_both_ways(&autodiff, &valid),
     });
     section
+}
+
+/// Throughput against the batch, on the autodiff backend and with valid().
+fn throughput_both_ways(autodiff: &[&R<'_>], valid: &[&R<'_>]) -> Vec<Series> {
+    let line = |name: &str, rows: &[&R<'_>]| {
+        Series::throughput(name, rows.iter().map(|r| (r.config.batch as f64, r.result)))
+    };
+    vec![
+        line(
+            "autodiff backend (median; bars: fastest and slowest)",
+            autodiff,
+        ),
+        line("valid() (median; bars: fastest and slowest)", valid),
+    ]
 }
