@@ -99,6 +99,29 @@ pub fn loss_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     }
 }
 
+/// Bytes backward holds for a moment per sample beyond what the forward pass kept, at its peak:
+/// for the transformer, the weight gradient of its largest Linear computed per sequence. For a
+/// 3-D input, burn-backend's `linear_weight_backward` multiplies the swapped input by the output
+/// gradient as a batched matmul, `[batch, d_in, d_out]`, and only then sums over the batch: a
+/// transient of `max(4 d^2, d v)` values per sequence (the MLP block's projections, or the
+/// head). The peak measured about twice that (2.0 to 2.1 times at d_model 128 to 512 and
+/// vocabularies 512 to 4096, for every batch), the second copy not traced in the source: the
+/// factor is fitted, written after measuring, an explanation and not a prediction. The MLP's
+/// Linear layers take 2-D inputs, whose weight gradient is one matmul: nothing of the kind.
+pub fn backward_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
+    match shape.into() {
+        ModelShape::Mlp(_) => 0.0,
+        ModelShape::Transformer(s) => {
+            let (d, v) = (s.d_model as f64, s.vocab as f64);
+            BACKWARD_WEIGHT_GRADIENT_COPIES * (4.0 * d * d).max(d * v) * F32_BYTES as f64
+        }
+    }
+}
+
+/// Copies of the per-sequence weight gradient alive at backward's peak (fitted: see
+/// [`backward_transient_bytes_per_sample`]).
+pub const BACKWARD_WEIGHT_GRADIENT_COPIES: f64 = 2.0;
+
 /// Bytes of one sample's inputs and targets: two f32 rows of the MLP's width, or two sequences
 /// of token ids.
 pub fn input_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
@@ -114,8 +137,12 @@ struct StepBytes {
     fixed: f64,
     /// The whole batch's inputs and targets.
     inputs: f64,
-    /// One micro-batch's activations and the loss's transient.
-    activations: f64,
+    /// One micro-batch's activations: what the forward pass keeps.
+    kept: f64,
+    /// The loss's transient at the forward pass's end, for one micro-batch.
+    loss_transient: f64,
+    /// Backward's transient at its peak, for one micro-batch.
+    backward_transient: f64,
     /// The parameter gradients.
     grads: f64,
     /// The accumulated gradients held across micro-batches (none without accumulation).
@@ -135,9 +162,9 @@ impl StepBytes {
         Self {
             fixed: param_bytes(shape) + adam_state_bytes(shape),
             inputs: batch * input_bytes_per_sample(shape),
-            activations: micro
-                * (activation_bytes_per_sample(shape, checkpointing)
-                    + loss_transient_bytes_per_sample(shape)),
+            kept: micro * activation_bytes_per_sample(shape, checkpointing),
+            loss_transient: micro * loss_transient_bytes_per_sample(shape),
+            backward_transient: micro * backward_transient_bytes_per_sample(shape),
             grads,
             accumulated: if micro_batches > 1 { grads } else { 0.0 },
         }
@@ -154,15 +181,15 @@ pub fn forward_peak(
     checkpointing: Checkpointing,
 ) -> f64 {
     let b = StepBytes::of(shape, batch, micro_batches, checkpointing);
-    b.fixed + b.inputs + b.activations + b.accumulated
+    b.fixed + b.inputs + b.kept + b.loss_transient + b.accumulated
 }
 
-/// Predicted peak of one Adam step in f32: model, Adam state and inputs, plus the larger of one
-/// micro-batch's activations and the parameter gradients (backward frees activations as it
-/// produces gradients), plus, when accumulating over `micro_batches`, the accumulated gradients
-/// held across micro-batches. Backward's own temporaries are not in it: on the transformer the
-/// loss's backward holds several vocabulary-wide gradients per token while every activation is
-/// still alive, which the pages measure beside this rule.
+/// Predicted peak of one Adam step in f32: model, Adam state and inputs, plus the largest of
+/// one micro-batch's activations with the loss's transient (the forward pass's end), the same
+/// activations with backward's transient (backward's start, where every activation is still
+/// alive), and the parameter gradients (backward frees activations as it produces gradients),
+/// plus, when accumulating over `micro_batches`, the accumulated gradients held across
+/// micro-batches.
 pub fn training_step_peak(
     shape: impl Into<ModelShape>,
     batch: f64,
@@ -170,5 +197,6 @@ pub fn training_step_peak(
     checkpointing: Checkpointing,
 ) -> f64 {
     let b = StepBytes::of(shape, batch, micro_batches, checkpointing);
-    b.fixed + b.inputs + b.activations.max(b.grads) + b.accumulated
+    let transient = b.loss_transient.max(b.backward_transient);
+    b.fixed + b.inputs + (b.kept + transient).max(b.grads) + b.accumulated
 }
