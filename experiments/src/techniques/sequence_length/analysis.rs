@@ -258,12 +258,15 @@ impl Analyse for SequenceLength {
             measured_bytes: params,
             note: format!(
                 "{} parameters x 4 bytes (the count is checked against Burn's own \
-                 `num_params` in a test); what is measured beyond it ({}, about {} per block \
-                 from the shallow point's {}) is live after every parameter was first read and \
-                 is not yet explained",
+                 `num_params` in a test); what is measured beyond it ({}, about {} per block, \
+                 {} per parameter tensor of its 16, from the shallow point's {}) is host \
+                 bookkeeping, live after every parameter was first read: each parameter's \
+                 `Param`, its autodiff node and Flex's tensor header, the same in every \
+                 precision (the mixed-precision page); not in the rule",
                 shape.num_params(),
                 format::bytes(params - predict::param_bytes(&shape)),
                 format::bytes(per_block_extra(&pairs)),
+                format::bytes(per_block_extra(&pairs) / 16.0),
                 format::bytes(pairs.last().map_or(f64::NAN, |p| {
                     p.shallow.result.metric(Metric::ParamBytes)
                         - predict::param_bytes(&p.shallow.config.shape)
