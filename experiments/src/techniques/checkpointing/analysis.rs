@@ -59,15 +59,15 @@ fn deepest<'r, 'a>(rows: &'r [R<'a>]) -> Option<(&'r R<'a>, &'r R<'a>)> {
         .max_by_key(|(p, _)| (p.config.shape.depth(), std::cmp::Reverse(p.config.batch)))
 }
 
-/// The depth sweep's shallowest pair that is timed in pairs.
-const MIN_TIMED_DEPTH: usize = 16;
+/// The depth sweep's pairs timed in pairs besides the deepest (the headline).
+const TIMED_DEPTH: usize = 16;
 
-/// The (plain, balanced) pairs timed in pairs: the depth sweep's pairs from depth
-/// [`MIN_TIMED_DEPTH`] (the deepest is the headline) and the batch sweep's smallest batch, the
-/// points of the time-cost charts (the depth sweep's batch is also a point of the batch sweep).
-/// The other pairs are not timed: with each comparison run in four builds or more, timing all
-/// eleven pairs would not fit the full run's budget beside the transformer's points (the
-/// largest batch alone took 74 s; depths 4 and 8 took 18 s together).
+/// The (plain, balanced) pairs timed in pairs: the depth sweep's deepest (the headline) and
+/// depth [`TIMED_DEPTH`], and the batch sweep's smallest batch, the points of the time-cost
+/// charts (the depth sweep's batch is also a point of the batch sweep). The other pairs are not
+/// timed: with each comparison run in four builds or more, timing all of them would not fit the
+/// full run's budget beside the transformer's points (the largest batch alone took 74 s, depth
+/// 32 about 45 s, depths 4 and 8 18 s together).
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
     let rows = workloads::mlp_rows(rows);
     let rows = &rows;
@@ -81,7 +81,8 @@ pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
         .map(|(p, _)| p.config.batch)
         .min();
     let timed = |r: &R<'_>| {
-        (r.config.batch == depth_batch && r.config.shape.depth() >= MIN_TIMED_DEPTH)
+        (r.config.batch == depth_batch
+            && (r.config.shape.depth() == TIMED_DEPTH || r.id == headline))
             || Some(r.config.batch) == smallest
     };
     pairs(rows, timed)

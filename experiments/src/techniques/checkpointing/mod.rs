@@ -67,7 +67,7 @@ fn sweeps(sizes: Sizes) -> Sweeps {
             width: 512,
             depths: vec![4, 8, 16, 32, 64],
             depth_sweep_batch: 1024,
-            batches: vec![64, 128, 256, 512, 1024, 2048, 4096],
+            batches: vec![64, 128, 256, 512, 1024, 2048],
             batch_sweep_depth: 16,
         },
         Sizes::FullCuda => Sweeps {
