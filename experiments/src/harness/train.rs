@@ -311,6 +311,28 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
     }
 }
 
+/// The proof of a checkpointed training point: [`gradients_unchanged_by_checkpointing`] within
+/// `tolerance` (nothing to prove without checkpointing).
+pub struct CheckpointingCheck {
+    /// Largest relative difference allowed between the two sets of gradients.
+    pub tolerance: f64,
+}
+
+impl TrainChecks for CheckpointingCheck {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
+        drop(t.model);
+        if t.config.checkpointing == Checkpointing::None {
+            Vec::new()
+        } else {
+            vec![gradients_unchanged_by_checkpointing::<B>(
+                t.config,
+                t.device,
+                self.tolerance,
+            )]
+        }
+    }
+}
+
 /// The gradients of one step from fresh weights, computed on `B` (checkpointing as its type
 /// says) and on the same inner backend without checkpointing, compared within `tolerance`:
 /// recomputing an op runs the same kernel on the same values, so what the backend keeps for

@@ -18,9 +18,9 @@ const HEADLINE: &str = "headline";
 
 /// The headline's comparison: the largest batch (the baseline) against the smallest.
 pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
-    let mlp = || rows.iter().filter(|r| !r.config.shape.is_transformer());
-    let small = mlp().min_by_key(|r| r.config.batch);
-    let large = mlp().max_by_key(|r| r.config.batch);
+    let mlp = workloads::mlp_rows(rows);
+    let small = mlp.iter().min_by_key(|r| r.config.batch);
+    let large = mlp.iter().max_by_key(|r| r.config.batch);
     match (small, large) {
         (Some(small), Some(large)) if small.id != large.id => {
             vec![ComparisonSpec::new(HEADLINE, large.id, small.id)]

@@ -24,7 +24,7 @@ use crate::harness::backend::Checkpointing;
 use crate::harness::models::{training_transformer, MlpShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{
-    gradients_unchanged_by_checkpointing, run_train_point, TrainChecks, TrainConfig, Trained,
+    gradients_unchanged_by_checkpointing, run_train_point, CheckpointingCheck, TrainConfig,
 };
 use crate::technique::{Measurement, Planned, Row, Technique};
 
@@ -157,26 +157,18 @@ impl Technique for GradientCheckpointing {
     }
 
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
-        run_train_point(*config, repeats, device, CheckpointingCheck)
+        run_train_point(
+            *config,
+            repeats,
+            device,
+            CheckpointingCheck {
+                tolerance: TOLERANCE,
+            },
+        )
     }
 
     fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
         analysis::comparisons(rows)
-    }
-}
-
-/// The proof of a checkpointed point, run by the training point (nothing to prove without
-/// checkpointing).
-struct CheckpointingCheck;
-
-impl TrainChecks for CheckpointingCheck {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
-        drop(t.model);
-        if t.config.checkpointing == Checkpointing::None {
-            Vec::new()
-        } else {
-            vec![check::<B>(t.config, t.device)]
-        }
     }
 }
 

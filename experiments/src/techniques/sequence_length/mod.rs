@@ -18,16 +18,13 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::tensor::backend::AutodiffBackend;
-use results::{Check, ComparisonSpec, DeviceKind, Profile};
+use results::{ComparisonSpec, DeviceKind, Profile};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{ModelShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::train::{
-    gradients_unchanged_by_checkpointing, run_train_point, TrainChecks, TrainConfig, Trained,
-};
+use crate::harness::train::{run_train_point, CheckpointingCheck, TrainConfig};
 use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// One point: a transformer shape (its sequence length and depth included) and a batch.
@@ -161,7 +158,14 @@ impl Technique for SequenceLength {
     }
 
     fn run_point(&self, config: &SeqConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
-        run_train_point(config.train(), repeats, device, CheckpointingCheck)
+        run_train_point(
+            config.train(),
+            repeats,
+            device,
+            CheckpointingCheck {
+                tolerance: GRADIENT_TOLERANCE,
+            },
+        )
     }
 
     fn comparisons(&self, rows: &[Row<'_, SeqConfig>]) -> Vec<ComparisonSpec> {
@@ -184,25 +188,6 @@ impl SeqConfig {
             seed: self.seed,
             micro_batches: 1,
             checkpointing: self.checkpointing,
-        }
-    }
-}
-
-/// The proof of a checkpointed point: the gradients of one step from the initial weights,
-/// with and without checkpointing (nothing to prove without it).
-struct CheckpointingCheck;
-
-impl TrainChecks for CheckpointingCheck {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
-        drop(t.model);
-        if t.config.checkpointing == Checkpointing::None {
-            Vec::new()
-        } else {
-            vec![gradients_unchanged_by_checkpointing::<B>(
-                t.config,
-                t.device,
-                GRADIENT_TOLERANCE,
-            )]
         }
     }
 }
