@@ -6,11 +6,13 @@
 //! - [`harness`]: what every technique shares and none is named in: backends and the device
 //!   dispatch, memory probes, timing, the training step, models.
 //! - [`technique`]: the typed [`Technique`] trait and the [`Experiment`] the runner drives.
-//! - [`estimate`]: the byte rules every prediction uses; [`workloads`]: the transformer's
-//!   section of a page, beside the MLP's.
+//! - [`estimate`]: the byte rules every prediction uses, per backend; [`workloads`]: the
+//!   transformer's section of a page, beside the MLP's; [`bracket`]: a device phase's peak,
+//!   bracketed, beside its rule.
 //!
 //! Results are written as `results` types; nothing here knows how the guide is rendered.
 
+pub mod bracket;
 pub mod error;
 pub mod estimate;
 pub mod harness;

@@ -5,7 +5,7 @@
 use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
 use burn::backend::Wgpu;
 use burn::tensor::{Tensor, TensorData};
-use experiments::harness::probe::cube::CubeProbe;
+use experiments::harness::probe::cube::{CubeProbe, Pool};
 use experiments::harness::probe::MemoryProbe;
 use experiments::techniques::cache_release::{Counter, Moment};
 use results::record::load_dir;
@@ -17,7 +17,7 @@ use crate::workbench;
 fn a_tensor_of_n_f32_raises_bytes_in_use_by_4n() {
     // Usage is per stream and a stream is per thread: this test's thread sees only its own.
     let device = WgpuDevice::default();
-    let probe = CubeProbe::<WgpuRuntime>::new(&device);
+    let probe = CubeProbe::<WgpuRuntime>::new(&device, Pool::SubSlices);
     let sync = || <Wgpu as burn::tensor::backend::Backend>::sync(&device).unwrap();
     for n in [1000usize, 1 << 20] {
         sync();
@@ -104,6 +104,27 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
             "cubecl-memory-manager"
         );
         assert!(record.device.identity.as_ref().unwrap().name.len() > 1);
+        // lavapipe is a software driver: memory measured, times not compared.
+        assert!(record.device.identity.as_ref().unwrap().software);
+        assert!(record.comparisons.is_empty(), "{}", record.experiment);
+    }
+    // Every phase of a training or evaluation point is bracketed: boundary <= lower <= upper,
+    // the upper bound read from the exclusive-pages pool.
+    for record in records.iter().filter(|r| r.experiment != "cache-release") {
+        for p in &record.points {
+            for phase in &p.result().unwrap().phases {
+                let b = phase.bracket.as_ref().unwrap_or_else(|| {
+                    panic!(
+                        "{} {} {}: no bracket",
+                        record.experiment, p.point.id, phase.phase
+                    )
+                });
+                assert_eq!(b.pool, "exclusive-pages");
+                assert_eq!(phase.peak_bytes, b.lower_bytes);
+                assert!(b.boundary_peak_bytes <= b.lower_bytes);
+                assert!(b.lower_bytes <= b.upper_bytes, "{} {:?}", p.point.id, b);
+            }
+        }
     }
     // Bytes per sample that the forward pass leaves for backward agree with the CPU backend's:
     // the same tensors are kept. The device probe reads at phase boundaries, so what it sees of
@@ -115,6 +136,8 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
         let points: Vec<(f64, f64)> = r
             .points
             .iter()
+            // The MLP's points (the transformer's have their own shape).
+            .filter(|p| p.point.config["shape"].get("width").is_some())
             .map(|p| {
                 let batch = p.point.config["batch"].as_f64().unwrap();
                 (batch, p.result().unwrap().metric(metric))
@@ -122,14 +145,38 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
             .collect();
         results::LinearFit::fit(&points).unwrap().slope
     };
-    let device = slope(&records, Metric::ActivationBytes);
+    let device = slope(&records, Metric::GraphBytes);
     let host = slope(&cpu, Metric::GraphBytes);
     assert!(
         (device - host).abs() / host < 0.02,
         "bytes per sample left by the forward pass: wgpu {device}, cpu {host}"
     );
+    // The CPU's exact forward peak per sample (the loss's square included), carried to the
+    // device's largest batch, falls inside the device's bracket of that phase.
+    let cpu_per_sample = slope(&cpu, Metric::ActivationBytes);
+    let batch_size = records
+        .iter()
+        .find(|r| r.experiment == "batch-size")
+        .unwrap();
+    let largest = batch_size
+        .points
+        .iter()
+        .filter(|p| p.point.config["shape"].get("width").is_some())
+        .max_by_key(|p| p.point.config["batch"].as_u64().unwrap())
+        .unwrap();
+    let forward = largest.result().unwrap().phase("forward").unwrap();
+    let b = forward.bracket.as_ref().unwrap();
+    let carried = forward.live_before_bytes as f64
+        + cpu_per_sample * largest.point.config["batch"].as_f64().unwrap();
+    assert!(
+        carried >= b.lower_bytes as f64 * 0.995 && carried <= b.upper_bytes as f64,
+        "the CPU's forward peak carried to wgpu, {carried}, outside [{}, {}]",
+        b.lower_bytes,
+        b.upper_bytes
+    );
     let page = std::fs::read_to_string(out.join("batch-size.html")).unwrap();
     assert!(page.contains("cubecl-memory-manager"));
+    assert!(page.contains("backward phase: read at its boundaries"));
 
     // Cache release on a real CubeCL pool: a tensor's bytes exactly, its pages kept reserved
     // after the drop, returned by memory_cleanup().

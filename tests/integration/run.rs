@@ -308,6 +308,7 @@ fn runner(exe: std::path::PathBuf, timeout: Duration) -> Runner {
         device: DeviceKind::Cpu,
         profile: Profile::Quick,
         point_timeout: timeout,
+        compare_times: true,
     }
 }
 

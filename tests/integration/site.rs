@@ -78,6 +78,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
             driver: None,
             total_memory_bytes: None,
             free_memory_bytes: None,
+            software: true,
         });
     }
     let mut both = cpu.clone();

@@ -172,6 +172,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 device,
                 profile,
                 point_timeout: Duration::from_secs(point_timeout_s),
+                compare_times: true,
             };
             run_experiments(&select(&ids)?, &runner, &out)
         }
@@ -303,6 +304,16 @@ fn run_experiments(
     out: &Path,
 ) -> anyhow::Result<()> {
     let identity = check_device(runner.device)?;
+    if identity.software {
+        println!(
+            "{}: a software driver; its memory is measured, its times are not compared",
+            identity.name
+        );
+    }
+    let runner = &Runner {
+        compare_times: runner.compare_times && !identity.software,
+        ..runner.clone()
+    };
     let calibration = runner.calibrate();
     match &calibration {
         Ok(c) => println!(

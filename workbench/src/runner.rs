@@ -46,6 +46,9 @@ pub struct Runner {
     pub profile: Profile,
     /// A point still running after this is killed and recorded as failed.
     pub point_timeout: Duration,
+    /// Whether the comparisons are timed: not on a software driver (lavapipe), whose times are
+    /// the CPU's, not a GPU's.
+    pub compare_times: bool,
 }
 
 impl Runner {
@@ -65,7 +68,11 @@ impl Runner {
                 measured
             })
             .collect();
-        let comparisons = self.run_comparisons(experiment, &measured, report);
+        let comparisons = if self.compare_times {
+            self.run_comparisons(experiment, &measured, report)
+        } else {
+            Vec::new()
+        };
         let analysis = experiment.analyse(&measured, &comparisons);
         let probe = measured
             .iter()

@@ -60,6 +60,11 @@ pub struct Setup {
     pub checkpointing: Checkpointing,
     /// The device's default float type.
     pub float: FloatStorage,
+    /// Whether a CubeCL pool should give each allocation a page of its own
+    /// (`ExclusivePages`), so that the bytes it reserves after a phase bound the phase's peak
+    /// closely (training points, whose phases are bracketed). Honoured on wgpu; cubecl 0.10
+    /// cannot set CUDA's pool, which keeps its default. No effect on the CPU.
+    pub exclusive_pages: bool,
 }
 
 /// The backend dispatch table of a [`DeviceKind`].
@@ -150,12 +155,45 @@ where
     W: OnBackend,
 {
     use crate::harness::probe::cube::CubeProbe;
+    let pool = configure_pool::<R>(&device, setup.exclusive_pages);
     set_float_storage::<B>(&device, setup.float)?;
-    let probe = CubeProbe::<R>::new(&device);
+    let probe = CubeProbe::<R>::new(&device, pool);
     Ok(match setup.checkpointing {
         Checkpointing::None => work.run::<Autodiff<B>>(device, &probe),
         Checkpointing::Balanced => work.run::<Autodiff<B, BalancedCheckpointing>>(device, &probe),
     })
+}
+
+/// Sets the pool of a wgpu device to `ExclusivePages` where asked, before the device's first
+/// use (a later call would panic in CubeCL); says which pool the device has.
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+fn configure_pool<R: cubecl::Runtime>(
+    device: &R::Device,
+    exclusive_pages: bool,
+) -> crate::harness::probe::cube::Pool {
+    use crate::harness::probe::cube::Pool;
+    if !exclusive_pages {
+        return Pool::SubSlices;
+    }
+    #[cfg(feature = "wgpu")]
+    {
+        use burn::backend::wgpu::{
+            graphics::AutoGraphicsApi, init_setup, MemoryConfiguration, RuntimeOptions, WgpuDevice,
+        };
+        let any: &dyn std::any::Any = device;
+        if let Some(wgpu) = any.downcast_ref::<WgpuDevice>() {
+            init_setup::<AutoGraphicsApi>(
+                wgpu,
+                RuntimeOptions {
+                    memory_config: MemoryConfiguration::ExclusivePages,
+                    ..Default::default()
+                },
+            );
+            return Pool::ExclusivePages;
+        }
+    }
+    let _ = device;
+    Pool::SubSlices
 }
 
 /// Makes `float` the default float type of `device`. Burn sets it once per device and process,

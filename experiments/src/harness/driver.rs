@@ -26,6 +26,7 @@ pub(crate) fn identify(kind: DeviceKind) -> Result<DeviceIdentity, DriverError> 
             driver: None,
             total_memory_bytes: None,
             free_memory_bytes: None,
+            software: false,
         }),
         DeviceKind::Wgpu => wgpu_identity(),
         DeviceKind::Cuda => cuda_identity(),
@@ -58,6 +59,7 @@ fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
         ),
         total_memory_bytes: None,
         free_memory_bytes: None,
+        software: info.device_type == wgpu::DeviceType::Cpu,
     })
 }
 
@@ -129,6 +131,7 @@ fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
         driver,
         total_memory_bytes: total,
         free_memory_bytes: free,
+        software: false,
     })
 }
 

@@ -14,7 +14,7 @@ use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
 use crate::harness::models::mlp;
 use crate::harness::models::{self, Batch, Model, ModelShape};
 use crate::harness::probe::{
-    collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
+    bracketed_step, collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
 };
 use crate::harness::profile::Repeats;
 use crate::harness::timing;
@@ -97,6 +97,7 @@ pub fn run_train_point<K: TrainChecks>(
     device.dispatch(
         Setup {
             checkpointing: config.checkpointing,
+            exclusive_pages: true,
             ..Default::default()
         },
         TrainPoint {
@@ -116,7 +117,8 @@ pub struct MeasuredSteps {
     pub timing: Timing,
     /// The phases of every timed step.
     pub runs: Vec<Vec<PhaseMemory>>,
-    /// The phases of the last timed step, one per name.
+    /// The phases of the last timed step, one per name; on a probe without an exact peak,
+    /// those of one more step, measured for its memory with each phase's peak bracketed.
     pub phases: Vec<PhaseMemory>,
 }
 
@@ -143,7 +145,8 @@ pub fn measured_steps(
     .warm_up(|| step(&mut warm_runs));
     let mut runs = Vec::new();
     let timing = timing::repeat(0, repeats.repeats, samples_per_step, || step(&mut runs));
-    let phases = collapse_by_name(last_repeat(&runs));
+    let phases =
+        collapse_by_name(bracketed_step(probe, &mut step).unwrap_or_else(|| last_repeat(&runs)));
     MeasuredSteps {
         optimizer_state_bytes,
         timing,

@@ -219,7 +219,26 @@ impl CellBytes {
     /// phase's end (the upper bound of the peak) after it.
     fn phase_peak(phase: Option<&PhaseMemory>) -> Self {
         let mut cell = Self::new(phase.map(|ph| ph.peak_bytes));
-        if let Some(reserved) = phase.and_then(|ph| ph.reserved_after_bytes) {
+        if let Some(b) = phase.and_then(|ph| ph.bracket.as_ref()) {
+            // A bracketed peak: both bounds, the method of each in the cell's title.
+            cell.text = format!(
+                "{} to {}",
+                format::bytes(b.lower_bytes as f64),
+                format::bytes(b.upper_bytes as f64)
+            );
+            cell.exact = format!(
+                "lower bound {} bytes (boundary readings {}, {} in-phase samples about {} apart: \
+                 {}); upper bound {} bytes (reserved right after the phase, the {} pool emptied \
+                 right before it)",
+                b.lower_bytes,
+                b.boundary_peak_bytes,
+                b.samples,
+                format::seconds(b.sample_interval_s),
+                b.sampled_peak_bytes,
+                b.upper_bytes,
+                b.pool
+            );
+        } else if let Some(reserved) = phase.and_then(|ph| ph.reserved_after_bytes) {
             cell.text = format!(
                 "{} (reserved {})",
                 cell.text,
@@ -517,6 +536,11 @@ fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow {
             "na",
             "measured before paired timing".into(),
         ),
+        (None, None) if software(record) => (
+            "not timed: a software driver's times (on the CPU) are not a GPU's".into(),
+            "na",
+            String::new(),
+        ),
         (None, None) => ("not timed".into(), "na", String::new()),
     };
     IndexRow {
@@ -570,9 +594,25 @@ fn memory_change(h: &Headline) -> String {
 fn device_label(record: &ExperimentRecord) -> String {
     let d = &record.device;
     match d.identity.as_ref().filter(|_| d.kind != DeviceKind::Cpu) {
+        Some(id) if id.software => format!(
+            "{}: {} ({}; a software driver on the CPU: its bytes are the memory manager's, its \
+             times are not a GPU's and are compared with nothing)",
+            d.kind.name(),
+            id.name,
+            d.backend
+        ),
         Some(id) => format!("{}: {} ({})", d.kind.name(), id.name, d.backend),
         None => format!("{} ({})", d.kind.name(), d.backend),
     }
+}
+
+/// Whether the record was measured on a software driver (lavapipe), whose times are not a GPU's.
+fn software(record: &ExperimentRecord) -> bool {
+    record
+        .device
+        .identity
+        .as_ref()
+        .is_some_and(|id| id.software)
 }
 
 fn result_set(record: &ExperimentRecord) -> ResultSet {
@@ -775,11 +815,44 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         failures,
         probe: record.device.probe.as_ref().map_or_else(
             || "no point was measured".into(),
-            |p| format!("{}: {}", p.kind, p.counts),
+            |p| format!("{}: {}{}", p.kind, p.counts, bracket_resolution(record)),
         ),
         environment,
         json_href: record.data_path(),
     }
+}
+
+/// How the record's bracketed peaks were read, where it has any: how many phases, the sampling
+/// thread's readings per phase and their spacing (the lower bound's resolution), the pool.
+fn bracket_resolution(record: &ExperimentRecord) -> String {
+    let brackets: Vec<&results::PeakBracket> = record
+        .points
+        .iter()
+        .filter_map(|p| p.result())
+        .flat_map(|r| r.phases.iter())
+        .filter_map(|ph| ph.bracket.as_ref())
+        .collect();
+    if brackets.is_empty() {
+        return String::new();
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let samples = median(brackets.iter().map(|b| b.samples as f64).collect());
+    let interval = median(brackets.iter().map(|b| b.sample_interval_s).collect());
+    let mut pools: Vec<&str> = brackets.iter().map(|b| b.pool.as_str()).collect();
+    pools.dedup();
+    format!(
+        ". Here: {} phases bracketed, each in one step measured for its memory after the timed \
+         ones (not timed itself); the sampling thread took a median of {samples:.0} readings per \
+         phase, a median {} apart: a transient shorter than that can fall between two readings, \
+         which is why the lower bound is only a bound; the upper bound was read from the {} \
+         pool. Peak cells show lower to upper bound (hover for the method of each)",
+        brackets.len(),
+        format::seconds(interval),
+        pools.join(" / ")
+    )
 }
 
 /// The rate of a step's matrix products (`step_flop` over the median step time) and its share

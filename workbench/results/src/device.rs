@@ -88,6 +88,10 @@ pub struct DeviceIdentity {
     /// Device memory free right now, in bytes, for the whole device (all processes), where the
     /// driver tells it: the figure `nvidia-smi` is read against.
     pub free_memory_bytes: Option<u64>,
+    /// Whether the driver is a software one running on the CPU (lavapipe): its memory
+    /// figures are the memory manager's real bytes, its times are not a GPU's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub software: bool,
 }
 
 /// The float type a device stores tensors in by default.

@@ -26,7 +26,7 @@ pub use analysis::{
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
-pub use memory::{PhaseMemory, ProbeInfo};
+pub use memory::{PeakBracket, PhaseMemory, ProbeInfo};
 pub use paired::{
     build_rounds, count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS,
 };

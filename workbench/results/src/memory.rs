@@ -33,6 +33,48 @@ pub struct PhaseMemory {
     /// (the probe's readings outside the clock).
     #[serde(default)]
     pub elapsed_s: f64,
+    /// Where the probe cannot see every allocation (CubeCL keeps no high-water mark): the
+    /// phase's peak bracketed from below and above, measured in one step of its own. Absent
+    /// where the peak is exact (the CPU's counting allocator) and in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bracket: Option<PeakBracket>,
+}
+
+/// The in-use peak inside one phase on a backend that keeps no high-water mark, bracketed.
+///
+/// Lower bound: the highest `bytes_in_use` read at the phase's two boundaries or by a thread
+/// that samples the phase's stream while it runs (each sample also runs the stream's queued
+/// work). Upper bound: the pool emptied of unused pages (`memory_cleanup`) right before the
+/// phase and the bytes it reserves right after: with one page per allocation
+/// (`ExclusivePages`), every slice live at the peak sits in a page of its own that is still
+/// held at the end (CubeCL's analogue of PyTorch's `max_memory_reserved`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeakBracket {
+    /// Highest `bytes_in_use` read at the phase's start and end.
+    pub boundary_peak_bytes: u64,
+    /// Highest `bytes_in_use` the sampling thread read during the phase.
+    pub sampled_peak_bytes: u64,
+    /// Readings the sampling thread took during the phase.
+    pub samples: u64,
+    /// Mean time between two of its readings: the lower bound's resolution.
+    pub sample_interval_s: f64,
+    /// The lower bound: the larger of the boundary and sampled peaks.
+    pub lower_bytes: u64,
+    /// The upper bound: pool pages reserved right after the phase, the pool emptied of unused
+    /// pages right before it.
+    pub upper_bytes: u64,
+    /// Pages reserved right before the phase, after the cleanup (what the live tensors hold).
+    pub reserved_before_bytes: u64,
+    /// The pool the bound was read from (`exclusive-pages`, or `sub-slices` where the backend
+    /// offers no other: looser).
+    pub pool: String,
+}
+
+impl PeakBracket {
+    /// Upper bound minus lower bound: how far the true peak is from being known.
+    pub fn width_bytes(&self) -> u64 {
+        self.upper_bytes.saturating_sub(self.lower_bytes)
+    }
 }
 
 impl PhaseMemory {

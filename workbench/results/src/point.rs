@@ -408,6 +408,7 @@ mod tests {
             live_after_bytes: 0,
             reserved_after_bytes: None,
             elapsed_s,
+            bracket: None,
         };
         let runs = vec![
             vec![

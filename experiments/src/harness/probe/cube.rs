@@ -1,19 +1,88 @@
 //! The device backends' probe: CubeCL's memory manager (wgpu and CUDA share it).
 //!
-//! CubeCL counts, per stream, the bytes of live tensor slices (`bytes_in_use`), the padding
-//! added to them for alignment, and the pages its pools hold (`bytes_reserved`). It keeps no
-//! high-water mark, and a stream belongs to a thread, so the measured work runs on the thread
-//! that reads the probe. The peak reported here is the highest `bytes_in_use` read after a
-//! device sync at the phase boundaries (a lower bound of the true peak); the bytes reserved
-//! at the phase's end bound it from above, because pools do not return pages in the middle of
-//! a phase. Pages are returned only by `memory_cleanup()` or a pool's periodic deallocation.
+//! Question: how many bytes do live tensors hold at the high point of a phase on a CubeCL
+//! backend, which keeps no high-water mark?
+//! Method: CubeCL counts, per stream, the bytes of live tensor slices (`bytes_in_use`), their
+//! alignment padding and the pages its pools hold (`bytes_reserved`); a stream belongs to a
+//! thread, so the measured work runs on the thread that reads the probe. In the timed steps a
+//! phase's peak is the highest reading at its boundaries, after a device sync. In one step
+//! measured for its memory ([`MemoryProbe::set_bracketing`]) each phase is bracketed: from
+//! below by a thread that samples the phase's stream while it runs (through the main thread's
+//! `StreamId`: a plain call from another thread reads that thread's own, empty stream), from
+//! above by the pool's reserved bytes right after the phase, the pool emptied of unused pages
+//! right before it. With `ExclusivePages` (one page per allocation, set for training points on
+//! wgpu) every slice live at the peak still holds its page at the end; on CUDA cubecl 0.10
+//! cannot select the pool, and the default's shared pages make the bound looser.
+//! Answer: a [`PeakBracket`] per phase, recorded with the method and its resolution.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use cubecl::client::ComputeClient;
+use cubecl::stream_id::StreamId;
 use cubecl::Runtime;
 
-use super::{MemoryProbe, MemoryReading, MemorySummary, ProbeInfo};
+use super::{MemoryProbe, MemoryReading, MemorySummary, PeakBracket, ProbeInfo};
+
+/// The pool configuration a probe reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pool {
+    /// CubeCL's default: pages shared by sub-slices.
+    SubSlices,
+    /// One page per allocation, in size buckets (set by the workbench on wgpu).
+    ExclusivePages,
+}
+
+impl Pool {
+    /// Name recorded in a bracket.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pool::SubSlices => "sub-slices",
+            Pool::ExclusivePages => "exclusive-pages",
+        }
+    }
+}
+
+/// Pause between two of the sampling thread's readings (each also runs the stream's queued
+/// work, so a shorter pause slows the phase more than it sharpens the bound).
+const SAMPLE_PAUSE: Duration = Duration::from_micros(200);
+
+/// The sampling thread of one bracketed phase.
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<(u64, u64, f64)>,
+}
+
+impl Sampler {
+    /// Starts reading `stream`'s usage through `client` until stopped.
+    fn start<R: Runtime>(client: ComputeClient<R>, stream: StreamId) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let clock = Instant::now();
+            let (mut peak, mut samples) = (0u64, 0u64);
+            while !flag.load(Ordering::Acquire) {
+                if let Ok(u) = stream.executes(|| client.memory_usage()) {
+                    peak = peak.max(u.bytes_in_use);
+                    samples += 1;
+                }
+                std::thread::sleep(SAMPLE_PAUSE);
+            }
+            (peak, samples, clock.elapsed().as_secs_f64())
+        });
+        Self { stop, handle }
+    }
+
+    /// Stops the thread: the highest reading, the number of readings, and their mean spacing.
+    fn finish(self) -> (u64, u64, f64) {
+        self.stop.store(true, Ordering::Release);
+        let (peak, samples, elapsed_s) = self.handle.join().unwrap_or((0, 0, 0.0));
+        (peak, samples, elapsed_s / samples.max(1) as f64)
+    }
+}
 
 /// Kind recorded for this probe.
 pub const KIND: &str = "cubecl-memory-manager";
@@ -34,15 +103,23 @@ pub struct CubeUsage {
 /// Reads CubeCL's memory manager through a runtime client.
 pub struct CubeProbe<R: Runtime> {
     client: ComputeClient<R>,
+    pool: Pool,
     peak_in_use_bytes: Cell<u64>,
+    bracketing: Cell<bool>,
+    sampler: RefCell<Option<Sampler>>,
+    reserved_before_bytes: Cell<u64>,
 }
 
 impl<R: Runtime> CubeProbe<R> {
-    /// A probe of `device`'s client on the calling thread's stream.
-    pub fn new(device: &R::Device) -> Self {
+    /// A probe of `device`'s client on the calling thread's stream, whose pool is `pool`.
+    pub fn new(device: &R::Device, pool: Pool) -> Self {
         Self {
             client: R::client(device),
+            pool,
             peak_in_use_bytes: Cell::new(0),
+            bracketing: Cell::new(false),
+            sampler: RefCell::new(None),
+            reserved_before_bytes: Cell::new(0),
         }
     }
 
@@ -75,11 +152,15 @@ impl<R: Runtime> MemoryProbe for CubeProbe<R> {
     fn info(&self) -> ProbeInfo {
         ProbeInfo {
             kind: KIND.into(),
-            counts: "bytes of live tensor slices in CubeCL's memory manager (bytes_in_use, \
-                     padding excluded), read after a device sync; CubeCL keeps no peak, so a \
-                     phase's peak is the highest reading at its boundaries (a lower bound), and \
-                     the pool pages reserved at its end (bytes_reserved) bound it from above"
-                .into(),
+            counts: format!(
+                "bytes of live tensor slices in CubeCL's memory manager (bytes_in_use, padding \
+                 excluded), read after a device sync; CubeCL keeps no peak, so in a step measured \
+                 for its memory each phase's peak is bracketed: from below by the highest of its \
+                 boundary readings and of a thread sampling its stream while it runs, from above \
+                 by the pool pages reserved right after it, the pool emptied right before it \
+                 ({} pool)",
+                self.pool.name()
+            ),
         }
     }
 
@@ -111,5 +192,39 @@ impl<R: Runtime> MemoryProbe for CubeProbe<R> {
     fn release_cache(&self) -> bool {
         self.cleanup();
         true
+    }
+
+    fn exact_peak(&self) -> bool {
+        false
+    }
+
+    fn set_bracketing(&self, on: bool) {
+        self.bracketing.set(on);
+    }
+
+    fn open_phase(&self) {
+        if !self.bracketing.get() {
+            return;
+        }
+        self.cleanup();
+        // A blocking read: the cleanup has run when it returns.
+        self.reserved_before_bytes.set(self.usage().reserved_bytes);
+        let sampler = Sampler::start(self.client.clone(), StreamId::current());
+        *self.sampler.borrow_mut() = Some(sampler);
+    }
+
+    fn close_phase(&self, boundary_peak_bytes: u64) -> Option<PeakBracket> {
+        let sampler = self.sampler.borrow_mut().take()?;
+        let (sampled_peak_bytes, samples, sample_interval_s) = sampler.finish();
+        Some(PeakBracket {
+            boundary_peak_bytes,
+            sampled_peak_bytes,
+            samples,
+            sample_interval_s,
+            lower_bytes: boundary_peak_bytes.max(sampled_peak_bytes),
+            upper_bytes: self.usage().reserved_bytes,
+            reserved_before_bytes: self.reserved_before_bytes.get(),
+            pool: self.pool.name().into(),
+        })
     }
 }

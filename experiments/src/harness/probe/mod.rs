@@ -12,7 +12,7 @@ pub mod host;
 use std::borrow::Cow;
 use std::time::Instant;
 
-pub use results::{PhaseMemory, ProbeInfo};
+pub use results::{PeakBracket, PhaseMemory, ProbeInfo};
 use serde::{Deserialize, Serialize};
 
 /// One reading of a probe.
@@ -52,6 +52,26 @@ pub trait MemoryProbe {
     /// `memory_cleanup`, PyTorch's `empty_cache`). Says whether there is such a cache.
     fn release_cache(&self) -> bool {
         false
+    }
+
+    /// Whether the peak this probe reports is exact (every allocation counted, as the CPU's
+    /// counting allocator does). A probe that is not brackets the peak when asked
+    /// ([`MemoryProbe::set_bracketing`]).
+    fn exact_peak(&self) -> bool {
+        true
+    }
+
+    /// Turns the bracketing of the following phases on or off (see [`PeakBracket`]); it
+    /// changes what the phases cost, so it is for a step measured for its memory only.
+    fn set_bracketing(&self, _on: bool) {}
+
+    /// Called by [`PhaseMeter`] right before a phase's work, after its starting reading.
+    fn open_phase(&self) {}
+
+    /// Called by [`PhaseMeter`] right after a phase's work and the device sync, with the peak
+    /// read at the phase's boundaries: the phase's bracket, where bracketing is on.
+    fn close_phase(&self, _boundary_peak_bytes: u64) -> Option<PeakBracket> {
+        None
     }
 }
 
@@ -99,18 +119,24 @@ impl<'a> PhaseMeter<'a> {
         (self.sync)();
         let live_before_bytes = self.probe.read().in_use_bytes;
         self.probe.reset_peak();
+        self.probe.open_phase();
         let clock = Instant::now();
         let out = work();
         (self.sync)();
         let elapsed_s = clock.elapsed().as_secs_f64();
         let reading = self.probe.read();
+        let bracket = self.probe.close_phase(reading.peak_in_use_bytes);
         self.phases.push(PhaseMemory {
             phase: Cow::Borrowed(name),
             live_before_bytes,
-            peak_bytes: reading.peak_in_use_bytes,
+            // Where the peak is bracketed, the highest reading seen, sampled ones included.
+            peak_bytes: bracket
+                .as_ref()
+                .map_or(reading.peak_in_use_bytes, |b| b.lower_bytes),
             live_after_bytes: reading.in_use_bytes,
             reserved_after_bytes: reading.reserved_bytes,
             elapsed_s,
+            bracket,
         });
         out
     }
@@ -119,6 +145,24 @@ impl<'a> PhaseMeter<'a> {
     pub fn finish(self) -> Vec<PhaseMemory> {
         self.phases
     }
+}
+
+/// On a probe whose peak is not exact, runs `step` once more with its phases bracketed
+/// ([`PeakBracket`]) and returns that step's phases, for the record's memory figures; `None`
+/// on an exact probe. The bracketed step is run after the timed ones and never timed: its
+/// cleanups and the sampling thread change what it costs.
+pub fn bracketed_step(
+    probe: &dyn MemoryProbe,
+    step: impl FnOnce(&mut Vec<Vec<PhaseMemory>>),
+) -> Option<Vec<PhaseMemory>> {
+    if probe.exact_peak() {
+        return None;
+    }
+    let mut runs = Vec::new();
+    probe.set_bracketing(true);
+    step(&mut runs);
+    probe.set_bracketing(false);
+    runs.pop()
 }
 
 /// The phases of the last of several repeated steps: the steady state, chosen by position so

@@ -9,6 +9,7 @@ use results::{
 };
 
 use super::{predict, BatchSize};
+use crate::bracket;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
 use crate::workloads::{self, Axis};
@@ -109,10 +110,12 @@ impl Analyse for BatchSize {
         peak_large / peak_small,
     ));
         findings.extend(paired.iter().map(PairedComparison::finding));
+        let (bracket_findings, bracket_comparisons) = device_brackets(&rows);
+        findings.extend(bracket_findings);
         debug_assert!(find(paired, HEADLINE).is_none_or(|c| c.spec.baseline == large.id));
 
         let p = shape.num_params() as f64;
-        let comparisons = vec![
+        let mut comparisons = vec![
             Comparison {
                 quantity: "parameters".into(),
                 predicted_bytes: predict::param_bytes(shape),
@@ -136,9 +139,18 @@ impl Analyse for BatchSize {
                 quantity: "activations per sample".into(),
                 predicted_bytes: predict::activation_bytes_per_sample(shape),
                 measured_bytes: fit.as_ref().map_or(f64::NAN, |f| f.slope),
-                note: "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
-                   output and the loss's difference (x 4 bytes); measured as the slope of the fit"
-                    .into(),
+                note: format!(
+                    "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
+                     output and the loss's difference (x 4 bytes); measured as the slope of the \
+                     fit{}",
+                    if bracketed(&rows) {
+                        " of each forward phase's lower bound, whose readings miss the loss's \
+                         square where no in-phase sample falls inside its short life (see the \
+                         bracketed forward phases below)"
+                    } else {
+                        ""
+                    }
+                ),
             },
             Comparison {
                 quantity: format!("step peak at batch {}", batch(large)),
@@ -154,6 +166,7 @@ impl Analyse for BatchSize {
                 ),
             },
         ];
+        comparisons.extend(bracket_comparisons);
 
         let throughput = Series::throughput(
             "samples/s (median; bars: fastest and slowest repeat)",
@@ -284,7 +297,6 @@ impl Analyse for BatchSize {
             },
         ];
 
-        let mut comparisons = comparisons;
         let mut charts = charts;
         section.append_to(&mut findings, &mut comparisons, &mut charts);
 
@@ -388,6 +400,43 @@ fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<String> {
             format!("; its phases: {phases}")
         }
     ))
+}
+
+/// Whether the rows' phases were bracketed (a device backend).
+fn bracketed(rows: &[Row<'_, TrainConfig>]) -> bool {
+    rows.iter().any(|r| bracket::of(r, "forward").is_some())
+}
+
+/// On a device backend (phases bracketed): the forward and backward peaks of the smallest and
+/// largest MLP batch, bracketed, beside the rules' forward peak and step peak (backward starts
+/// with every kept activation and ends with every gradient). Nothing on the CPU.
+fn device_brackets(rows: &[Row<'_, TrainConfig>]) -> (Vec<String>, Vec<Comparison>) {
+    let ends: Vec<&Row<'_, TrainConfig>> = match (rows.first(), rows.last()) {
+        (Some(a), Some(b)) if a.id != b.id => vec![a, b],
+        (Some(a), _) => vec![a],
+        _ => Vec::new(),
+    };
+    let label = |r: &Row<'_, TrainConfig>| format!("MLP at batch {}", r.config.batch);
+    let (mut findings, mut comparisons) = bracket::phase_brackets(
+        &ends,
+        "forward",
+        "model + Adam state + inputs + the forward pass's activations at its peak, the \
+         CPU's rule: what it keeps and the loss's square for a moment",
+        label,
+        |r| predict::forward_peak(r.config.shape, batch(r)),
+    );
+    let (f, c) = bracket::phase_brackets(
+        &ends,
+        "backward",
+        "model + Adam state + inputs + max(what the forward pass kept, the parameter \
+         gradients): the step-peak rule, which leaves out what backward holds for a moment \
+         beside them",
+        label,
+        |r| predict::step_peak(r.config.shape, batch(r)),
+    );
+    findings.extend(f);
+    comparisons.extend(c);
+    (findings, comparisons)
 }
 
 /// The transformer's rows: the common section, and what the forward pass keeps per sequence

@@ -10,6 +10,7 @@ use results::{
 };
 
 use super::{predict, EvalConfig, EvalMode, NoGrad};
+use crate::bracket;
 use crate::technique::{Analyse, Row};
 use crate::workloads::{self, HasModel};
 
@@ -120,8 +121,22 @@ impl Analyse for NoGrad {
             ),
         ));
         findings.extend(paired.iter().map(PairedComparison::finding));
+        // On a device backend: valid()'s pass at the largest batch, bracketed, beside its rule.
+        let largest_valid: Vec<&R<'_>> = valid.last().copied().into_iter().collect();
+        let (bracket_findings, bracket_comparisons) = bracket::phase_brackets(
+            &largest_valid,
+            "evaluation",
+            "what was live before + a layer's input and its output per sample; with fusion the \
+             bias add and ReLU are written by the matmul's kernel, so no third buffer",
+            |r| format!("valid() at batch {}", r.config.batch),
+            |r| {
+                r.result.metric(Metric::LiveBeforeBytes)
+                    + predict::inference_bytes_per_sample(shape) * r.config.batch as f64
+            },
+        );
+        findings.extend(bracket_findings);
 
-        let comparisons =
+        let mut comparisons =
             vec![
         Comparison {
             quantity: "valid(): bytes per sample at the pass's peak".into(),
@@ -142,6 +157,7 @@ impl Analyse for NoGrad {
                 .into(),
         },
     ];
+        comparisons.extend(bracket_comparisons);
 
         let by_batch = |rows: &[&R<'_>], metric: Metric| -> Vec<(f64, f64)> {
             rows.iter()
@@ -211,7 +227,6 @@ impl Analyse for NoGrad {
             },
         ];
 
-        let mut comparisons = comparisons;
         let mut charts = charts;
         transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
         let detail = worst_check(points);

@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{training_mlp, training_transformer, ModelShape};
-use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::probe::{
+    bracketed_step, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
+};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::technique::{Measurement, Planned, Row, Technique};
@@ -147,7 +149,10 @@ impl Technique for NoGrad {
 
     fn run_point(&self, config: &EvalConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
-            Setup::default(),
+            Setup {
+                exclusive_pages: true,
+                ..Setup::default()
+            },
             EvalPoint {
                 config: *config,
                 repeats,
@@ -236,7 +241,11 @@ impl OnBackend for EvalPoint {
             release();
             elapsed
         });
-        let phases = last_repeat(&runs);
+        let phases = bracketed_step(probe, |b| {
+            pass(b);
+            release();
+        })
+        .unwrap_or_else(|| last_repeat(&runs));
 
         // The check: the same input through both paths. Read after the measurement so that its
         // own graph is not counted above.
