@@ -115,6 +115,42 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
 }
 
 #[test]
+fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
+    use guide::Renderer;
+    use results::DeviceKind;
+
+    let mut records = load_dir(&crate::fixtures()).unwrap();
+    let record = records
+        .iter_mut()
+        .find(|r| r.experiment == "checkpointing")
+        .unwrap();
+    // As on a software driver: no comparison timed, so the time-cost charts have no point.
+    record.comparisons.clear();
+    record.device.kind = DeviceKind::Wgpu;
+    record.device.identity = Some(results::DeviceIdentity {
+        name: "llvmpipe (LLVM 15.0.6, 256 bits) (Cpu, Vulkan)".into(),
+        driver: None,
+        total_memory_bytes: None,
+        free_memory_bytes: None,
+        software: true,
+    });
+    for chart in record.analysis.charts.iter_mut() {
+        if chart.id.starts_with("overhead") {
+            for series in chart.series.iter_mut() {
+                for point in series.points.iter_mut() {
+                    point.y = f64::NAN;
+                }
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    HtmlRenderer.render(&records, dir.path()).unwrap();
+    let page = std::fs::read_to_string(dir.path().join("checkpointing.html")).unwrap();
+    assert!(!page.contains("overhead-vs-depth"));
+    assert!(page.contains("a software driver&#x27;s times (on the CPU) are not a GPU&#x27;s"));
+}
+
+#[test]
 fn training_pages_show_time_per_phase_against_the_calibration() {
     let records = load_dir(&crate::fixtures()).unwrap();
     let context = SiteContext::new(&records);

@@ -350,7 +350,20 @@ pub fn chart_file(record: &ExperimentRecord, chart: &str) -> String {
 /// The charts of a record: its analysis's, then one per headline comparison timed in pairs
 /// (each round's ratio, the A/A control's, and the cost's 95% interval).
 pub fn record_charts(record: &ExperimentRecord) -> Vec<Chart> {
-    let mut charts = record.analysis.charts.clone();
+    // A chart with nothing measured to draw (a time cost where no comparison was timed, as on
+    // a software driver) is left out, not drawn empty.
+    let mut charts: Vec<Chart> = record
+        .analysis
+        .charts
+        .iter()
+        .filter(|c| {
+            c.series
+                .iter()
+                .flat_map(|s| &s.points)
+                .any(|p| p.x.is_finite() && p.y.is_finite())
+        })
+        .cloned()
+        .collect();
     for c in record.comparisons.iter().filter(|c| !c.spec.supporting) {
         if let Some(t) = c.timing() {
             charts.push(rounds_chart(c, t));
