@@ -608,8 +608,7 @@ fn device_label(record: &ExperimentRecord) -> String {
     let d = &record.device;
     match d.identity.as_ref().filter(|_| d.kind != DeviceKind::Cpu) {
         Some(id) if id.software => format!(
-            "{}: {} ({}; a software driver on the CPU: its bytes are the memory manager's, its \
-             times are not a GPU's and are compared with nothing)",
+            "{}: {} ({}; software driver)",
             d.kind.name(),
             id.name,
             d.backend
@@ -828,7 +827,20 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         failures,
         probe: record.device.probe.as_ref().map_or_else(
             || "no point was measured".into(),
-            |p| format!("{}: {}{}", p.kind, p.counts, bracket_resolution(record)),
+            |p| {
+                format!(
+                    "{}: {}{}{}",
+                    p.kind,
+                    p.counts,
+                    bracket_resolution(record),
+                    if software(record) {
+                        ". The driver is a software one, on the CPU: these bytes are the memory \
+                         manager's own, its times are not a GPU's and are compared with nothing"
+                    } else {
+                        ""
+                    }
+                )
+            },
         ),
         environment,
         json_href: record.data_path(),

@@ -237,9 +237,12 @@ pub struct PointResult {
     /// What a sample is (records before schema 5: samples).
     #[serde(default, skip_serializing_if = "Unit::is_samples")]
     pub unit: Unit,
-    /// Further measured figures.
+    /// Further measured figures (a non-finite figure, such as the loss of a run that
+    /// diverged, is written as JSON `null` and read back as NaN).
+    #[serde(deserialize_with = "nan_map::metrics")]
     pub metrics: BTreeMap<Metric, f64>,
-    /// Sequences measured within the point.
+    /// Sequences measured within the point (non-finite values as for `metrics`).
+    #[serde(deserialize_with = "nan_map::traces")]
     pub traces: BTreeMap<Trace, Vec<f64>>,
     /// The technique's proofs that it computes the same thing (empty for a sweep).
     pub checks: Vec<Check>,
@@ -394,6 +397,25 @@ mod tests {
     }
 
     #[test]
+    fn a_diverged_figure_survives_the_json_round_trip_as_nan() {
+        let json = serde_json::json!({
+            "metrics": {"activation_bytes": null},
+            "traces": {"loss_by_step": [1.0, null]},
+        });
+        #[derive(Deserialize)]
+        struct Part {
+            #[serde(deserialize_with = "super::nan_map::metrics")]
+            metrics: BTreeMap<Metric, f64>,
+            #[serde(deserialize_with = "super::nan_map::traces")]
+            traces: BTreeMap<Trace, Vec<f64>>,
+        }
+        let part: Part = serde_json::from_value(json).unwrap();
+        assert!(part.metrics[&Metric::ActivationBytes].is_nan());
+        assert_eq!(part.traces[&Trace::LossByStep][0], 1.0);
+        assert!(part.traces[&Trace::LossByStep][1].is_nan());
+    }
+
+    #[test]
     fn nan_and_length_mismatch_fail() {
         assert!(!Check::compare("x", &[1.0], &[f32::NAN], 1.0).passed);
         assert!(!Check::compare("x", &[1.0, 2.0], &[1.0], 1.0).passed);
@@ -442,5 +464,39 @@ mod tests {
             serde_json::to_string(&Trace::RetainedBytesByPass).unwrap(),
             "\"retained_bytes_by_pass\""
         );
+    }
+}
+
+/// JSON has no NaN or infinity: serde_json writes them as `null`. These read `null` back as
+/// NaN, so that a point whose figure is not finite (a diverged loss) is recorded, not lost.
+mod nan_map {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer};
+
+    use super::{Metric, Trace};
+
+    fn finite_or_nan(v: Option<f64>) -> f64 {
+        v.unwrap_or(f64::NAN)
+    }
+
+    pub(super) fn metrics<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<Metric, f64>, D::Error> {
+        let raw = BTreeMap::<Metric, Option<f64>>::deserialize(d)?;
+        Ok(raw
+            .into_iter()
+            .map(|(k, v)| (k, finite_or_nan(v)))
+            .collect())
+    }
+
+    pub(super) fn traces<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<Trace, Vec<f64>>, D::Error> {
+        let raw = BTreeMap::<Trace, Vec<Option<f64>>>::deserialize(d)?;
+        Ok(raw
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().map(finite_or_nan).collect()))
+            .collect())
     }
 }

@@ -55,12 +55,13 @@ impl Technique for BatchSize {
          activation memory only; once gradients set the peak, a smaller batch buys nothing and \
          costs throughput. The sweep measures where that crossover lies.";
     const ON_DEVICES: &'static str =
-        "On wgpu and CUDA the probe is CubeCL's memory manager, read at phase boundaries after a \
-         device sync: parameters, Adam state and the bytes the forward pass leaves for \
-         backward are exact, but a peak inside a phase (the loss's temporaries) is not \
-         seen, so the activation slope is a lower bound; the pool pages reserved at each \
-         phase's end bound the peak from above. On a GPU it is reserved bytes that run \
-         out, so read both columns.";
+        "On wgpu and CUDA the probe is CubeCL's memory manager, read after a device sync: \
+         parameters, Adam state and the bytes the forward pass leaves for backward are exact. \
+         CubeCL keeps no high-water mark, so each phase's peak is bracketed: from below by \
+         the boundary readings and a thread sampling the stream (a transient between two \
+         samples, such as the loss's square, can be missed, so the activation slope is a \
+         lower bound), from above by the pool's reserved bytes after the phase, the pool \
+         emptied before it. On a GPU it is reserved bytes that run out, so read both bounds.";
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {
