@@ -42,12 +42,14 @@ pub fn phase_brackets<C>(
     for row in rows {
         let Some(b) = of(row, phase) else { continue };
         let p = predicted(row);
-        let (lower, upper) = (b.lower_bytes as f64, b.upper_bytes as f64);
-        let verdict = if at_bound(p, lower) || at_bound(p, upper) {
+        let (lower, upper) = (b.lower_bytes() as f64, b.upper_bytes as f64);
+        let near = [("lower", lower), ("upper", upper)]
+            .into_iter()
+            .find(|&(_, bound)| at_bound(p, bound));
+        let verdict = if let Some((which, bound)) = near {
             format!(
-                "at the {} bound (within {})",
-                if at_bound(p, lower) { "lower" } else { "upper" },
-                format::bytes((p - if at_bound(p, lower) { lower } else { upper }).abs())
+                "at the {which} bound (within {})",
+                format::bytes((p - bound).abs())
             )
         } else if p < lower {
             format!(

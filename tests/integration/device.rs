@@ -120,9 +120,9 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
                     )
                 });
                 assert_eq!(b.pool, "exclusive-pages");
-                assert_eq!(phase.peak_bytes, b.lower_bytes);
-                assert!(b.boundary_peak_bytes <= b.lower_bytes);
-                assert!(b.lower_bytes <= b.upper_bytes, "{} {:?}", p.point.id, b);
+                assert_eq!(phase.peak_bytes, b.lower_bytes());
+                assert!(b.boundary_peak_bytes <= b.lower_bytes());
+                assert!(b.lower_bytes() <= b.upper_bytes, "{} {:?}", p.point.id, b);
             }
         }
     }
@@ -169,9 +169,9 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
     let carried = forward.live_before_bytes as f64
         + cpu_per_sample * largest.point.config["batch"].as_f64().unwrap();
     assert!(
-        carried >= b.lower_bytes as f64 * 0.995 && carried <= b.upper_bytes as f64,
+        carried >= b.lower_bytes() as f64 * 0.995 && carried <= b.upper_bytes as f64,
         "the CPU's forward peak carried to wgpu, {carried}, outside [{}, {}]",
-        b.lower_bytes,
+        b.lower_bytes(),
         b.upper_bytes
     );
     let page = std::fs::read_to_string(out.join("batch-size.html")).unwrap();

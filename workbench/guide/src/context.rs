@@ -1,6 +1,7 @@
 //! View models: records turned into the formatted strings the templates print. Templates do no
 //! arithmetic; every figure here comes from a record, formatted by `results::format`.
 
+use results::timing::median;
 use results::{
     format, Calibration, Chart, Correctness, DeviceKind, ExperimentRecord, Headline, Metric,
     Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series,
@@ -223,14 +224,14 @@ impl CellBytes {
             // A bracketed peak: both bounds, the method of each in the cell's title.
             cell.text = format!(
                 "{} to {}",
-                format::bytes(b.lower_bytes as f64),
+                format::bytes(b.lower_bytes() as f64),
                 format::bytes(b.upper_bytes as f64)
             );
             cell.exact = format!(
                 "lower bound {} bytes (boundary readings {}, {} in-phase samples about {} apart: \
                  {}); upper bound {} bytes (reserved right after the phase, the {} pool emptied \
                  right before it)",
-                b.lower_bytes,
+                b.lower_bytes(),
                 b.boundary_peak_bytes,
                 b.samples,
                 format::seconds(b.sample_interval_s),
@@ -860,12 +861,18 @@ fn bracket_resolution(record: &ExperimentRecord) -> String {
     if brackets.is_empty() {
         return String::new();
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let samples = median(brackets.iter().map(|b| b.samples as f64).collect());
-    let interval = median(brackets.iter().map(|b| b.sample_interval_s).collect());
+    let samples = median(
+        &brackets
+            .iter()
+            .map(|b| b.samples as f64)
+            .collect::<Vec<_>>(),
+    );
+    let interval = median(
+        &brackets
+            .iter()
+            .map(|b| b.sample_interval_s)
+            .collect::<Vec<_>>(),
+    );
     let mut pools: Vec<&str> = brackets.iter().map(|b| b.pool.as_str()).collect();
     pools.dedup();
     format!(

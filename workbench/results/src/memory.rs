@@ -58,8 +58,6 @@ pub struct PeakBracket {
     pub samples: u64,
     /// Mean time between two of its readings: the lower bound's resolution.
     pub sample_interval_s: f64,
-    /// The lower bound: the larger of the boundary and sampled peaks.
-    pub lower_bytes: u64,
     /// The upper bound: pool pages reserved right after the phase, the pool emptied of unused
     /// pages right before it.
     pub upper_bytes: u64,
@@ -71,9 +69,15 @@ pub struct PeakBracket {
 }
 
 impl PeakBracket {
+    /// The lower bound: the larger of the boundary and sampled peaks. (Records of 204619c
+    /// also stored it as `lower_bytes`; it is read from the two it is made of.)
+    pub fn lower_bytes(&self) -> u64 {
+        self.boundary_peak_bytes.max(self.sampled_peak_bytes)
+    }
+
     /// Upper bound minus lower bound: how far the true peak is from being known.
     pub fn width_bytes(&self) -> u64 {
-        self.upper_bytes.saturating_sub(self.lower_bytes)
+        self.upper_bytes.saturating_sub(self.lower_bytes())
     }
 }
 

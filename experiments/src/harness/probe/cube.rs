@@ -221,7 +221,6 @@ impl<R: Runtime> MemoryProbe for CubeProbe<R> {
             sampled_peak_bytes,
             samples,
             sample_interval_s,
-            lower_bytes: boundary_peak_bytes.max(sampled_peak_bytes),
             upper_bytes: self.usage().reserved_bytes,
             reserved_before_bytes: self.reserved_before_bytes.get(),
             pool: self.pool.name().into(),

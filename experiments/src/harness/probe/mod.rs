@@ -132,7 +132,7 @@ impl<'a> PhaseMeter<'a> {
             // Where the peak is bracketed, the highest reading seen, sampled ones included.
             peak_bytes: bracket
                 .as_ref()
-                .map_or(reading.peak_in_use_bytes, |b| b.lower_bytes),
+                .map_or(reading.peak_in_use_bytes, PeakBracket::lower_bytes),
             live_after_bytes: reading.in_use_bytes,
             reserved_after_bytes: reading.reserved_bytes,
             elapsed_s,
