@@ -26,6 +26,29 @@ pub fn of<'a, C>(row: &Row<'a, C>, phase: &str) -> Option<&'a PeakBracket> {
     row.result.phase(phase).and_then(|p| p.bracket.as_ref())
 }
 
+/// Where `phase` of a row was bracketed, the most it can have added above what was live when
+/// it began, divided by `per` (1 for the whole phase; the batch for a figure per sample): the
+/// upper end of a comparison whose measured figure is the phase's `delta_bytes` over `per`.
+/// `None` on an exact probe.
+pub fn added_upper<C>(row: &Row<'_, C>, phase: &str, per: f64) -> Option<f64> {
+    row.result
+        .phase(phase)
+        .and_then(|p| p.delta_upper_bytes())
+        .map(|b| b as f64 / per)
+}
+
+/// Where a row's phases were bracketed, the most its step can have held at its peak: the
+/// highest upper bound over its phases (the upper end of a comparison whose measured figure is
+/// [`Row::peak`]). `None` on an exact probe.
+pub fn step_upper<C>(row: &Row<'_, C>) -> Option<f64> {
+    row.result
+        .phases
+        .iter()
+        .filter_map(|p| p.bracket.as_ref())
+        .map(|b| b.upper_bytes as f64)
+        .reduce(f64::max)
+}
+
 /// What a page says about the bracketed `phase` of each of `rows` (labelled by `label`), beside
 /// `predicted`, the rule's prediction of the phase's peak (`rule` says what it counts): one
 /// finding per row, and the prediction against each bound. Nothing where the rows carry no
@@ -84,27 +107,22 @@ pub fn phase_brackets<C>(
             format::bytes(b.width_bytes() as f64),
             format::bytes(p),
         ));
-        comparisons.push(Comparison {
-            quantity: format!("{phase} peak, {}: lower bound", label(row)),
-            predicted_bytes: p,
-            measured_bytes: lower,
-            note: format!(
-                "{rule}; measured: the highest of the boundary readings and of the sampling \
-                 thread's ({} readings about {} apart)",
-                b.samples,
-                format::seconds(b.sample_interval_s)
-            ),
-        });
-        comparisons.push(Comparison {
-            quantity: format!("{phase} peak, {}: upper bound", label(row)),
-            predicted_bytes: p,
-            measured_bytes: upper,
-            note: format!(
-                "{rule}; measured: the {} pool's reserved bytes right after the phase, emptied \
-                 right before it",
-                b.pool
-            ),
-        });
+        comparisons.push(
+            Comparison::new(
+                format!("{phase} peak, {}", label(row)),
+                p,
+                lower,
+                format!(
+                    "{rule}; measured as a bracket: the highest of the boundary readings and of \
+                     the sampling thread's ({} readings about {} apart), to the {} pool's \
+                     reserved bytes right after the phase, emptied right before it",
+                    b.samples,
+                    format::seconds(b.sample_interval_s),
+                    b.pool
+                ),
+            )
+            .bracketed(Some(upper)),
+        );
     }
     (findings, comparisons)
 }

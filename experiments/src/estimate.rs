@@ -9,10 +9,50 @@
 //! Answer: the techniques check these rules against their measurements on every page; a rule
 //! changed here changes every prediction that uses it.
 
-use results::FloatStorage;
+use results::{DeviceKind, FloatStorage};
 
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{ModelShape, TransformerShape};
+
+/// Whose rules decide which buffers a computation makes: the backend's operations and its
+/// memory manager. The byte rules below are Flex's unless they take an `Allocator`; a rule that
+/// does states where burn-cubecl keeps something else, read in its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocator {
+    /// Burn's Flex on the CPU, counted by the process's counting allocator: every heap buffer,
+    /// host copies included. An op writes in place into a uniquely owned, contiguous buffer.
+    Flex,
+    /// burn-cubecl (wgpu, CUDA) over CubeCL's memory manager, counted by the manager: device
+    /// buffers only (a tensor's bytes read back to the host are not device memory). An op
+    /// writes in place into a uniquely owned buffer whose elements do not overlap
+    /// (`can_mut() && is_nonoverlapping()` in `kernel/unary_float.rs`): a transposed view
+    /// qualifies, where Flex needs it contiguous. Fusion (burn-cubecl-fusion) writes a chain of
+    /// element-wise ops in one kernel: intermediates read only inside the chain never exist.
+    CubeCl,
+}
+
+impl Allocator {
+    /// The rules `device`'s backend follows.
+    pub fn of(device: DeviceKind) -> Self {
+        match device {
+            DeviceKind::Cpu => Self::Flex,
+            DeviceKind::Wgpu | DeviceKind::Cuda => Self::CubeCl,
+        }
+    }
+
+    /// Whether the probe sees the host's copies of a tensor's bytes (`to_data`, `from_data`'s
+    /// staging): on the CPU they are heap buffers like any other; on a device they are not
+    /// device memory.
+    pub fn counts_host_copies(self) -> bool {
+        self == Self::Flex
+    }
+
+    /// Whether a bf16 matmul runs through f32 copies of its operands and result (Flex's
+    /// `matmul_bf16`); burn-cubecl multiplies bf16 in its kernel.
+    pub fn bf16_matmul_via_f32(self) -> bool {
+        self == Self::Flex
+    }
+}
 
 /// Bytes of one f32 value.
 pub const F32_BYTES: u64 = FloatStorage::F32.bytes();

@@ -18,6 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::ExperimentError;
+use crate::estimate::Allocator;
 use crate::harness::paired::{self, ArmRun};
 use crate::harness::profile::Repeats;
 
@@ -60,9 +61,16 @@ pub struct Row<'a, C> {
     pub label: &'a str,
     /// What it measured.
     pub result: &'a PointResult,
+    /// The device it was measured on.
+    pub device: DeviceKind,
 }
 
 impl<C> Row<'_, C> {
+    /// Whose allocation rules the point's bytes follow.
+    pub fn allocator(&self) -> Allocator {
+        Allocator::of(self.device)
+    }
+
     /// The step's peak (the highest phase peak), in bytes.
     pub fn peak(&self) -> f64 {
         self.result.peak_bytes() as f64
@@ -130,8 +138,8 @@ pub trait Experiment: Sync {
     /// The float type `point` stores tensors in by default. Burn sets it once per device and
     /// process, before the first tensor, so points of different types cannot share a process.
     fn float_storage(&self, point: &Point) -> FloatStorage;
-    /// The comparisons to time in pairs, chosen from the measured points.
-    fn comparisons(&self, points: &[MeasuredPoint]) -> Vec<ComparisonSpec>;
+    /// The comparisons to time in pairs, chosen from the points measured on `device`.
+    fn comparisons(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<ComparisonSpec>;
     /// Runs build `plan` of a paired comparison in this process: builds `technique`,
     /// `baseline` and a second copy of `baseline` (the control) and times them interleaved,
     /// as `settings` says. The two must store floats in the same type (otherwise the runner
@@ -144,8 +152,14 @@ pub trait Experiment: Sync {
         plan: BuildPlan,
         device: DeviceKind,
     ) -> Result<Build, ExperimentError>;
-    /// Conclusions from all points, failed ones included, and the paired comparisons.
-    fn analyse(&self, points: &[MeasuredPoint], comparisons: &[PairedComparison]) -> Analysis;
+    /// Conclusions from all points measured on `device`, failed ones included, and the paired
+    /// comparisons.
+    fn analyse(
+        &self,
+        points: &[MeasuredPoint],
+        comparisons: &[PairedComparison],
+        device: DeviceKind,
+    ) -> Analysis;
 }
 
 impl<T: Analyse> Experiment for T {
@@ -187,8 +201,8 @@ impl<T: Analyse> Experiment for T {
         config::<T>(point).map_or(FloatStorage::F32, |c| Technique::float_storage(self, &c))
     }
 
-    fn comparisons(&self, points: &[MeasuredPoint]) -> Vec<ComparisonSpec> {
-        Technique::comparisons(self, &rows::<T>(points))
+    fn comparisons(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<ComparisonSpec> {
+        Technique::comparisons(self, &rows::<T>(points, device))
     }
 
     fn time_pair(
@@ -219,13 +233,18 @@ impl<T: Analyse> Experiment for T {
         )
     }
 
-    fn analyse(&self, points: &[MeasuredPoint], comparisons: &[PairedComparison]) -> Analysis {
-        Analyse::analyse(self, rows::<T>(points), points, comparisons)
+    fn analyse(
+        &self,
+        points: &[MeasuredPoint],
+        comparisons: &[PairedComparison],
+        device: DeviceKind,
+    ) -> Analysis {
+        Analyse::analyse(self, rows::<T>(points, device), points, comparisons)
     }
 }
 
 /// The measured points as typed rows, in the order run.
-fn rows<T: Technique>(points: &[MeasuredPoint]) -> Vec<Row<'_, T::Config>> {
+fn rows<T: Technique>(points: &[MeasuredPoint], device: DeviceKind) -> Vec<Row<'_, T::Config>> {
     points
         .iter()
         .filter_map(|p| {
@@ -234,6 +253,7 @@ fn rows<T: Technique>(points: &[MeasuredPoint]) -> Vec<Row<'_, T::Config>> {
                 config: config::<T>(&p.point).ok()?,
                 label: &p.point.label,
                 result: p.result()?,
+                device,
             })
         })
         .collect()

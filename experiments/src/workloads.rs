@@ -11,6 +11,7 @@
 use results::format::{self, mib};
 use results::{Chart, Comparison, Metric, Scale, Series};
 
+use crate::bracket;
 use crate::estimate;
 use crate::harness::models::ModelShape;
 use crate::harness::train::TrainConfig;
@@ -110,6 +111,12 @@ fn forward_above_process<C>(row: &Row<'_, C>) -> f64 {
         - row.result.metric(Metric::ProcessBaselineBytes)
 }
 
+/// Where the forward phase was bracketed, its upper bound above the process's own bytes.
+fn forward_upper_above_process<C>(row: &Row<'_, C>) -> Option<f64> {
+    let b = row.result.phase("forward")?.bracket.as_ref()?;
+    Some(b.upper_bytes as f64 - row.result.metric(Metric::ProcessBaselineBytes))
+}
+
 /// What backward adds above what the forward pass left live, per token: the gradients it
 /// makes while the activations are still alive.
 fn backward_excess_per_token<C>(row: &Row<'_, C>) -> Option<f64> {
@@ -165,12 +172,15 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             quantity: format!("{}: forward peak above the process's own bytes", r.label),
             predicted_bytes: (axis.predicted_forward)(&r.config),
             measured_bytes: forward_above_process(r),
+            measured_upper_bytes: forward_upper_above_process(r),
             note: axis.note.into(),
         });
         comparisons.push(Comparison {
             quantity: format!("{}: step peak above the process's own bytes", r.label),
             predicted_bytes: (axis.predicted_step)(&r.config),
             measured_bytes: above_process(r),
+            measured_upper_bytes: bracket::step_upper(r)
+                .map(|u| u - r.result.metric(Metric::ProcessBaselineBytes)),
             note: format!(
                 "model + Adam state + token ids + what the forward pass keeps + the larger of \
                  the loss's transient and backward's (2 x max(4 d^2, d v) f32 values per \

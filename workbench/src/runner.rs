@@ -73,7 +73,7 @@ impl Runner {
         } else {
             Vec::new()
         };
-        let analysis = experiment.analyse(&measured, &comparisons);
+        let analysis = experiment.analyse(&measured, &comparisons, self.device);
         let probe = measured
             .iter()
             .find_map(|p| p.result())
@@ -135,7 +135,7 @@ impl Runner {
         let find = |id: &str| measured.iter().find(|p| p.point.id == id);
         let step_s = |p: &MeasuredPoint| p.result().map_or(0.0, |r| r.step.median_s);
         experiment
-            .comparisons(measured)
+            .comparisons(measured, self.device)
             .into_iter()
             .filter_map(|spec| {
                 let (a, b) = (find(&spec.baseline)?, find(&spec.technique)?);

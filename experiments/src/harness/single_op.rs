@@ -15,7 +15,8 @@ use std::time::Instant;
 use results::{Check, Metric, PointResult, Timing};
 
 use crate::harness::probe::{
-    delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter, ProbeInfo,
+    bracketed_step, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter,
+    ProbeInfo,
 };
 use crate::harness::profile::Repeats;
 
@@ -74,7 +75,9 @@ impl OpMeasurement {
 
 /// Runs `op` on a fresh input from `make_input`, warmed up and measured as `repeats` says; each
 /// run processes `rows` samples. `sync` waits for the device; it runs before each
-/// clock read. After the warm-up the operation is offered to an installed
+/// clock read. On a probe without an exact peak (CubeCL), the phase's memory comes from one more
+/// run after the timed ones, its peak bracketed (see [`bracketed_step`]). After the warm-up the
+/// operation is offered to an installed
 /// [`StepTimer`](crate::harness::timing::StepTimer), its input made outside the clock as here.
 #[allow(clippy::too_many_arguments)]
 pub fn measure_op<I, O>(
@@ -117,7 +120,11 @@ pub fn measure_op<I, O>(
         runs.push(phases);
         before_input_bytes = before;
     }
-    let phase = last_repeat(&runs)
+    // On a probe without an exact peak, one more run, bracketed and not timed, gives the
+    // phase's memory.
+    let bracketed = bracketed_step(probe, |runs| runs.push(run().2));
+    let phase = bracketed
+        .unwrap_or_else(|| last_repeat(&runs))
         .into_iter()
         .next()
         .expect("one phase per repeat");

@@ -719,19 +719,45 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         .comparisons
         .iter()
         .map(|c| {
-            let pct = format::diff_pct(c.predicted_bytes, c.measured_bytes);
+            let nearest = c.nearest_measured_bytes();
+            let (measured, exact) = match c.measured_upper_bytes {
+                Some(upper) => (
+                    format!(
+                        "{} to {}",
+                        format::bytes(c.measured_bytes),
+                        format::bytes(upper)
+                    ),
+                    format!(
+                        "predicted {:.0} bytes, measured between {:.0} and {:.0} bytes (a \
+                         bracket: the difference is to its nearer bound, none inside it)",
+                        c.predicted_bytes, c.measured_bytes, upper
+                    ),
+                ),
+                None => (
+                    format::bytes(c.measured_bytes),
+                    format!(
+                        "predicted {:.0} bytes, measured {:.0} bytes",
+                        c.predicted_bytes, c.measured_bytes
+                    ),
+                ),
+            };
             ComparisonRow {
                 quantity: c.quantity.clone(),
                 predicted: format::bytes(c.predicted_bytes),
-                measured: format::bytes(c.measured_bytes),
-                diff: format::bytes(c.measured_bytes - c.predicted_bytes),
-                diff_pct: format::pct(pct),
-                off: misses(c.predicted_bytes, c.measured_bytes),
+                measured,
+                diff: if c.inside_bracket() {
+                    "inside".into()
+                } else {
+                    format::bytes(nearest - c.predicted_bytes)
+                },
+                diff_pct: if c.inside_bracket() {
+                    String::new()
+                } else {
+                    format::pct(c.miss_pct())
+                },
+                off: misses(c.predicted_bytes, nearest),
                 note: c.note.clone(),
-                exact: format!(
-                    "predicted {:.0} bytes, measured {:.0} bytes",
-                    c.predicted_bytes, c.measured_bytes
-                ),
+                exact,
             }
         })
         .collect();

@@ -279,10 +279,63 @@ pub struct Comparison {
     pub quantity: String,
     /// The prediction, in bytes.
     pub predicted_bytes: f64,
-    /// The measurement, in bytes.
+    /// The measurement, in bytes: on a backend whose peaks are bracketed, the bracket's lower
+    /// bound.
     pub measured_bytes: f64,
+    /// Where the measurement is a bracket (a peak on CubeCL: see [`crate::PeakBracket`]), its
+    /// upper bound; the prediction is met anywhere between the two bounds. Absent in records
+    /// before it existed and wherever the measurement is exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_upper_bytes: Option<f64>,
     /// How the prediction was made, and why it may differ.
     pub note: String,
+}
+
+impl Comparison {
+    /// An exact measurement beside its prediction.
+    pub fn new(
+        quantity: impl Into<String>,
+        predicted_bytes: f64,
+        measured_bytes: f64,
+        note: impl Into<String>,
+    ) -> Self {
+        Self {
+            quantity: quantity.into(),
+            predicted_bytes,
+            measured_bytes,
+            measured_upper_bytes: None,
+            note: note.into(),
+        }
+    }
+
+    /// The same comparison with the measurement read as a bracket up to `upper_bytes` (none:
+    /// exact, as before).
+    pub fn bracketed(mut self, upper_bytes: Option<f64>) -> Self {
+        self.measured_upper_bytes = upper_bytes;
+        self
+    }
+
+    /// The measured figure nearest the prediction: the measurement where it is exact; within a
+    /// bracket, the prediction itself where it lies inside, else the nearer bound.
+    pub fn nearest_measured_bytes(&self) -> f64 {
+        match self.measured_upper_bytes {
+            Some(upper) => self
+                .predicted_bytes
+                .clamp(self.measured_bytes, upper.max(self.measured_bytes)),
+            None => self.measured_bytes,
+        }
+    }
+
+    /// Whether the prediction lies inside a bracketed measurement.
+    pub fn inside_bracket(&self) -> bool {
+        self.measured_upper_bytes.is_some() && self.nearest_measured_bytes() == self.predicted_bytes
+    }
+
+    /// The measured minus the predicted, relative to the prediction, in percent (NaN where
+    /// the prediction is zero), from the measured figure nearest the prediction.
+    pub fn miss_pct(&self) -> f64 {
+        crate::format::diff_pct(self.predicted_bytes, self.nearest_measured_bytes())
+    }
 }
 
 /// A fitted line reported on the page.

@@ -86,4 +86,13 @@ impl PhaseMemory {
     pub fn delta_bytes(&self) -> u64 {
         self.peak_bytes.saturating_sub(self.live_before_bytes)
     }
+
+    /// Where the peak is bracketed, the most the phase can have added at its high point: the
+    /// bracket's upper bound above what was live before (every byte live before is among the
+    /// reserved ones). `delta_bytes` is then the least.
+    pub fn delta_upper_bytes(&self) -> Option<u64> {
+        self.bracket
+            .as_ref()
+            .map(|b| b.upper_bytes.saturating_sub(self.live_before_bytes))
+    }
 }

@@ -10,6 +10,7 @@ use results::{
 };
 
 use super::{predict, Accumulation};
+use crate::bracket;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
 use crate::workloads::{self, Axis};
@@ -108,6 +109,7 @@ impl Analyse for Accumulation {
                 quantity: format!("step peak, {} micro-batches", r.config.micro_batches),
                 predicted_bytes: predict::step_peak(shape, batch, r.config.micro_batches),
                 measured_bytes: peak(r),
+                measured_upper_bytes: bracket::step_upper(r),
                 note: format!(
                 "model + Adam state + inputs + max(activations of B/k, gradients) + accumulated \
                  gradients when k > 1. Not predicted: {} live in the process before the model \

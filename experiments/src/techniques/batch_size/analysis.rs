@@ -10,6 +10,7 @@ use results::{
 
 use super::{predict, BatchSize};
 use crate::bracket;
+use crate::harness::models::ModelShape;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
 use crate::workloads::{self, Axis};
@@ -120,12 +121,14 @@ impl Analyse for BatchSize {
                 quantity: "parameters".into(),
                 predicted_bytes: predict::param_bytes(shape),
                 measured_bytes: large.result.metric(Metric::ParamBytes),
+                measured_upper_bytes: None,
                 note: format!("{} parameters x 4 bytes (f32)", shape.num_params()),
             },
             Comparison {
                 quantity: "Adam state (two moments)".into(),
                 predicted_bytes: predict::adam_state_bytes(shape),
                 measured_bytes: large.result.metric(Metric::OptimizerStateBytes),
+                measured_upper_bytes: None,
                 note: "8 bytes per parameter; measured as what stays live after the first step"
                     .into(),
             },
@@ -133,29 +136,15 @@ impl Analyse for BatchSize {
                 quantity: "parameter gradients".into(),
                 predicted_bytes: predict::grad_bytes(shape),
                 measured_bytes: grad_bytes,
+                measured_upper_bytes: None,
                 note: "4 bytes per parameter; measured as what backward leaves live".into(),
             },
-            Comparison {
-                quantity: "activations per sample".into(),
-                predicted_bytes: predict::activation_bytes_per_sample(shape),
-                measured_bytes: fit.as_ref().map_or(f64::NAN, |f| f.slope),
-                note: format!(
-                    "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
-                     output and the loss's difference (x 4 bytes); measured as the slope of the \
-                     fit{}",
-                    if bracketed(&rows) {
-                        " of each forward phase's lower bound, whose readings miss the loss's \
-                         square where no in-phase sample falls inside its short life (see the \
-                         bracketed forward phases below)"
-                    } else {
-                        ""
-                    }
-                ),
-            },
+            activations_per_sample(&rows, large, fit.as_ref(), shape),
             Comparison {
                 quantity: format!("step peak at batch {}", batch(large)),
                 predicted_bytes: predict::step_peak(shape, batch(large)),
                 measured_bytes: peak_large,
+                measured_upper_bytes: bracket::step_upper(large),
                 note: format!(
                     "model + Adam state + inputs + max(activations, gradients). Not predicted: {} \
                  live in the process before the model was built (thread pool, matmul slabs), \
@@ -402,6 +391,45 @@ fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<String> {
     ))
 }
 
+/// The forward pass's activations per sample against the rule: on the CPU, the slope of the
+/// exact forward peaks against the batch; on a device, whose peaks are brackets, the largest
+/// batch's forward bracket above its start, per sample (a slope fitted through lower bounds
+/// would mix bounds that caught the loss's transient with bounds that did not).
+fn activations_per_sample(
+    rows: &[Row<'_, TrainConfig>],
+    large: &Row<'_, TrainConfig>,
+    fit: Option<&LinearFit>,
+    shape: ModelShape,
+) -> Comparison {
+    let predicted = predict::activation_bytes_per_sample(shape);
+    let rule = "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
+                output and the loss's difference (x 4 bytes)";
+    let b = batch(large);
+    match bracket::added_upper(large, "forward", b) {
+        Some(upper) if bracketed(rows) => Comparison::new(
+            "activations per sample",
+            predicted,
+            large
+                .result
+                .phase("forward")
+                .map_or(f64::NAN, |p| p.delta_bytes() as f64)
+                / b,
+            format!(
+                "{rule}; measured at batch {b}: the forward phase's bracket above what was live \
+                 when it began, per sample (the lower bound's readings can miss the loss's \
+                 square, alive only inside the pass)"
+            ),
+        )
+        .bracketed(Some(upper)),
+        _ => Comparison::new(
+            "activations per sample",
+            predicted,
+            fit.map_or(f64::NAN, |f| f.slope),
+            format!("{rule}; measured as the slope of the fit"),
+        ),
+    }
+}
+
 /// Whether the rows' phases were bracketed (a device backend).
 fn bracketed(rows: &[Row<'_, TrainConfig>]) -> bool {
     rows.iter().any(|r| bracket::of(r, "forward").is_some())
@@ -486,6 +514,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             quantity: "transformer: kept for backward per sequence".into(),
             predicted_bytes: predicted,
             measured_bytes: fit.slope,
+            measured_upper_bytes: None,
             note: format!(
                 "{} blocks x {} tokens x (18 d + 3 h s + h + 2) x 4 bytes, plus v + 3 d + 5 \
                  values per token outside the blocks (an explanation written after measuring, \

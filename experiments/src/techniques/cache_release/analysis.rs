@@ -72,12 +72,14 @@ impl Analyse for CacheRelease {
                 quantity: format!("in use with the {} tensor alive", format::bytes(n)),
                 predicted_bytes: predict::in_use_alive_bytes(n),
                 measured_bytes: above_start(r, Moment::Alive, Counter::InUse),
+                measured_upper_bytes: None,
                 note: "elements x 4 bytes, above the start".into(),
             });
             comparisons.push(Comparison {
                 quantity: format!("in use after the {} tensor is dropped", format::bytes(n)),
                 predicted_bytes: 0.0,
                 measured_bytes: above_start(r, Moment::Dropped, Counter::InUse),
+                measured_upper_bytes: None,
                 note: "nothing live above the start".into(),
             });
             if has_cache {
@@ -88,13 +90,14 @@ impl Analyse for CacheRelease {
                     ),
                     predicted_bytes: 0.0,
                     measured_bytes: above_start(r, Moment::Released, Counter::Reserved),
+                    measured_upper_bytes: None,
                     note: "every page the tensor took returned, above the start".into(),
                 });
             }
         }
         // The allocation's own peak: on the CPU, Flex's empty() zero-fills a Vec<u8> that
         // cubecl-common's Bytes::from_bytes_vec then copies into a 16-byte-aligned buffer.
-        let on_host = largest.result.probe.kind == crate::harness::probe::host::KIND;
+        let on_host = largest.allocator().counts_host_copies();
         for r in &cached {
             let n = r.config.tensor_bytes as f64;
             let phase = r.result.phase("allocate");
@@ -102,6 +105,7 @@ impl Analyse for CacheRelease {
                 quantity: format!("peak while allocating {} (empty)", format::bytes(n)),
                 predicted_bytes: predict::allocation_peak_bytes(n, on_host),
                 measured_bytes: phase.map_or(f64::NAN, |p| p.delta_bytes() as f64),
+                measured_upper_bytes: None,
                 note: if on_host {
                     "twice the tensor: Flex's empty() zero-fills a Vec<u8>, and \
                  Bytes::from_bytes_vec copies it to 16-byte alignment (it checks the Vec's \

@@ -11,6 +11,7 @@ use results::{
 };
 
 use super::{predict, GradientCheckpointing};
+use crate::bracket;
 use crate::harness::backend::Checkpointing;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
@@ -217,6 +218,7 @@ impl Analyse for GradientCheckpointing {
                             r.config.checkpointing,
                         ),
                     measured_bytes: activation(r),
+                    measured_upper_bytes: bracket::added_upper(r, "forward", 1.0),
                     note: match r.config.checkpointing {
                         Checkpointing::None => {
                             "each hidden layer's Linear and ReLU outputs, plus the last output and \
@@ -239,6 +241,7 @@ impl Analyse for GradientCheckpointing {
                     ),
                     predicted_bytes: predict::step_peak(&r.config),
                     measured_bytes: r.peak(),
+                    measured_upper_bytes: bracket::step_upper(r),
                     note: "model + Adam state + inputs + the larger of activations and parameter \
                        gradients; the process baseline (thread pool, matmul slabs) and \
                        temporaries inside backward, including recomputed outputs, are not \

@@ -9,7 +9,9 @@ use results::{
     PairedComparison, PairedTiming, Scale, Series, Side,
 };
 
-use super::{predict, Case, InPlace, InPlaceConfig, Style, CASES};
+use super::{predict, Case, InPlace, InPlaceConfig, Style, CASES, PHASE};
+use crate::bracket;
+use crate::estimate::Allocator;
 use crate::technique::{Analyse, Row};
 
 /// A measured in-place point.
@@ -103,19 +105,37 @@ impl Analyse for InPlace {
                     find(paired, case.id())
                         .map_or_else(|| "not timed in pairs".into(), |c| c.cost_phrase()),
                 ));
-                comparisons.push(Comparison {
-                    quantity: format!(
-                        "{}, {} rows: bytes saved by consuming",
-                        case.name(),
-                        kept.config.rows
-                    ),
-                    predicted_bytes: predict::added_peak_bytes(&kept.config)
-                        - predict::added_peak_bytes(&consumed.config),
-                    measured_bytes: saved,
-                    note: "one tensor's elements: the buffer the first write into a shared tensor \
-                       allocates"
-                        .into(),
-                });
+                // Where the peaks are bracketed, the saving lies between the least the kept
+                // way can have added minus the most the consuming way can have, and the reverse.
+                let upper = |r: &R<'_>| bracket::added_upper(r, PHASE, 1.0);
+                let saved_bracket = upper(kept)
+                    .zip(upper(consumed))
+                    .map(|(uk, uc)| ((added(kept) - uc).max(0.0), uk - added(consumed)));
+                let allocator = kept.allocator();
+                comparisons.push(
+                    Comparison::new(
+                        format!(
+                            "{}, {} rows: bytes saved by consuming",
+                            case.name(),
+                            kept.config.rows
+                        ),
+                        predict::added_peak_bytes(&kept.config, allocator)
+                            - predict::added_peak_bytes(&consumed.config, allocator),
+                        saved_bracket.map_or(saved, |(lo, _)| lo),
+                        match allocator {
+                            Allocator::Flex => {
+                                "one tensor's elements: the buffer the first write into a shared \
+                                 tensor allocates"
+                            }
+                            Allocator::CubeCl => {
+                                "burn-cubecl: a lone op saves one tensor as on the CPU; a fused \
+                                 chain or layer norm writes a new output either way, so \
+                                 consuming saves nothing (see the module's rules)"
+                            }
+                        },
+                    )
+                    .bracketed(saved_bracket.map(|(_, hi)| hi)),
+                );
             }
         }
         // What the time difference is: a fresh buffer's first touch, or arithmetic.
@@ -138,17 +158,20 @@ impl Analyse for InPlace {
         findings.extend(paired.iter().map(PairedComparison::finding));
         for r in &rows {
             if r.config.rows == norm_kept.config.rows {
-                comparisons.push(Comparison {
-                    quantity: format!(
-                        "{}, {}, {} rows: peak above the input",
-                        r.config.case.name(),
-                        r.config.style.name(),
-                        r.config.rows
-                    ),
-                    predicted_bytes: predict::added_peak_bytes(&r.config),
-                    measured_bytes: added(r),
-                    note: prediction_note(r.config.case, r.config.style).into(),
-                });
+                comparisons.push(
+                    Comparison::new(
+                        format!(
+                            "{}, {}, {} rows: peak above the input",
+                            r.config.case.name(),
+                            r.config.style.name(),
+                            r.config.rows
+                        ),
+                        predict::added_peak_bytes(&r.config, r.allocator()),
+                        added(r),
+                        prediction_note(r.config.case, r.config.style, r.allocator()),
+                    )
+                    .bracketed(bracket::added_upper(r, PHASE, 1.0)),
+                );
             }
         }
 
@@ -171,7 +194,12 @@ impl Analyse for InPlace {
                     &format!("{name} (predicted)"),
                     true,
                     rs.iter()
-                        .map(|r| (x(r), mib(predict::added_peak_bytes(&r.config))))
+                        .map(|r| {
+                            (
+                                x(r),
+                                mib(predict::added_peak_bytes(&r.config, r.allocator())),
+                            )
+                        })
                         .collect(),
                 ));
                 time_series.push(Series::throughput(
@@ -225,7 +253,24 @@ impl Analyse for InPlace {
     }
 }
 
-fn prediction_note(case: Case, style: Style) -> &'static str {
+fn prediction_note(case: Case, style: Style, allocator: Allocator) -> &'static str {
+    if allocator == Allocator::CubeCl {
+        return match (case, style) {
+            (Case::Chain, _) => {
+                "burn-cubecl: fusion writes the four ops in one kernel into a new buffer, beside \
+                 x until it returns (written after measuring)"
+            }
+            (Case::LayerNorm, _) => {
+                "burn-cubecl: the centring and squaring are read inside the two row reductions \
+                 (one f32 per row each, mean and variance); the output is a new tensor, kept or \
+                 consumed (written after measuring)"
+            }
+            (Case::Touch, Style::KeepClone) => "x + 1 writes a new tensor, since x is shared",
+            (Case::Touch, Style::Consume) => {
+                "x + 1 writes into x's buffer (burn-cubecl's can_mut(), as on the CPU)"
+            }
+        };
+    }
     match (case, style) {
         (Case::Chain, Style::KeepClone) => {
             "the first op (x / 2) writes a new tensor since x is shared; exp, + 1 and log run in \

@@ -31,6 +31,9 @@ use crate::harness::single_op::measure_op;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{chain, layer_norm_borrowed, layer_norm_owned};
 
+/// The name of the measured operation's phase.
+pub(crate) const PHASE: &str = "computation";
+
 /// Layer normalisation's epsilon.
 const EPS: f64 = 1e-5;
 /// The host computes in f64: the tolerance allows for f32 rounding of exp, log and the row
@@ -186,8 +189,12 @@ impl Technique for InPlace {
         repeats: Repeats,
         device: DeviceKind,
     ) -> Measurement {
+        // The operation's phase is bracketed on a device: one page per allocation.
         device.dispatch(
-            Setup::default(),
+            Setup {
+                exclusive_pages: true,
+                ..Setup::default()
+            },
             InPlacePoint {
                 config: *config,
                 repeats,
@@ -259,15 +266,9 @@ impl OnBackend for InPlacePoint {
         let input = || {
             Tensor::<B<AB>, 2>::random([c.rows, c.cols], Distribution::Normal(0.0, 1.0), &device)
         };
-        let m = measure_op(
-            probe,
-            &sync,
-            "computation",
-            self.repeats,
-            c.rows,
-            input,
-            |x| compute(c.case, c.style, x),
-        );
+        let m = measure_op(probe, &sync, PHASE, self.repeats, c.rows, input, |x| {
+            compute(c.case, c.style, x)
+        });
 
         // The check: this way's output against the same computation done on the host.
         let x = input();

@@ -10,8 +10,8 @@ use results::{
 };
 
 use super::{predict, MixedConfig, MixedPrecision, Precision, INIT_SEED, PRECISIONS};
+use crate::bracket;
 use crate::harness::models::{MarkovChain, TransformerShape, SUCCESSORS};
-use crate::harness::probe::host;
 use crate::technique::{Analyse, Row};
 use crate::workloads::{self, HasModel};
 
@@ -339,18 +339,26 @@ impl Analyse for MixedPrecision {
                         p,
                         shape,
                         r.config.batch,
-                        r.result.probe.kind == host::KIND,
+                        r.allocator().bf16_matmul_via_f32(),
                     ) as f64,
                     Metric::ActivationBytes,
                     forward_note(p),
                 ),
             ] {
-                comparisons.push(Comparison {
-                    quantity: format!("{}: {quantity}", p.name()),
-                    predicted_bytes: predicted,
-                    measured_bytes: r.result.metric(metric),
-                    note: note.into(),
-                });
+                // The forward activations are the forward phase's peak above its start:
+                // bracketed on a device.
+                let upper = (metric == Metric::ActivationBytes)
+                    .then(|| bracket::added_upper(r, "forward", 1.0))
+                    .flatten();
+                comparisons.push(
+                    Comparison::new(
+                        format!("{}: {quantity}", p.name()),
+                        predicted,
+                        r.result.metric(metric),
+                        note,
+                    )
+                    .bracketed(upper),
+                );
             }
         }
 
@@ -811,6 +819,7 @@ fn transformer_comparisons(rows: &[&R<'_>], shape: TransformerShape) -> Vec<Comp
                 quantity: format!("transformer, {}: {quantity}", p.name()),
                 predicted_bytes: predicted,
                 measured_bytes: r.result.metric(metric),
+                measured_upper_bytes: None,
                 note: note.into(),
             });
         }

@@ -11,6 +11,7 @@ use results::{
 
 use super::{predict, EvalConfig, EvalMode, NoGrad};
 use crate::bracket;
+use crate::harness::models::MlpShape;
 use crate::technique::{Analyse, Row};
 use crate::workloads::{self, HasModel};
 
@@ -136,27 +137,19 @@ impl Analyse for NoGrad {
         );
         findings.extend(bracket_findings);
 
-        let mut comparisons =
-            vec![
-        Comparison {
-            quantity: "valid(): bytes per sample at the pass's peak".into(),
-            predicted_bytes: predict::inference_bytes_per_sample(shape),
-            measured_bytes: va_fit.as_ref().map_or(f64::NAN, |f| f.slope),
-            note: "a layer's input and its output (width x 4 bytes each), every other op running \
-                   in place on a uniquely owned buffer. A measured excess of one width per sample \
-                   is a third buffer live at the peak; the matmul's packing of its input is the \
-                   likely source (not separated here)"
-                .into(),
-        },
-        Comparison {
-            quantity: format!("graph left by one autodiff pass, batch {}", ad.config.batch),
-            predicted_bytes: predict::graph_bytes_per_sample(shape) * batch,
-            measured_bytes: ad.result.metric(Metric::RetainedPerPassBytes),
-            note: "the Linear and ReLU outputs of every hidden layer, saved for a backward that \
+        let mut comparisons = vec![
+            valid_per_sample(valid.last().copied(), va_fit.as_ref(), shape),
+            Comparison {
+                quantity: format!("graph left by one autodiff pass, batch {}", ad.config.batch),
+                predicted_bytes: predict::graph_bytes_per_sample(shape) * batch,
+                measured_bytes: ad.result.metric(Metric::RetainedPerPassBytes),
+                measured_upper_bytes: None,
+                note:
+                    "the Linear and ReLU outputs of every hidden layer, saved for a backward that \
                    never comes; measured as the slope of bytes held against passes"
-                .into(),
-        },
-    ];
+                        .into(),
+            },
+        ];
         comparisons.extend(bracket_comparisons);
 
         let by_batch = |rows: &[&R<'_>], metric: Metric| -> Vec<(f64, f64)> {
@@ -301,6 +294,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             ),
             predicted_bytes: predicted,
             measured_bytes: retained,
+            measured_upper_bytes: None,
             note: "what the forward pass keeps for backward: 18 d + 3 h s + h + 2 f32 values \
                    per token and block, and v + 3 d + 5 outside the blocks; measured as the \
                    slope of what stays held pass after pass"
@@ -352,4 +346,52 @@ fn throughput_both_ways(autodiff: &[&R<'_>], valid: &[&R<'_>]) -> Vec<Series> {
         ),
         line("valid() (median; bars: fastest and slowest)", valid),
     ]
+}
+
+/// valid()'s bytes per sample at the pass's peak against the rule: on the CPU the slope of the
+/// exact peaks against the batch; on a device, whose peaks are brackets, the largest batch's
+/// evaluation bracket above what was live before it, per sample.
+fn valid_per_sample(
+    largest: Option<&R<'_>>,
+    fit: Option<&LinearFit>,
+    shape: MlpShape,
+) -> Comparison {
+    let quantity = "valid(): bytes per sample at the pass's peak";
+    let predicted = predict::inference_bytes_per_sample(shape);
+    let rule = "a layer's input and its output (width x 4 bytes each), every other op running in \
+                place on a uniquely owned buffer";
+    match largest.and_then(|r| {
+        Some((
+            r,
+            bracket::added_upper(r, "evaluation", r.config.batch as f64)?,
+        ))
+    }) {
+        Some((r, upper)) => {
+            let b = r.config.batch as f64;
+            Comparison::new(
+                quantity,
+                predicted,
+                r.result
+                    .phase("evaluation")
+                    .map_or(f64::NAN, |p| p.delta_bytes() as f64)
+                    / b,
+                format!(
+                    "{rule}; with fusion the bias add and ReLU are written by the kernel that \
+                     reads the matmul's output, so no third buffer; measured at batch {b}: the \
+                     pass's bracket above what was live before it, per sample"
+                ),
+            )
+            .bracketed(Some(upper))
+        }
+        None => Comparison::new(
+            quantity,
+            predicted,
+            fit.map_or(f64::NAN, |f| f.slope),
+            format!(
+                "{rule}. A measured excess of one width per sample is a third buffer live at the \
+                 peak; the matmul's packing of its input is the likely source (not separated \
+                 here); measured as the slope of the fit"
+            ),
+        ),
+    }
 }

@@ -127,6 +127,7 @@ impl Analyse for SequenceLength {
                 quantity: format!("bytes per token per block, sequence {}", p.seq),
                 predicted_bytes: burn,
                 measured_bytes: measured,
+                measured_upper_bytes: None,
                 note: "18 d + 3 h s + h + 2 f32 values (module docs of predict.rs), the 3 h s \
                        corrected after the first measurement (first written 2 h s); measured as \
                        the difference between the two depths"
@@ -170,12 +171,14 @@ impl Analyse for SequenceLength {
                 quantity: "fixed bytes per token per block (fit's intercept)".into(),
                 predicted_bytes: predicted_intercept,
                 measured_bytes: fit.intercept,
+                measured_upper_bytes: None,
                 note: "18 d + h + 2 f32 values".into(),
             });
             comparisons.push(Comparison {
                 quantity: "bytes per token per block per token of sequence (fit's slope)".into(),
                 predicted_bytes: predicted_slope,
                 measured_bytes: fit.slope,
+                measured_upper_bytes: None,
                 note: "3 h f32 values: softmax's shifted scores, exponentials and output \
                        (corrected after the first measurement, which showed 3, not the 2 first \
                        written)"
@@ -214,6 +217,7 @@ impl Analyse for SequenceLength {
                 ),
                 predicted_bytes: predicted,
                 measured_bytes: measured,
+                measured_upper_bytes: None,
                 note: "10 d + 2 h s + h + 4 f32 values (module docs of predict.rs), written \
                        before the first checkpointed measurement"
                     .into(),
@@ -256,6 +260,7 @@ impl Analyse for SequenceLength {
             quantity: format!("parameters ({} blocks)", shape.layers),
             predicted_bytes: predict::param_bytes(&shape),
             measured_bytes: params,
+            measured_upper_bytes: None,
             note: format!(
                 "{} parameters x 4 bytes (the count is checked against Burn's own \
                  `num_params` in a test); what is measured beyond it ({}, about {} per block, \
@@ -277,6 +282,7 @@ impl Analyse for SequenceLength {
             quantity: "Adam state".into(),
             predicted_bytes: predict::adam_state_bytes(&shape),
             measured_bytes: r.metric(Metric::OptimizerStateBytes),
+            measured_upper_bytes: None,
             note: "8 bytes per parameter".into(),
         });
         findings.push(format!(

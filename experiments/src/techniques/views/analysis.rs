@@ -9,8 +9,9 @@ use results::{
     PairedComparison, Scale, Series, Side,
 };
 
-use super::{predict, Op, ViewConfig, Views, COLS, OPS};
-use crate::estimate::F32_BYTES;
+use super::{predict, Op, ViewConfig, Views, COLS, OPS, PHASE};
+use crate::bracket;
+use crate::estimate::{Allocator, F32_BYTES};
 use crate::technique::{Analyse, Row};
 
 /// A measured views point.
@@ -67,12 +68,16 @@ impl Analyse for Views {
         let mut comparisons = Vec::new();
         for op in OPS {
             if let Some(r) = at_largest(op) {
-                comparisons.push(Comparison {
-                    quantity: format!("{}: bytes copied", op.code()),
-                    predicted_bytes: predict::copied_bytes(op, r.config.rows, r.config.cols) as f64,
-                    measured_bytes: copied(r),
-                    note: copy_note(op).into(),
-                });
+                comparisons.push(
+                    Comparison::new(
+                        format!("{}: bytes copied", op.code()),
+                        predict::copied_bytes(op, r.config.rows, r.config.cols, r.allocator())
+                            as f64,
+                        copied(r),
+                        copy_note(op, r.allocator()),
+                    )
+                    .bracketed(bracket::added_upper(r, PHASE, 1.0)),
+                );
             }
         }
         for op in [Op::RowView, Op::RowCopy] {
@@ -81,6 +86,7 @@ impl Analyse for Views {
                     quantity: format!("{}: bytes still held", op.code()),
                     predicted_bytes: predict::held_bytes(op, r.config.rows, r.config.cols) as f64,
                     measured_bytes: held(r),
+                    measured_upper_bytes: None,
                     note: match op {
                         Op::RowView => "the view's Arc keeps the parent's whole buffer",
                         _ => {
@@ -256,32 +262,41 @@ impl Analyse for Views {
     }
 }
 
-fn copy_note(op: Op) -> &'static str {
-    match op {
-        Op::SliceRows | Op::Narrow => "a view: same buffer, new offset and shape",
-        Op::SliceColumns => "a view: same buffer, the row stride unchanged",
-        Op::Transpose => "a view: strides swapped",
-        Op::Reshape => "a view: a contiguous tensor reshapes by recomputing strides",
-        Op::Expand => "a view: the broadcast dimension gets stride 0",
-        Op::ReshapeTransposed => {
+fn copy_note(op: Op, allocator: Allocator) -> &'static str {
+    match (op, allocator) {
+        (Op::SliceRows | Op::Narrow, _) => "a view: same buffer, new offset and shape",
+        (Op::SliceColumns, _) => "a view: same buffer, the row stride unchanged",
+        (Op::Transpose, _) => "a view: strides swapped",
+        (Op::Reshape, _) => "a view: a contiguous tensor reshapes by recomputing strides",
+        (Op::Expand, _) => "a view: the broadcast dimension gets stride 0",
+        (Op::ReshapeTransposed, _) => {
             "no strides express the transposed order in the new shape: one contiguous copy"
         }
-        Op::ExpOwned => "unique and contiguous: exp writes into x's buffer",
-        Op::ExpTransposed => {
+        (Op::ExpOwned, _) => "unique and contiguous: exp writes into x's buffer",
+        (Op::ExpTransposed, _) => {
             "unique but not contiguous: exp writes a new contiguous buffer, x is freed after"
         }
-        Op::ToDataRoundTrip => {
+        (Op::ToDataRoundTrip, Allocator::Flex) => {
             "x is shared, so to_data copies it into a Vec<u8>, which Bytes::from_bytes_vec \
              copies again to 16-byte alignment before the first copy is freed; from_data then \
              takes the aligned buffer as is. One copy stays"
         }
-        Op::IntoDataRoundTrip => {
+        (Op::ToDataRoundTrip, Allocator::CubeCl) => {
+            "to_data reads x back into host memory, which the device's memory manager does not \
+             count; from_data uploads it into one new device buffer, which stays"
+        }
+        (Op::IntoDataRoundTrip, _) => {
             "x is unique, contiguous and exactly sized: into_data hands its buffer over"
         }
-        Op::RowView => "a view: nothing copied (and nothing freed, see below)",
-        Op::RowCopy => {
+        (Op::RowView, _) => "a view: nothing copied (and nothing freed, see below)",
+        (Op::RowCopy, Allocator::Flex) => {
             "into_data copies the row's elements out of the larger buffer, twice at the peak \
              (the alignment copy, as for to_data)"
+        }
+        (Op::RowCopy, Allocator::CubeCl) => {
+            "into_data reads the row back to the host (not device memory); the parent's buffer \
+             is freed with the narrowed view, before from_data allocates the row: nothing \
+             above the parent"
         }
     }
 }

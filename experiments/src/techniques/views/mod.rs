@@ -31,6 +31,9 @@ use crate::harness::single_op::measure_op;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{first_row_copy, first_row_view};
 
+/// The name of the measured operation's phase.
+pub(crate) const PHASE: &str = "operation";
+
 /// Views and copies move values without arithmetic, so they must be exact; `exp` is compared
 /// with the standard library's, which may differ in the last bit.
 const TOLERANCE: f64 = 1e-6;
@@ -259,8 +262,12 @@ impl Technique for Views {
     }
 
     fn run_point(&self, config: &ViewConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
+        // The operation's phase is bracketed on a device: one page per allocation.
         device.dispatch(
-            Setup::default(),
+            Setup {
+                exclusive_pages: true,
+                ..Setup::default()
+            },
             ViewPoint {
                 config: *config,
                 repeats,
@@ -288,15 +295,9 @@ impl OnBackend for ViewPoint {
         let input = || {
             Tensor::<B<AB>, 2>::random([c.rows, c.cols], Distribution::Normal(0.0, 1.0), &device)
         };
-        let m = measure_op(
-            probe,
-            &sync,
-            "operation",
-            self.repeats,
-            c.rows,
-            input,
-            |x| c.op.apply(x),
-        );
+        let m = measure_op(probe, &sync, PHASE, self.repeats, c.rows, input, |x| {
+            c.op.apply(x)
+        });
 
         let x = input();
         let parent = x.to_data().to_vec::<f32>().unwrap_or_default();
