@@ -10,6 +10,7 @@
 //! changed here changes every prediction that uses it.
 
 use results::{DeviceKind, FloatStorage};
+use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{ModelShape, TransformerShape};
@@ -171,43 +172,197 @@ pub fn input_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     }
 }
 
-/// The components of one Adam step in f32 that the peaks are made of.
-struct StepBytes {
-    /// Model and Adam state.
-    fixed: f64,
+/// How a training step stores and computes its values: the estimator's precisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    /// Everything in f32: the precision every rule above was measured in.
+    F32,
+    /// Everything stored in bf16: weights, gradients, optimizer state and activations at 2
+    /// bytes a value (the mixed-precision page's "bf16 storage").
+    Bf16,
+    /// f32 master weights, gradients and optimizer state; the forward pass computes in bf16 and
+    /// keeps its activations at 2 bytes, plus a bf16 copy of the weights for backward (the
+    /// mixed-precision page's rule, measured on the MLP).
+    MixedBf16,
+}
+
+impl Precision {
+    /// Its name on the command line and in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::Bf16 => "bf16",
+            Self::MixedBf16 => "mixed-bf16",
+        }
+    }
+
+    /// Bytes of a stored parameter, gradient and optimizer value.
+    pub fn param_bytes(self) -> u64 {
+        match self {
+            Self::F32 | Self::MixedBf16 => F32_BYTES,
+            Self::Bf16 => FloatStorage::Bf16.bytes(),
+        }
+    }
+
+    /// Bytes of an activation value the forward pass keeps.
+    pub fn activation_bytes(self) -> u64 {
+        match self {
+            Self::F32 => F32_BYTES,
+            Self::Bf16 | Self::MixedBf16 => FloatStorage::Bf16.bytes(),
+        }
+    }
+
+    /// Bytes of the 16-bit copy of each weight kept for backward (mixed precision only).
+    pub fn weight_copy_bytes(self) -> u64 {
+        match self {
+            Self::MixedBf16 => FloatStorage::Bf16.bytes(),
+            Self::F32 | Self::Bf16 => 0,
+        }
+    }
+}
+
+/// The optimizer, by the values it keeps per parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    /// Adam: two moments per parameter (the measured one).
+    Adam,
+    /// SGD with momentum: one value per parameter.
+    Momentum,
+    /// Plain SGD: nothing.
+    Sgd,
+}
+
+impl Optimizer {
+    /// Its name on the command line and in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Adam => "adam",
+            Self::Momentum => "momentum",
+            Self::Sgd => "sgd",
+        }
+    }
+
+    /// Values kept per parameter.
+    pub fn values_per_param(self) -> u64 {
+        match self {
+            Self::Adam => ADAM_MOMENTS,
+            Self::Momentum => 1,
+            Self::Sgd => 0,
+        }
+    }
+}
+
+/// One training step as the rules see it: the model, the batch, and the techniques applied.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepPlan {
+    /// The model.
+    pub shape: ModelShape,
+    /// Samples (sequences) per optimizer step.
+    pub batch: f64,
+    /// Micro-batches the batch is accumulated over (1: no accumulation).
+    pub micro_batches: usize,
+    /// What the forward pass keeps for backward.
+    pub checkpointing: Checkpointing,
+    /// How values are stored and computed.
+    pub precision: Precision,
+    /// The optimizer.
+    pub optimizer: Optimizer,
+}
+
+impl StepPlan {
+    /// An Adam step in f32 without accumulation or checkpointing: what the experiments
+    /// measure unless they vary one of these.
+    pub fn f32_adam(shape: impl Into<ModelShape>, batch: f64) -> Self {
+        Self {
+            shape: shape.into(),
+            batch,
+            micro_batches: 1,
+            checkpointing: Checkpointing::None,
+            precision: Precision::F32,
+            optimizer: Optimizer::Adam,
+        }
+    }
+
+    /// The components of the step's memory.
+    pub fn bytes(&self) -> StepBytes {
+        let shape = self.shape;
+        let micro = self.batch / self.micro_batches.max(1) as f64;
+        let params = shape.num_params() as f64;
+        let p = self.precision;
+        // Activation rules are counted in f32 values; a precision that keeps them at fewer
+        // bytes scales them (the mixed-precision page's rule, measured on the MLP).
+        let act = p.activation_bytes() as f64 / F32_BYTES as f64;
+        let weights = params * p.param_bytes() as f64;
+        let grads = params * p.param_bytes() as f64;
+        StepBytes {
+            weights,
+            optimizer: params * (self.optimizer.values_per_param() * p.param_bytes()) as f64,
+            weight_copies: params * p.weight_copy_bytes() as f64,
+            inputs: self.batch * input_bytes_per_sample(shape),
+            kept: micro * activation_bytes_per_sample(shape, self.checkpointing) * act,
+            loss_transient: micro * loss_transient_bytes_per_sample(shape) * act,
+            backward_transient: micro * backward_transient_bytes_per_sample(shape) * act,
+            grads,
+            accumulated: if self.micro_batches > 1 { grads } else { 0.0 },
+        }
+    }
+}
+
+/// The components of one training step that its peaks are made of, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepBytes {
+    /// The model's weights.
+    pub weights: f64,
+    /// The optimizer's state.
+    pub optimizer: f64,
+    /// 16-bit copies of the weights kept for backward (mixed precision).
+    pub weight_copies: f64,
     /// The whole batch's inputs and targets.
-    inputs: f64,
+    pub inputs: f64,
     /// One micro-batch's activations: what the forward pass keeps.
-    kept: f64,
+    pub kept: f64,
     /// The loss's transient at the forward pass's end, for one micro-batch.
-    loss_transient: f64,
+    pub loss_transient: f64,
     /// Backward's transient at its peak, for one micro-batch.
-    backward_transient: f64,
+    pub backward_transient: f64,
     /// The parameter gradients.
-    grads: f64,
+    pub grads: f64,
     /// The accumulated gradients held across micro-batches (none without accumulation).
-    accumulated: f64,
+    pub accumulated: f64,
 }
 
 impl StepBytes {
-    fn of(
-        shape: impl Into<ModelShape>,
-        batch: f64,
-        micro_batches: usize,
-        checkpointing: Checkpointing,
-    ) -> Self {
-        let shape = shape.into();
-        let micro = batch / micro_batches.max(1) as f64;
-        let grads = param_bytes(shape);
-        Self {
-            fixed: param_bytes(shape) + adam_state_bytes(shape),
-            inputs: batch * input_bytes_per_sample(shape),
-            kept: micro * activation_bytes_per_sample(shape, checkpointing),
-            loss_transient: micro * loss_transient_bytes_per_sample(shape),
-            backward_transient: micro * backward_transient_bytes_per_sample(shape),
-            grads,
-            accumulated: if micro_batches > 1 { grads } else { 0.0 },
-        }
+    /// Model and optimizer state: held through the whole step.
+    pub fn fixed(&self) -> f64 {
+        self.weights + self.optimizer
+    }
+
+    /// Activations at their peak: what is kept (with the weight copies), plus the larger of
+    /// the loss's and backward's transients.
+    pub fn activations_at_peak(&self) -> f64 {
+        self.kept + self.weight_copies + self.loss_transient.max(self.backward_transient)
+    }
+
+    /// The forward pass's peak: model, optimizer state, inputs, one micro-batch's activations
+    /// and the loss's transient, and the accumulated gradients.
+    pub fn forward_peak(&self) -> f64 {
+        self.fixed()
+            + self.inputs
+            + self.kept
+            + self.weight_copies
+            + self.loss_transient
+            + self.accumulated
+    }
+
+    /// The step's peak: model, optimizer state and inputs, plus the largest of one
+    /// micro-batch's activations with the loss's transient (the forward pass's end), the same
+    /// activations with backward's transient (backward's start, every activation alive), and
+    /// the parameter gradients (backward frees activations as it produces gradients), plus the
+    /// accumulated gradients.
+    pub fn step_peak(&self) -> f64 {
+        self.fixed() + self.inputs + self.activations_at_peak().max(self.grads) + self.accumulated
     }
 }
 
@@ -220,23 +375,27 @@ pub fn forward_peak(
     micro_batches: usize,
     checkpointing: Checkpointing,
 ) -> f64 {
-    let b = StepBytes::of(shape, batch, micro_batches, checkpointing);
-    b.fixed + b.inputs + b.kept + b.loss_transient + b.accumulated
+    StepPlan {
+        micro_batches,
+        checkpointing,
+        ..StepPlan::f32_adam(shape, batch)
+    }
+    .bytes()
+    .forward_peak()
 }
 
-/// Predicted peak of one Adam step in f32: model, Adam state and inputs, plus the largest of
-/// one micro-batch's activations with the loss's transient (the forward pass's end), the same
-/// activations with backward's transient (backward's start, where every activation is still
-/// alive), and the parameter gradients (backward frees activations as it produces gradients),
-/// plus, when accumulating over `micro_batches`, the accumulated gradients held across
-/// micro-batches.
+/// Predicted peak of one Adam step in f32 ([`StepBytes::step_peak`]).
 pub fn training_step_peak(
     shape: impl Into<ModelShape>,
     batch: f64,
     micro_batches: usize,
     checkpointing: Checkpointing,
 ) -> f64 {
-    let b = StepBytes::of(shape, batch, micro_batches, checkpointing);
-    let transient = b.loss_transient.max(b.backward_transient);
-    b.fixed + b.inputs + (b.kept + transient).max(b.grads) + b.accumulated
+    StepPlan {
+        micro_batches,
+        checkpointing,
+        ..StepPlan::f32_adam(shape, batch)
+    }
+    .bytes()
+    .step_peak()
 }

@@ -13,6 +13,7 @@
 //! Results are written as `results` types; nothing here knows how the guide is rendered.
 
 pub mod bracket;
+pub mod capacity;
 pub mod error;
 pub mod estimate;
 pub mod harness;

@@ -77,6 +77,31 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Estimate a training step's bytes for a model (a preset or its shape) with every
+    /// technique and combination, and which common cards hold it: the rules the experiments
+    /// check, carried to the reader's model.
+    Estimate(crate::estimate::EstimateArgs),
+    /// Find the largest batch that trains under a memory budget, plainly and with each
+    /// technique, by running it (on the CPU the budget is enforced by the counting allocator in
+    /// each child), starting from the estimator's guess.
+    Fit {
+        /// What to fit.
+        #[command(flatten)]
+        args: crate::fit::FitArgs,
+        /// Device to run on.
+        #[arg(long, default_value_t = DeviceKind::Cpu, value_parser = device_parser())]
+        device: DeviceKind,
+    },
+    /// Run one training step, read as JSON from stdin, under a budget (used by `fit`).
+    #[command(hide = true)]
+    FitPoint {
+        /// The budget, in bytes.
+        #[arg(long)]
+        budget_bytes: u64,
+        /// Device.
+        #[arg(long, value_parser = device_parser())]
+        device: DeviceKind,
+    },
     /// Measure the device's matmul rate and copy bandwidth; print them as JSON (used by `run`).
     #[command(hide = true)]
     Calibrate {
@@ -206,6 +231,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             tensor_mib,
             json,
         } => memory_summary(device, tensor_mib, json),
+        Command::Estimate(args) => crate::estimate::run(&args),
+        Command::Fit { args, device } => {
+            check_device(device)?;
+            crate::fit::run(&args, device)
+        }
+        Command::FitPoint {
+            budget_bytes,
+            device,
+        } => crate::fit::fit_point(device, budget_bytes, read_stdin("training step")?),
     }
 }
 

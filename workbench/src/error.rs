@@ -13,6 +13,9 @@ pub enum BadInput {
         /// The ids that exist.
         known: String,
     },
+    /// A model description, batch or budget that describes nothing that can run.
+    #[error("{0}")]
+    BadModel(String),
     /// `--out` names a file.
     #[error("output path {0} is a file, not a folder")]
     OutputIsFile(PathBuf),

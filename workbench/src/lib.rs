@@ -7,6 +7,8 @@
 
 pub mod cli;
 pub mod error;
+pub mod estimate;
+pub mod fit;
 pub mod output;
 pub mod provenance;
 pub mod report;

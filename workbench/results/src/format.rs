@@ -21,6 +21,15 @@ pub fn bytes(value: f64) -> String {
     }
 }
 
+/// Bytes in decimal gigabytes, the unit cards and model sizes are quoted in (`13.4 GB`).
+pub fn gb(value: f64) -> String {
+    if value.is_finite() {
+        format!("{:.1} GB", value / 1e9)
+    } else {
+        "n/a".into()
+    }
+}
+
 /// Bytes as MiB, the unit of every chart axis.
 pub fn mib(value: f64) -> f64 {
     value / (1024.0 * 1024.0)

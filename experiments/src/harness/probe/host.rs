@@ -17,6 +17,8 @@ use super::{MemoryProbe, MemoryReading, ProbeInfo};
 static IN_USE_BYTES: AtomicU64 = AtomicU64::new(0);
 static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+/// The most bytes the process may hold (`u64::MAX`: no budget): see [`arm_budget`].
+static BUDGET_BYTES: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// [`ProbeInfo::kind`] of this probe.
 pub const KIND: &str = "host-counting-allocator";
@@ -24,9 +26,72 @@ pub const KIND: &str = "host-counting-allocator";
 /// A global allocator that forwards to [`System`] and counts the bytes it hands out.
 pub struct CountingAllocator;
 
-fn add(bytes: u64) {
+/// Counts `bytes` about to be allocated, unless they would take the process past its budget:
+/// then counts nothing, writes CUDA's kind of message to stderr and says no.
+fn admit(bytes: u64) -> bool {
+    let budget = BUDGET_BYTES.load(Ordering::Relaxed);
     let now = IN_USE_BYTES.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    if now > budget {
+        IN_USE_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+        out_of_memory(bytes, now - bytes, budget);
+        return false;
+    }
     PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
+    true
+}
+
+/// The first words of the message an allocation past the budget writes to stderr; the parent
+/// of a `fit` child recognises it.
+pub const OUT_OF_MEMORY: &str = "out of memory: tried to allocate ";
+
+/// Arms a budget: from now on an allocation that would take the bytes in use past `bytes`
+/// fails (the allocator returns null, so the process aborts) after writing
+/// `out of memory: tried to allocate X bytes; Y bytes in use; budget Z bytes` to stderr. For
+/// a child process that measures nothing else; there is no disarming.
+pub fn arm_budget(bytes: u64) {
+    BUDGET_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+/// Writes the out-of-memory message from a buffer on the stack, straight to file descriptor 2:
+/// it runs inside the allocator, so it must not allocate.
+fn out_of_memory(tried: u64, in_use: u64, budget: u64) {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    let mut buf = [0u8; 192];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        let n = bytes.len().min(buf.len() - at);
+        buf[at..at + n].copy_from_slice(&bytes[..n]);
+        at += n;
+    };
+    let digits = |mut v: u64| {
+        let mut d = [0u8; 20];
+        let mut i = d.len();
+        loop {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        (d, i)
+    };
+    put(OUT_OF_MEMORY.as_bytes());
+    let (d, i) = digits(tried);
+    put(&d[i..]);
+    put(b" bytes; ");
+    let (d, i) = digits(in_use);
+    put(&d[i..]);
+    put(b" bytes in use; budget ");
+    let (d, i) = digits(budget);
+    put(&d[i..]);
+    put(b" bytes\n");
+    // SAFETY: file descriptor 2 is the process's stderr, open for its whole life; the File is
+    // never dropped (ManuallyDrop), so it is not closed here. Writing to a File allocates
+    // nothing.
+    let mut stderr = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(2) });
+    let _ = stderr.write_all(&buf[..at]);
 }
 
 fn sub(bytes: u64) {
@@ -37,21 +102,29 @@ fn sub(bytes: u64) {
 // are plain atomics and never affect what is returned.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if !admit(layout.size() as u64) {
+            return std::ptr::null_mut();
+        }
         // SAFETY: forwarded from our caller, who upholds `GlobalAlloc::alloc`'s contract.
         let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
+        if ptr.is_null() {
+            sub(layout.size() as u64);
+        } else {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-            add(layout.size() as u64);
         }
         ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if !admit(layout.size() as u64) {
+            return std::ptr::null_mut();
+        }
         // SAFETY: as for `alloc`.
         let ptr = unsafe { System.alloc_zeroed(layout) };
-        if !ptr.is_null() {
+        if ptr.is_null() {
+            sub(layout.size() as u64);
+        } else {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-            add(layout.size() as u64);
         }
         ptr
     }
@@ -63,15 +136,18 @@ unsafe impl GlobalAlloc for CountingAllocator {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old_size = layout.size();
+        if new_size > old_size && !admit((new_size - old_size) as u64) {
+            return std::ptr::null_mut();
+        }
         // SAFETY: as for `alloc`.
         let new_ptr = unsafe { System.realloc(ptr, layout, new_size) };
-        if !new_ptr.is_null() {
-            let old_size = layout.size();
+        if new_ptr.is_null() {
             if new_size > old_size {
-                add((new_size - old_size) as u64);
-            } else {
-                sub((old_size - new_size) as u64);
+                sub((new_size - old_size) as u64);
             }
+        } else if new_size < old_size {
+            sub((old_size - new_size) as u64);
         }
         new_ptr
     }

@@ -38,7 +38,9 @@ use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{
     mlp, training_transformer, Batch, MlpShape, Model, ModelShape, TransformerShape,
 };
-use crate::harness::probe::{delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::probe::{
+    bracketed_step, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
+};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::technique::{Measurement, Planned, Row, Technique};
@@ -318,6 +320,7 @@ impl Technique for MixedPrecision {
         device.dispatch(
             Setup {
                 float: config.precision.storage(),
+                exclusive_pages: true,
                 ..Default::default()
             },
             MixedPoint {
@@ -731,9 +734,11 @@ impl OnBackend for MixedPoint {
                 (elapsed.as_secs_f64(), phases)
             })
             .unzip();
+        // On a probe without an exact peak, one more step, untimed, brackets the phases.
+        let bracketed = bracketed_step(probe, |runs| runs.push(train_step().1));
         count_zeros(model.as_ref().expect("model is back"), When::Final);
         let timing = Timing::from_samples(samples_s);
-        let phases = last_repeat(&runs);
+        let phases = bracketed.unwrap_or_else(|| last_repeat(&runs));
         let forward = phases.iter().find(|ph| ph.phase == "forward");
         let backward = phases.iter().find(|ph| ph.phase == "backward");
 

@@ -1,0 +1,158 @@
+//! `workbench estimate` and `workbench fit`: the estimator carried to named models, bad input
+//! refused with one line, and a budget enforced in the child without taking down the parent.
+
+use crate::{one_line_error, workbench};
+
+/// `workbench estimate ARGS... --json`, parsed.
+fn estimate_json(args: &[&str]) -> serde_json::Value {
+    let out = workbench()
+        .arg("estimate")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_7b_like_preset_gives_the_articles_weights_per_parameter_and_training_needs() {
+    let e = estimate_json(&["--preset", "llama-7b-like"]);
+    let params = e["params"].as_f64().unwrap();
+    // The articles' 14/7/3.5 GB are 2, 1 and 0.5 bytes a parameter of a 7e9 model; this one
+    // has about 6.7e9 parameters.
+    assert!((6.6e9..6.8e9).contains(&params), "{params}");
+    let weights = e["inference_weights"].as_array().unwrap();
+    let at = |i: usize, j: usize| weights[i][j].as_f64().unwrap();
+    assert_eq!(at(0, 1), 2.0 * params);
+    assert_eq!(at(1, 1), params);
+    assert_eq!(at(2, 1), 0.5 * params, "4-bit packed on CubeCL");
+    assert_eq!(at(2, 2), params, "Flex keeps a quantized value in a byte");
+    // Training in f32 with Adam: 16 bytes a parameter before any activation.
+    let plain = &e["rows"][0];
+    assert_eq!(plain["combination"]["name"], "plain");
+    let b = &plain["bytes"];
+    let fixed = b["weights"].as_f64().unwrap() + b["optimizer"].as_f64().unwrap();
+    assert_eq!(fixed, 12.0 * params);
+    assert!(plain["peak_bytes"].as_f64().unwrap() > 16.0 * params);
+    // Every technique lowers the peak below plain training's at the same batch.
+    let peak = plain["peak_bytes"].as_f64().unwrap();
+    for row in e["rows"].as_array().unwrap().iter().skip(1) {
+        assert!(
+            row["peak_bytes"].as_f64().unwrap() < peak,
+            "{}",
+            row["combination"]
+        );
+    }
+}
+
+#[test]
+fn the_table_names_every_card_and_the_sharding_schemes() {
+    let out = workbench()
+        .args(["estimate", "--preset", "gpt2-124m"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for card in [
+        "24 GB",
+        "48 GB",
+        "80 GB",
+        "96 GB",
+        "141 GB",
+        "8 x 96 GB",
+        "ZeRO-3",
+    ] {
+        assert!(text.contains(card), "{card} missing:\n{text}");
+    }
+}
+
+#[test]
+fn bad_model_descriptions_and_budgets_are_refused_with_one_line() {
+    for (args, says) in [
+        (
+            vec!["estimate", "--preset", "gpt-9"],
+            "unknown preset 'gpt-9'",
+        ),
+        (
+            vec!["estimate", "--mlp", "8y1024"],
+            "--mlp must be DEPTHxWIDTH",
+        ),
+        (vec!["estimate", "--layers", "2"], "is missing"),
+        (
+            vec![
+                "estimate",
+                "--layers",
+                "2",
+                "--d-model",
+                "100",
+                "--heads",
+                "3",
+                "--vocab",
+                "10",
+                "--seq",
+                "8",
+            ],
+            "does not divide",
+        ),
+        (
+            vec!["estimate", "--preset", "gpt2-124m", "--batch", "-3"],
+            "positive",
+        ),
+        (vec!["fit", "--budget", "0"], "more than zero"),
+        (vec!["fit", "--budget", "-512MiB"], "more than zero"),
+        (vec!["fit", "--budget", "12 parsecs"], "unknown unit"),
+        (
+            vec!["fit", "--budget", "1MiB", "--model", "resnet"],
+            "unknown --model",
+        ),
+    ] {
+        let out = workbench().args(&args).output().unwrap();
+        let err = one_line_error(&out);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn fit_finds_a_batch_that_runs_under_the_budget_whose_successor_does_not() {
+    let out = workbench()
+        .args([
+            "fit",
+            "--budget",
+            "12MiB",
+            "--quick",
+            "--model",
+            "mlp",
+            "--techniques",
+            "plain",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &results[0];
+    let found = r["found_batch"].as_u64().expect("a batch fits 12 MiB");
+    assert_eq!(r["next_fails_at"].as_u64(), Some(found + 1));
+    let tries = r["tries"].as_array().unwrap();
+    let tried = |batch: u64| tries.iter().find(|t| t["batch"] == batch).unwrap();
+    assert_eq!(tried(found)["outcome"], "fits");
+    assert!(tried(found)["peak_bytes"].as_u64().unwrap() <= 12 * 1024 * 1024);
+    let failed = tried(found + 1);
+    assert_eq!(failed["outcome"], "out-of-memory");
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("out of memory: tried to allocate "),
+        "{failed}"
+    );
+    assert!(r["estimated_batch"].as_u64().is_some());
+}

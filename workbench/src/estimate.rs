@@ -1,0 +1,312 @@
+//! `workbench estimate`: the byte rules the experiments check, carried to the reader's model and
+//! cards ([`experiments::capacity`]), printed as tables or JSON.
+
+use clap::Args;
+use experiments::capacity::{self, Estimate, Sharding, CARDS, EIGHT_CARDS};
+use experiments::estimate::{Optimizer, Precision, StepPlan};
+use experiments::harness::models::{MlpShape, ModelShape, TransformerShape};
+use results::format;
+
+use crate::error::BadInput;
+
+/// A model, described by a preset or by its shape. Numbers are read as text and checked here,
+/// so that a bad one is refused with one line.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// A named model: mlp-8x1024, gpt2-124m, gpt2-1.5b, llama-7b-like, llama-13b-like,
+    /// llama-70b-like.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// An MLP, as DEPTHxWIDTH (`8x1024`).
+    #[arg(long, conflicts_with = "preset")]
+    pub mlp: Option<String>,
+    /// Transformer blocks (with --d-model, --heads, --vocab, --seq).
+    #[arg(long, conflicts_with_all = ["preset", "mlp"], allow_hyphen_values = true)]
+    pub layers: Option<String>,
+    /// Width of the residual stream.
+    #[arg(long, conflicts_with_all = ["preset", "mlp"], allow_hyphen_values = true)]
+    pub d_model: Option<String>,
+    /// Attention heads (a divisor of --d-model).
+    #[arg(long, conflicts_with_all = ["preset", "mlp"], allow_hyphen_values = true)]
+    pub heads: Option<String>,
+    /// Vocabulary size.
+    #[arg(long, conflicts_with_all = ["preset", "mlp"], allow_hyphen_values = true)]
+    pub vocab: Option<String>,
+    /// Tokens per sequence (also overrides a transformer preset's).
+    #[arg(long, conflicts_with = "mlp", allow_hyphen_values = true)]
+    pub seq: Option<String>,
+}
+
+/// A positive whole number given as `flag`'s text.
+pub fn positive(flag: &str, text: &str) -> Result<usize, BadInput> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n > 0 => Ok(n as usize),
+        Ok(n) => Err(BadInput::BadModel(format!(
+            "--{flag} must be a positive whole number, got {n}"
+        ))),
+        Err(_) => Err(BadInput::BadModel(format!(
+            "--{flag} must be a positive whole number, got '{text}'"
+        ))),
+    }
+}
+
+impl ModelArgs {
+    /// The model: its name, what it assumes, and its shape.
+    pub fn resolve(&self) -> Result<(String, String, ModelShape), BadInput> {
+        let seq = self
+            .seq
+            .as_deref()
+            .map(|s| positive("seq", s))
+            .transpose()?;
+        if let Some(id) = &self.preset {
+            let known: Vec<&str> = capacity::presets().iter().map(|p| p.id).collect();
+            let p = capacity::preset(id).ok_or_else(|| {
+                BadInput::BadModel(format!(
+                    "unknown preset '{id}' (known: {})",
+                    known.join(", ")
+                ))
+            })?;
+            let shape = match (p.shape, seq) {
+                (ModelShape::Transformer(t), Some(seq)) => {
+                    ModelShape::Transformer(TransformerShape { seq, ..t })
+                }
+                (ModelShape::Mlp(_), Some(_)) => {
+                    return Err(BadInput::BadModel(format!(
+                        "--seq does not apply to {id}, an MLP"
+                    )))
+                }
+                (shape, None) => shape,
+            };
+            return Ok((p.id.to_string(), p.assumes.to_string(), shape));
+        }
+        if let Some(mlp) = &self.mlp {
+            let bad = || {
+                BadInput::BadModel(format!(
+                    "--mlp must be DEPTHxWIDTH with both positive (8x1024), got '{mlp}'"
+                ))
+            };
+            let (depth, width) = mlp.split_once(['x', 'X']).ok_or_else(bad)?;
+            let (depth, width) = (
+                positive("mlp depth", depth).map_err(|_| bad())?,
+                positive("mlp width", width).map_err(|_| bad())?,
+            );
+            return Ok((
+                format!("mlp-{depth}x{width}"),
+                "the measured MLP: Linear and ReLU layers of one width, an MSE loss".into(),
+                ModelShape::Mlp(MlpShape { depth, width }),
+            ));
+        }
+        let field = |name: &str, v: &Option<String>| -> Result<usize, BadInput> {
+            let v = v.as_deref().ok_or_else(|| {
+                BadInput::BadModel(format!(
+                    "describe the model with --preset, --mlp, or all of --layers, --d-model, \
+                     --heads, --vocab and --seq (--{name} is missing)"
+                ))
+            })?;
+            positive(name, v)
+        };
+        let shape = TransformerShape {
+            layers: field("layers", &self.layers)?,
+            d_model: field("d-model", &self.d_model)?,
+            heads: field("heads", &self.heads)?,
+            vocab: field("vocab", &self.vocab)?,
+            seq: field("seq", &self.seq)?,
+        };
+        if !shape.d_model.is_multiple_of(shape.heads) {
+            return Err(BadInput::BadModel(format!(
+                "--heads {} does not divide --d-model {}",
+                shape.heads, shape.d_model
+            )));
+        }
+        Ok((
+            "custom".into(),
+            capacity::GPT_BLOCK.into(),
+            ModelShape::Transformer(shape),
+        ))
+    }
+}
+
+/// `workbench estimate`'s own options.
+#[derive(Debug, Clone, Args)]
+pub struct EstimateArgs {
+    /// The model.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Samples (sequences) per optimizer step.
+    #[arg(long, default_value = "8", allow_hyphen_values = true)]
+    pub batch: String,
+    /// Micro-batches, where a combination accumulates gradients (a divisor of --batch).
+    #[arg(long, default_value = "4", allow_hyphen_values = true)]
+    pub micro_batches: String,
+    /// How parameters are stored and the forward pass computes: f32, bf16, mixed-bf16.
+    #[arg(long, default_value = "f32")]
+    pub precision: String,
+    /// The optimizer: adam, momentum, sgd.
+    #[arg(long, default_value = "adam")]
+    pub optimizer: String,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl EstimateArgs {
+    /// The estimate these options ask for.
+    pub fn estimate(&self) -> Result<Estimate, BadInput> {
+        let (name, assumes, shape) = self.model.resolve()?;
+        let batch = positive("batch", &self.batch)?;
+        let micro = positive("micro-batches", &self.micro_batches)?;
+        if !batch.is_multiple_of(micro) {
+            return Err(BadInput::BadModel(format!(
+                "--micro-batches {micro} does not divide --batch {batch}"
+            )));
+        }
+        let precision = match self.precision.as_str() {
+            "f32" => Precision::F32,
+            "bf16" => Precision::Bf16,
+            "mixed-bf16" => Precision::MixedBf16,
+            other => {
+                return Err(BadInput::BadModel(format!(
+                    "unknown --precision '{other}' (known: f32, bf16, mixed-bf16)"
+                )))
+            }
+        };
+        let optimizer = match self.optimizer.as_str() {
+            "adam" => Optimizer::Adam,
+            "momentum" => Optimizer::Momentum,
+            "sgd" => Optimizer::Sgd,
+            other => {
+                return Err(BadInput::BadModel(format!(
+                    "unknown --optimizer '{other}' (known: adam, momentum, sgd)"
+                )))
+            }
+        };
+        let base = StepPlan {
+            precision,
+            optimizer,
+            ..StepPlan::f32_adam(shape, batch as f64)
+        };
+        Ok(Estimate::of(&name, &assumes, base, micro))
+    }
+}
+
+/// Runs `workbench estimate`.
+pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
+    let e = args.estimate()?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&e)? + "\n"
+    } else {
+        table(&e)
+    };
+    emit(&text)
+}
+
+/// Writes `text` to stdout; a reader that stopped reading (`| head`) is not an error.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// A batch found, or "-" where not even one sample fits.
+fn batch_cell(b: Option<u64>) -> String {
+    b.map_or("-".into(), |b| b.to_string())
+}
+
+/// The estimate as text tables.
+pub fn table(e: &Estimate) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let b = &e.base;
+    let _ = writeln!(
+        out,
+        "{}: {} parameters ({})\nbatch {} ({}), {} precision, {} optimizer; accumulation over \
+         {} micro-batches; checkpointing is Burn's balanced strategy; activations at the peak \
+         include mixed precision's 16-bit weight copies and the loss's or backward's \
+         transient\n",
+        e.model,
+        e.params,
+        e.assumes,
+        b.batch,
+        match b.shape {
+            ModelShape::Transformer(t) => format!("sequences of {} tokens", t.seq),
+            ModelShape::Mlp(_) => "samples".into(),
+        },
+        b.precision.name(),
+        b.optimizer.name(),
+        e.micro_batches,
+    );
+    let _ = writeln!(
+        out,
+        "{:<30} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}",
+        "training step", "weights", "gradients", "optimizer", "activations", "inputs", "peak"
+    );
+    for r in &e.rows {
+        let _ = writeln!(
+            out,
+            "{:<30} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}",
+            r.combination.name,
+            format::gb(r.bytes.weights),
+            format::gb(r.bytes.grads + r.bytes.accumulated),
+            format::gb(r.bytes.optimizer),
+            format::gb(r.bytes.activations_at_peak()),
+            format::gb(r.bytes.inputs),
+            format::gb(r.peak_bytes),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nlargest batch per card (a multiple of the micro-batches where accumulating; - : \
+         not even one)"
+    );
+    let _ = write!(out, "{:<30}", "");
+    for c in CARDS {
+        let _ = write!(out, " {:>9}", c.name);
+    }
+    let _ = writeln!(out);
+    for r in &e.rows {
+        let _ = write!(out, "{:<30}", r.combination.name);
+        for b in &r.largest_batch_per_card {
+            let _ = write!(out, " {:>9}", batch_cell(*b));
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "\n{}: largest batch over all cards, per scheme (formulas from the ZeRO paper; Burn \
+         has none)",
+        EIGHT_CARDS.name
+    );
+    let _ = write!(out, "{:<30}", "");
+    for s in Sharding::ALL {
+        let _ = write!(out, " {:>24}", s.name());
+    }
+    let _ = writeln!(out);
+    for r in &e.rows {
+        let _ = write!(out, "{:<30}", r.combination.name);
+        for b in &r.largest_batch_eight_cards {
+            let _ = write!(out, " {:>24}", batch_cell(*b));
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "\ninference weights (one f32 scale per tensor, left out): {}",
+        e.inference_weights
+            .iter()
+            .map(|(bits, packed, flex)| if packed == flex {
+                format!("{bits}-bit {}", format::gb(*packed))
+            } else {
+                format!(
+                    "{bits}-bit {} packed on CubeCL ({} on Flex, one byte a value)",
+                    format::gb(*packed),
+                    format::gb(*flex)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    out
+}
