@@ -188,6 +188,9 @@ pub enum Precision {
 }
 
 impl Precision {
+    /// Every precision.
+    pub const ALL: [Precision; 3] = [Self::F32, Self::Bf16, Self::MixedBf16];
+
     /// Its name on the command line and in tables.
     pub fn name(self) -> &'static str {
         match self {
@@ -235,6 +238,9 @@ pub enum Optimizer {
 }
 
 impl Optimizer {
+    /// Every optimizer.
+    pub const ALL: [Optimizer; 3] = [Self::Adam, Self::Momentum, Self::Sgd];
+
     /// Its name on the command line and in tables.
     pub fn name(self) -> &'static str {
         match self {

@@ -3,14 +3,9 @@
 
 use crate::{one_line_error, workbench};
 
-/// `workbench estimate ARGS... --json`, parsed.
-fn estimate_json(args: &[&str]) -> serde_json::Value {
-    let out = workbench()
-        .arg("estimate")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
+/// `workbench ARGS...`, which must succeed, its JSON output parsed.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let out = workbench().args(args).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -21,7 +16,7 @@ fn estimate_json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn a_7b_like_preset_gives_the_articles_weights_per_parameter_and_training_needs() {
-    let e = estimate_json(&["--preset", "llama-7b-like"]);
+    let e = json_of(&["estimate", "--preset", "llama-7b-like", "--json"]);
     let params = e["params"].as_f64().unwrap();
     // The articles' 14/7/3.5 GB are 2, 1 and 0.5 bytes a parameter of a 7e9 model; this one
     // has about 6.7e9 parameters.
@@ -118,26 +113,17 @@ fn bad_model_descriptions_and_budgets_are_refused_with_one_line() {
 
 #[test]
 fn fit_finds_a_batch_that_runs_under_the_budget_whose_successor_does_not() {
-    let out = workbench()
-        .args([
-            "fit",
-            "--budget",
-            "12MiB",
-            "--quick",
-            "--model",
-            "mlp",
-            "--techniques",
-            "plain",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = json_of(&[
+        "fit",
+        "--budget",
+        "12MiB",
+        "--quick",
+        "--model",
+        "mlp",
+        "--techniques",
+        "plain",
+        "--json",
+    ]);
     let r = &results[0];
     let found = r["found_batch"].as_u64().expect("a batch fits 12 MiB");
     assert_eq!(r["next_fails_at"].as_u64(), Some(found + 1));

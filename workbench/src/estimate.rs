@@ -160,26 +160,18 @@ impl EstimateArgs {
                 "--micro-batches {micro} does not divide --batch {batch}"
             )));
         }
-        let precision = match self.precision.as_str() {
-            "f32" => Precision::F32,
-            "bf16" => Precision::Bf16,
-            "mixed-bf16" => Precision::MixedBf16,
-            other => {
-                return Err(BadInput::BadModel(format!(
-                    "unknown --precision '{other}' (known: f32, bf16, mixed-bf16)"
-                )))
-            }
-        };
-        let optimizer = match self.optimizer.as_str() {
-            "adam" => Optimizer::Adam,
-            "momentum" => Optimizer::Momentum,
-            "sgd" => Optimizer::Sgd,
-            other => {
-                return Err(BadInput::BadModel(format!(
-                    "unknown --optimizer '{other}' (known: adam, momentum, sgd)"
-                )))
-            }
-        };
+        let precision = named(
+            "precision",
+            &self.precision,
+            &Precision::ALL,
+            Precision::name,
+        )?;
+        let optimizer = named(
+            "optimizer",
+            &self.optimizer,
+            &Optimizer::ALL,
+            Optimizer::name,
+        )?;
         let base = StepPlan {
             precision,
             optimizer,
@@ -187,6 +179,25 @@ impl EstimateArgs {
         };
         Ok(Estimate::of(&name, &assumes, base, micro))
     }
+}
+
+/// The one of `all` whose `name` is `text`, given as `--flag`.
+fn named<T: Copy>(
+    flag: &str,
+    text: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<T, BadInput> {
+    all.iter()
+        .copied()
+        .find(|&v| name(v) == text)
+        .ok_or_else(|| {
+            let known: Vec<&str> = all.iter().map(|&v| name(v)).collect();
+            BadInput::BadModel(format!(
+                "unknown --{flag} '{text}' (known: {})",
+                known.join(", ")
+            ))
+        })
 }
 
 /// Runs `workbench estimate`.
