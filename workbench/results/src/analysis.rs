@@ -193,8 +193,10 @@ pub enum Scale {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChartPoint {
     /// Position on the x axis.
+    #[serde(deserialize_with = "crate::point::nan_map::number")]
     pub x: f64,
-    /// Position on the y axis.
+    /// Position on the y axis (`null` in JSON, read back as NaN, where it is not finite).
+    #[serde(deserialize_with = "crate::point::nan_map::number")]
     pub y: f64,
     /// Lower end of the spread (e.g. the fastest repeat), drawn as an error bar.
     pub y_low: Option<f64>,
@@ -422,5 +424,25 @@ mod tests {
         assert_eq!(h.throughput_cost_pct, None);
         assert_eq!(h.timed_by.as_deref(), Some("headline"));
         assert_eq!(h.peak, "step peak");
+    }
+}
+
+#[cfg(test)]
+mod chart_point_tests {
+    use super::ChartPoint;
+
+    #[test]
+    fn a_chart_point_of_a_diverged_loss_reads_back_as_nan() {
+        let p = ChartPoint {
+            x: 9.0,
+            y: f64::NAN,
+            y_low: None,
+            y_high: None,
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(json.contains("\"y\":null"), "{json}");
+        let back: ChartPoint = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.x, 9.0);
+        assert!(back.y.is_nan());
     }
 }

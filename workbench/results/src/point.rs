@@ -469,7 +469,7 @@ mod tests {
 
 /// JSON has no NaN or infinity: serde_json writes them as `null`. These read `null` back as
 /// NaN, so that a point whose figure is not finite (a diverged loss) is recorded, not lost.
-mod nan_map {
+pub(crate) mod nan_map {
     use std::collections::BTreeMap;
 
     use serde::{Deserialize, Deserializer};
@@ -478,6 +478,11 @@ mod nan_map {
 
     fn finite_or_nan(v: Option<f64>) -> f64 {
         v.unwrap_or(f64::NAN)
+    }
+
+    /// One number, `null` read as NaN (a chart's point of a diverged loss).
+    pub(crate) fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(finite_or_nan(Option::<f64>::deserialize(d)?))
     }
 
     pub(super) fn metrics<'de, D: Deserializer<'de>>(
