@@ -37,16 +37,21 @@ pub fn added_upper<C>(row: &Row<'_, C>, phase: &str, per: f64) -> Option<f64> {
         .map(|b| b as f64 / per)
 }
 
-/// Where a row's phases were bracketed, the most its step can have held at its peak: the
-/// highest upper bound over its phases (the upper end of a comparison whose measured figure is
-/// [`Row::peak`]). `None` on an exact probe.
+/// Where `phase` of a row was bracketed, what it added above what was live when it began,
+/// divided by `per`, as a bracket: the least (`delta_bytes`) and the most ([`added_upper`]).
+/// `None` on an exact probe.
+pub fn added<C>(row: &Row<'_, C>, phase: &str, per: f64) -> Option<(f64, f64)> {
+    let p = row.result.phase(phase)?;
+    Some((
+        p.delta_bytes() as f64 / per,
+        p.delta_upper_bytes()? as f64 / per,
+    ))
+}
+
+/// Where a row's phases were bracketed, the most its step can have held at its peak (the
+/// upper end of a comparison whose measured figure is [`Row::peak`]). `None` on an exact probe.
 pub fn step_upper<C>(row: &Row<'_, C>) -> Option<f64> {
-    row.result
-        .phases
-        .iter()
-        .filter_map(|p| p.bracket.as_ref())
-        .map(|b| b.upper_bytes as f64)
-        .reduce(f64::max)
+    row.result.peak_upper_bytes().map(|b| b as f64)
 }
 
 /// What a page says about the bracketed `phase` of each of `rows` (labelled by `label`), beside

@@ -287,22 +287,61 @@ pub fn largest_batch(
     if peak(1) > budget_bytes {
         return None;
     }
-    let (mut lo, mut hi) = (1u64, 2u64);
     let max_units = (1u64 << 30) / step.max(1);
-    while hi <= max_units && peak(hi) <= budget_bytes {
-        lo = hi;
-        hi *= 2;
-    }
-    let mut hi = hi.min(max_units + 1);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if peak(mid) <= budget_bytes {
-            lo = mid;
-        } else {
-            hi = mid;
+    let fits = |units: u64| Ok::<_, std::convert::Infallible>(peak(units) <= budget_bytes);
+    let Ok((units, _)) = largest_fitting(1, max_units, fits);
+    Some(units * step)
+}
+
+/// The largest `n` in `1..=max` for which `fits(n)` holds, where `fits` holds up to some `n`
+/// and fails above it and `fits(1)` is known to hold: from `start`, doubling while it fits or
+/// halving until it does, then bisecting. Returns that `n` and the smallest `n` found not to
+/// fit (`None` where `max` fits). `fits` may fail (a child process that could not run); the
+/// estimator's own search cannot. The one search both the estimator and `workbench fit` use.
+pub fn largest_fitting<E>(
+    start: u64,
+    max: u64,
+    mut fits: impl FnMut(u64) -> Result<bool, E>,
+) -> Result<(u64, Option<u64>), E> {
+    let max = max.max(1);
+    let start = start.clamp(1, max);
+    let (mut lo, mut hi) = (1, None);
+    if start == 1 || fits(start)? {
+        lo = start;
+        let mut next = start.saturating_mul(2).min(max);
+        while next > lo {
+            if fits(next)? {
+                lo = next;
+                next = next.saturating_mul(2).min(max);
+            } else {
+                hi = Some(next);
+                break;
+            }
+        }
+    } else {
+        // Halve towards 1, which fits.
+        hi = Some(start);
+        let mut next = start / 2;
+        while next > 1 {
+            if fits(next)? {
+                lo = next;
+                break;
+            }
+            hi = Some(next);
+            next /= 2;
         }
     }
-    Some(lo * step)
+    if let Some(h) = hi.as_mut() {
+        while *h - lo > 1 {
+            let mid = lo + (*h - lo) / 2;
+            if fits(mid)? {
+                lo = mid;
+            } else {
+                *h = mid;
+            }
+        }
+    }
+    Ok((lo, hi))
 }
 
 /// Bits a quantized weight is stored in for inference.
@@ -446,6 +485,21 @@ mod tests {
         };
         assert!(peak(b) <= 24.0 * GB);
         assert!(peak(b + 1) > 24.0 * GB);
+    }
+
+    #[test]
+    fn the_search_finds_the_same_answer_from_above_and_from_below() {
+        for start in [1, 5, 37, 38, 1000] {
+            let mut tried = Vec::new();
+            let (lo, hi) = largest_fitting(start, 1 << 20, |n| {
+                tried.push(n);
+                Ok::<_, ()>(n <= 37)
+            })
+            .unwrap();
+            assert_eq!((lo, hi), (37, Some(38)), "from {start}: {tried:?}");
+        }
+        let all = largest_fitting(3, 64, |_| Ok::<_, ()>(true)).unwrap();
+        assert_eq!(all, (64, None));
     }
 
     #[test]

@@ -294,11 +294,8 @@ fn attempt(
     })?;
     // On a device the bracket's upper bound, so that a batch said to fit surely does.
     let peak = result
-        .phases
-        .iter()
-        .map(|p| p.bracket.as_ref().map_or(p.peak_bytes, |b| b.upper_bytes))
-        .max()
-        .unwrap_or(0);
+        .peak_upper_bytes()
+        .unwrap_or_else(|| result.peak_bytes());
     Ok(if peak > budget {
         Try::OutOfMemory {
             batch,
@@ -355,44 +352,16 @@ fn search(
     };
     let estimated =
         capacity::largest_batch(plan, budget as f64 - baseline, Sharding::DataParallel, 1);
-    let mut run = |units: u64| try_units(units, &mut tries);
     // Units of `step` samples, from the estimator's guess.
     const MAX_UNITS: u64 = 1 << 20;
-    let start = estimated.map_or(1, |b| (b / step).max(1)).min(MAX_UNITS);
-    let (mut lo, mut hi) = if !smallest_fits {
-        (None, Some(1))
-    } else if start == 1 || run(start)? {
-        let mut lo = start;
-        let mut hi = (start * 2).min(MAX_UNITS);
-        while hi > lo && run(hi)? {
-            lo = hi;
-            hi = (hi * 2).min(MAX_UNITS);
-        }
-        (Some(lo), (hi > lo).then_some(hi))
+    let start = estimated.map_or(1, |b| (b / step).max(1));
+    let (lo, hi) = if smallest_fits {
+        let (lo, hi) =
+            capacity::largest_fitting(start, MAX_UNITS, |units| try_units(units, &mut tries))?;
+        (Some(lo), hi)
     } else {
-        // Halve towards the smallest batch, which fits.
-        let mut hi = start;
-        let mut lo = 1;
-        while hi / 2 > 1 {
-            let next = hi / 2;
-            if run(next)? {
-                lo = next;
-                break;
-            }
-            hi = next;
-        }
-        (Some(lo), Some(hi))
+        (None, Some(1))
     };
-    if let (Some(l), Some(h)) = (lo.as_mut(), hi.as_mut()) {
-        while *h - *l > 1 {
-            let mid = *l + (*h - *l) / 2;
-            if run(mid)? {
-                *l = mid;
-            } else {
-                *h = mid;
-            }
-        }
-    }
     let found = lo.map(|u| u * step);
     Ok(FitResult {
         model,

@@ -328,6 +328,16 @@ impl PointResult {
         self.phases.iter().map(|p| p.peak_bytes).max().unwrap_or(0)
     }
 
+    /// Where the phases were bracketed (a device), the most the step can have held at its
+    /// peak: the highest upper bound over its phases. `None` where the peak is exact.
+    pub fn peak_upper_bytes(&self) -> Option<u64> {
+        self.phases
+            .iter()
+            .filter_map(|p| p.bracket.as_ref())
+            .map(|b| b.upper_bytes)
+            .max()
+    }
+
     /// A metric, or NaN when the point did not measure it.
     pub fn metric(&self, metric: Metric) -> f64 {
         self.metrics.get(&metric).copied().unwrap_or(f64::NAN)

@@ -139,7 +139,7 @@ impl Analyse for BatchSize {
                 measured_upper_bytes: None,
                 note: "4 bytes per parameter; measured as what backward leaves live".into(),
             },
-            activations_per_sample(&rows, large, fit.as_ref(), shape),
+            activations_per_sample(large, fit.as_ref(), shape),
             Comparison {
                 quantity: format!("step peak at batch {}", batch(large)),
                 predicted_bytes: predict::step_peak(shape, batch(large)),
@@ -396,7 +396,6 @@ fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<String> {
 /// batch's forward bracket above its start, per sample (a slope fitted through lower bounds
 /// would mix bounds that caught the loss's transient with bounds that did not).
 fn activations_per_sample(
-    rows: &[Row<'_, TrainConfig>],
     large: &Row<'_, TrainConfig>,
     fit: Option<&LinearFit>,
     shape: ModelShape,
@@ -405,15 +404,11 @@ fn activations_per_sample(
     let rule = "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
                 output and the loss's difference (x 4 bytes)";
     let b = batch(large);
-    match bracket::added_upper(large, "forward", b) {
-        Some(upper) if bracketed(rows) => Comparison::new(
+    match bracket::added(large, "forward", b) {
+        Some((lower, upper)) => Comparison::new(
             "activations per sample",
             predicted,
-            large
-                .result
-                .phase("forward")
-                .map_or(f64::NAN, |p| p.delta_bytes() as f64)
-                / b,
+            lower,
             format!(
                 "{rule}; measured at batch {b}: the forward phase's bracket above what was live \
                  when it began, per sample (the lower bound's readings can miss the loss's \
@@ -421,18 +416,13 @@ fn activations_per_sample(
             ),
         )
         .bracketed(Some(upper)),
-        _ => Comparison::new(
+        None => Comparison::new(
             "activations per sample",
             predicted,
             fit.map_or(f64::NAN, |f| f.slope),
             format!("{rule}; measured as the slope of the fit"),
         ),
     }
-}
-
-/// Whether the rows' phases were bracketed (a device backend).
-fn bracketed(rows: &[Row<'_, TrainConfig>]) -> bool {
-    rows.iter().any(|r| bracket::of(r, "forward").is_some())
 }
 
 /// On a device backend (phases bracketed): the forward and backward peaks of the smallest and

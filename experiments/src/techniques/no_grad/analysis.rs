@@ -360,29 +360,22 @@ fn valid_per_sample(
     let predicted = predict::inference_bytes_per_sample(shape);
     let rule = "a layer's input and its output (width x 4 bytes each), every other op running in \
                 place on a uniquely owned buffer";
-    match largest.and_then(|r| {
-        Some((
-            r,
-            bracket::added_upper(r, "evaluation", r.config.batch as f64)?,
-        ))
-    }) {
-        Some((r, upper)) => {
-            let b = r.config.batch as f64;
-            Comparison::new(
-                quantity,
-                predicted,
-                r.result
-                    .phase("evaluation")
-                    .map_or(f64::NAN, |p| p.delta_bytes() as f64)
-                    / b,
-                format!(
-                    "{rule}; with fusion the bias add and ReLU are written by the kernel that \
-                     reads the matmul's output, so no third buffer; measured at batch {b}: the \
-                     pass's bracket above what was live before it, per sample"
-                ),
-            )
-            .bracketed(Some(upper))
-        }
+    let bracket = largest.and_then(|r| {
+        let b = r.config.batch as f64;
+        Some((b, bracket::added(r, "evaluation", b)?))
+    });
+    match bracket {
+        Some((b, (lower, upper))) => Comparison::new(
+            quantity,
+            predicted,
+            lower,
+            format!(
+                "{rule}; with fusion the bias add and ReLU are written by the kernel that \
+                 reads the matmul's output, so no third buffer; measured at batch {b}: the \
+                 pass's bracket above what was live before it, per sample"
+            ),
+        )
+        .bracketed(Some(upper)),
         None => Comparison::new(
             quantity,
             predicted,
