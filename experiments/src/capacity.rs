@@ -12,6 +12,10 @@
 //! size on CubeCL (Flex stores each quantized value in a byte).
 //! Answer: `workbench estimate` prints it; the "What fits" page tabulates it for the presets.
 
+use results::capacity::{
+    CapacityRecord, CardColumn, CombinationFit, ModelCapacity, WeightsRow, CAPACITY_SCHEMA_VERSION,
+};
+use results::{DeviceKind, Profile, Provenance};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Optimizer, Precision, StepBytes, StepPlan};
@@ -451,6 +455,197 @@ pub fn default_plan(shape: ModelShape, batch: u64) -> StepPlan {
         optimizer: Optimizer::Adam,
         ..StepPlan::f32_adam(shape, batch as f64)
     }
+}
+
+/// Micro-batches of the accumulating combinations in the guide's tables (`estimate`'s default).
+pub const TABLE_MICRO_BATCHES: usize = 4;
+
+/// Where the sharding rules come from, said under every table that uses them.
+pub const SHARDING_SOURCE: &str = "data parallel and ZeRO stages 1 to 3: formulas from the ZeRO \
+                                   paper (Rajbhandari et al., 2020), each card taking 1/8 of the \
+                                   batch; Burn has no sharding, so these are not measured";
+
+fn card_column(card: &Card) -> CardColumn {
+    CardColumn {
+        name: card.name.into(),
+        bytes: card.bytes,
+        count: card.count,
+    }
+}
+
+/// The estimator's tables for every preset, as the "What fits" page shows them: a
+/// [`CapacityRecord`] without measured fits (the caller runs `fit` and adds them).
+pub fn capacity_record(
+    provenance: Provenance,
+    profile: Profile,
+    device: DeviceKind,
+) -> CapacityRecord {
+    let models: Vec<ModelCapacity> = presets()
+        .iter()
+        .map(|p| {
+            let estimate = Estimate::of(
+                p.id,
+                p.assumes,
+                default_plan(p.shape, 1),
+                TABLE_MICRO_BATCHES,
+            );
+            let one = default_plan(p.shape, 1).bytes();
+            ModelCapacity {
+                id: p.id.into(),
+                assumes: p.assumes.into(),
+                params: estimate.params,
+                fixed_bytes: one.fixed() + one.grads,
+                activation_bytes_per_sample: one.activations_at_peak(),
+                micro_batches: TABLE_MICRO_BATCHES,
+                rows: estimate
+                    .rows
+                    .iter()
+                    .map(|r| CombinationFit {
+                        combination: r.combination.name.into(),
+                        peak_bytes_at_one: StepPlan {
+                            batch: r.plan.micro_batches as f64,
+                            ..r.plan
+                        }
+                        .bytes()
+                        .step_peak(),
+                        largest_batch_per_card: r.largest_batch_per_card.clone(),
+                        largest_batch_many_cards: r.largest_batch_eight_cards.clone(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let weights = presets()
+        .iter()
+        .filter(|p| matches!(p.shape, ModelShape::Transformer(_)))
+        .flat_map(|p| {
+            let params = p.shape.num_params();
+            WEIGHT_BITS.iter().map(move |&bits| WeightsRow {
+                model: p.id.into(),
+                params,
+                bits,
+                packed_bytes: weight_bytes(params, bits, true),
+                flex_bytes: weight_bytes(params, bits, false),
+            })
+        })
+        .collect();
+    CapacityRecord {
+        schema_version: CAPACITY_SCHEMA_VERSION,
+        provenance,
+        profile,
+        device,
+        cards: CARDS.iter().map(card_column).collect(),
+        many_cards: card_column(&EIGHT_CARDS),
+        shardings: Sharding::ALL.iter().map(|s| s.name().into()).collect(),
+        sharding_source: SHARDING_SOURCE.into(),
+        decisions: decisions(&models),
+        models,
+        weights,
+        fits: Vec::new(),
+        fits_note: String::new(),
+    }
+}
+
+fn gb(bytes: f64) -> String {
+    format!("{:.1} GB", bytes / GB)
+}
+
+/// The decision list: which technique to add for which shortfall, and when only a larger card
+/// or several help, each step stated with the estimator's figures for a preset it decides.
+pub fn decisions(models: &[ModelCapacity]) -> Vec<String> {
+    let mut out = Vec::new();
+    let find = |id: &str| models.iter().find(|m| m.id == id);
+    let batch = |b: Option<u64>| b.map_or("does not fit".to_string(), |b| format!("batch {b}"));
+    out.push(
+        "Measure first: the step's peak is the fixed part (weights, gradients and optimizer \
+         state, whatever the batch) plus the activations of one micro-batch. Which of the two is \
+         over the card decides what helps."
+            .to_string(),
+    );
+    if let Some(m) = find("gpt2-1.5b") {
+        let on = |i: usize| -> Vec<String> {
+            m.rows
+                .iter()
+                .map(|r| format!("{}: {}", r.combination, batch(r.largest_batch_per_card[i])))
+                .collect()
+        };
+        let card = CARDS.iter().position(|c| c.name == "24 GB").unwrap_or(0);
+        out.push(format!(
+            "The activations are over the card (the fixed part fits): lower the batch first; to \
+             keep the effective batch, accumulate over micro-batches (it divides the activations \
+             by k and adds one set of gradients); then checkpoint (it keeps a fraction of each \
+             block's activations and recomputes the rest in backward); then mixed bf16 (it halves \
+             the activations and adds a 16-bit copy of the weights). For {} ({} parameters, {} \
+             fixed in f32 with Adam, {} of activations per sequence) on a {} card: {}.",
+            m.id,
+            m.params,
+            gb(m.fixed_bytes),
+            gb(m.activation_bytes_per_sample),
+            CARDS[card].name,
+            on(card).join("; ")
+        ));
+    }
+    for m in models {
+        let best_on = |i: usize| {
+            m.rows
+                .iter()
+                .filter_map(|r| r.largest_batch_per_card[i].map(|b| (r.combination.clone(), b)))
+                .max_by_key(|(_, b)| *b)
+        };
+        let plain = m.rows.first().and_then(|r| {
+            CARDS
+                .iter()
+                .zip(&r.largest_batch_per_card)
+                .find_map(|(c, b)| b.map(|b| (c.name, b)))
+        });
+        let any = CARDS
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| best_on(i).map(|(name, b)| (c.name, name, b)));
+        let text = match (plain, any) {
+            (Some((card, b)), _) => format!(
+                "{}: plain training fits from the {card} card (batch {b}); its fixed part is {}.",
+                m.id,
+                gb(m.fixed_bytes)
+            ),
+            (None, Some((card, combination, b))) => format!(
+                "{}: no single card trains it plainly; {combination} fits from the {card} card \
+                 (batch {b}).",
+                m.id
+            ),
+            (None, None) => {
+                let sharded = Sharding::ALL.iter().enumerate().find_map(|(i, s)| {
+                    m.rows
+                        .iter()
+                        .filter_map(|r| {
+                            r.largest_batch_many_cards[i].map(|b| (r.combination.clone(), b))
+                        })
+                        .max_by_key(|(_, b)| *b)
+                        .map(|(c, b)| (s.name(), c, b))
+                });
+                match sharded {
+                    Some((scheme, combination, b)) => format!(
+                        "{}: its fixed part ({}) is over every single card, and no technique \
+                         that saves activations changes it: only sharding helps. The first \
+                         scheme that trains it on {} is {scheme}, with {combination} (batch {b}).",
+                        m.id,
+                        gb(m.fixed_bytes),
+                        EIGHT_CARDS.name
+                    ),
+                    None => format!(
+                        "{}: its fixed part ({}) is over every card here and over {} whatever \
+                         the sharding: more cards, or less state per parameter (bf16 storage, \
+                         a lighter optimizer).",
+                        m.id,
+                        gb(m.fixed_bytes),
+                        EIGHT_CARDS.name
+                    ),
+                }
+            }
+        };
+        out.push(text);
+    }
+    out
 }
 
 #[cfg(test)]

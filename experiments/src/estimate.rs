@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{ModelShape, TransformerShape};
+use crate::harness::train::TrainConfig;
 
 /// Whose rules decide which buffers a computation makes: the backend's operations and its
 /// memory manager. The byte rules below are Flex's unless they take an `Allocator`; a rule that
@@ -288,6 +289,16 @@ impl StepPlan {
             checkpointing: Checkpointing::None,
             precision: Precision::F32,
             optimizer: Optimizer::Adam,
+        }
+    }
+
+    /// The step a workbench training point runs: an f32 Adam step of its model, batch,
+    /// micro-batches and checkpointing.
+    pub fn of_training(config: &TrainConfig) -> Self {
+        Self {
+            micro_batches: config.micro_batches,
+            checkpointing: config.checkpointing,
+            ..Self::f32_adam(config.shape, config.batch as f64)
         }
     }
 

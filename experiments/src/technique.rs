@@ -11,14 +11,15 @@
 //! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
 
 use results::{
-    Analysis, Build, BuildPlan, ComparisonSpec, DeviceKind, FloatStorage, MeasuredPoint, PageText,
-    PairSettings, PairedComparison, Point, PointResult, Profile,
+    Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, FloatStorage,
+    MeasuredPoint, Metric, PageText, PairSettings, PairedComparison, Point, PointResult, Profile,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::bracket;
 use crate::error::ExperimentError;
-use crate::estimate::Allocator;
+use crate::estimate::{Allocator, StepPlan};
 use crate::harness::paired::{self, ArmRun};
 use crate::harness::profile::Repeats;
 
@@ -75,6 +76,18 @@ impl<C> Row<'_, C> {
     pub fn peak(&self) -> f64 {
         self.result.peak_bytes() as f64
     }
+
+    /// The step's peak above what the process held before the model was built (the thread
+    /// pool, the allocator's and the runtime's own bytes, which no byte rule predicts and which
+    /// do not grow with the model). NaN where the point did not read that baseline.
+    pub fn peak_above_process(&self) -> f64 {
+        self.peak() - self.result.metric(Metric::ProcessBaselineBytes)
+    }
+
+    /// Where the phases were bracketed, the upper bound of [`Row::peak_above_process`].
+    pub fn peak_upper_above_process(&self) -> Option<f64> {
+        bracket::step_upper(self).map(|u| u - self.result.metric(Metric::ProcessBaselineBytes))
+    }
 }
 
 /// A memory-saving technique, measured.
@@ -107,6 +120,15 @@ pub trait Technique: Sync {
     /// headline names the one that times it ([`results::Headline::timed_by`]).
     fn comparisons(&self, _rows: &[Row<'_, Self::Config>]) -> Vec<ComparisonSpec> {
         Vec::new()
+    }
+    /// What the estimator leaves out of this technique's points, where a page's own byte model
+    /// counts more (`; ...`, appended to each estimator row's note; empty: nothing known).
+    const ESTIMATOR_LEAVES_OUT: &'static str = "";
+    /// The training step a point runs, as the estimator sees it (none: the point is not a
+    /// training step, or one the estimator does not model). Every point that has one is set
+    /// beside the estimator's step peak ([`Experiment::estimator`]).
+    fn step_plan(&self, _config: &Self::Config) -> Option<StepPlan> {
+        None
     }
 }
 
@@ -160,6 +182,10 @@ pub trait Experiment: Sync {
         comparisons: &[PairedComparison],
         device: DeviceKind,
     ) -> Analysis;
+    /// The estimator's step peak beside the measured peak of every training step measured on
+    /// `device`, both above the process's own bytes (the point's bracket on CubeCL): how far
+    /// `workbench estimate` can be trusted, point by point.
+    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison>;
 }
 
 impl<T: Analyse> Experiment for T {
@@ -240,6 +266,75 @@ impl<T: Analyse> Experiment for T {
         device: DeviceKind,
     ) -> Analysis {
         Analyse::analyse(self, rows::<T>(points, device), points, comparisons)
+    }
+
+    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison> {
+        rows::<T>(points, device)
+            .iter()
+            .filter_map(|row| {
+                let plan = Technique::step_plan(self, &row.config)?;
+                let measured = row.peak_above_process();
+                measured.is_finite().then(|| {
+                    Comparison::new(
+                        format!("step peak, {}", row.label),
+                        plan.bytes().step_peak(),
+                        measured,
+                        estimator_note(&plan, row.result, measured, T::ESTIMATOR_LEAVES_OUT),
+                    )
+                    .bracketed(row.peak_upper_above_process())
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the estimator was asked, in words, and where its step peak and the measured one part:
+/// the weights and optimizer state and the inputs, each as measured by the point against the
+/// rule, and the rest (what the step holds at its peak above them: activations, gradients and
+/// transients).
+fn estimator_note(
+    plan: &StepPlan,
+    result: &PointResult,
+    measured: f64,
+    leaves_out: &str,
+) -> String {
+    let bytes = plan.bytes();
+    let fixed = result.metric(Metric::ParamBytes) + result.metric(Metric::OptimizerStateBytes)
+        - bytes.fixed();
+    let inputs = result.metric(Metric::InputBytes) - bytes.inputs;
+    let total = measured - bytes.step_peak();
+    let parts = if fixed.is_finite() && inputs.is_finite() {
+        format!(
+            "; measured less estimated: {} in all, of which {} in the weights and optimizer \
+             state (per-tensor bookkeeping, which no rule counts), {} in the inputs and {} in \
+             the rest (activations, gradients and transients at the peak)",
+            signed_bytes(total),
+            signed_bytes(fixed),
+            signed_bytes(inputs),
+            signed_bytes(total - fixed - inputs)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "asked: batch {}, {} micro-batch(es), checkpointing {}, {}, {}{parts}{leaves_out}",
+        plan.batch,
+        plan.micro_batches,
+        match plan.checkpointing {
+            crate::harness::backend::Checkpointing::None => "none",
+            crate::harness::backend::Checkpointing::Balanced => "balanced",
+        },
+        plan.precision.name(),
+        plan.optimizer.name()
+    )
+}
+
+fn signed_bytes(b: f64) -> String {
+    let text = results::format::bytes(b);
+    if b >= 0.0 {
+        format!("+{text}")
+    } else {
+        text
     }
 }
 

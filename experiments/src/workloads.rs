@@ -11,7 +11,6 @@
 use results::format::{self, mib};
 use results::{Chart, Comparison, Metric, Scale, Series};
 
-use crate::bracket;
 use crate::estimate;
 use crate::harness::models::ModelShape;
 use crate::harness::train::TrainConfig;
@@ -100,7 +99,7 @@ pub struct Axis<'f, C> {
 /// A row's step peak above what the process held before the model was built (the thread
 /// pool and matmul buffers, which no rule predicts and which do not grow with the model).
 pub fn above_process<C>(row: &Row<'_, C>) -> f64 {
-    row.peak() - row.result.metric(Metric::ProcessBaselineBytes)
+    row.peak_above_process()
 }
 
 /// A row's forward peak above the process's own bytes.
@@ -179,8 +178,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             quantity: format!("{}: step peak above the process's own bytes", r.label),
             predicted_bytes: (axis.predicted_step)(&r.config),
             measured_bytes: above_process(r),
-            measured_upper_bytes: bracket::step_upper(r)
-                .map(|u| u - r.result.metric(Metric::ProcessBaselineBytes)),
+            measured_upper_bytes: r.peak_upper_above_process(),
             note: format!(
                 "model + Adam state + token ids + what the forward pass keeps + the larger of \
                  the loss's transient and backward's (2 x max(4 d^2, d v) f32 values per \

@@ -43,3 +43,21 @@ fn records_carry_provenance_and_raw_samples() {
         }
     }
 }
+
+#[test]
+fn the_what_fits_record_loads_beside_the_experiments_and_refuses_another_schema() {
+    // load_dir leaves the capacity record to CapacityRecord::find.
+    let records = load_dir(&crate::fixtures()).unwrap();
+    assert!(records.iter().all(|r| r.experiment != "what-fits"));
+    let found = results::CapacityRecord::find(&[crate::fixtures()])
+        .unwrap()
+        .expect("the fixtures hold what-fits.json");
+    assert!(!found.models.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(results::CAPACITY_FILE);
+    let mut value: serde_json::Value = serde_json::from_str(&found.to_json()).unwrap();
+    value["schema_version"] = 99.into();
+    std::fs::write(&path, value.to_string()).unwrap();
+    let err = results::CapacityRecord::load(&path).unwrap_err().to_string();
+    assert!(err.contains("schema version 99"), "{err}");
+}

@@ -1,7 +1,7 @@
 //! Snapshots of the rendered `<main>` of every page, from the committed fixture records.
 
 use guide::context::SiteContext;
-use guide::HtmlRenderer;
+use guide::{HtmlRenderer, Renderer};
 use results::record::load_dir;
 
 use crate::main_element;
@@ -10,7 +10,7 @@ use crate::main_element;
 fn index_main() {
     let records = load_dir(&crate::fixtures()).unwrap();
     let html = HtmlRenderer
-        .index_html(&SiteContext::new(&records))
+        .index_html(&SiteContext::new(&records, None))
         .unwrap();
     insta::assert_snapshot!("index_main", main_element(&html));
 }
@@ -18,7 +18,7 @@ fn index_main() {
 #[test]
 fn experiment_pages_main() {
     let records = load_dir(&crate::fixtures()).unwrap();
-    let context = SiteContext::new(&records);
+    let context = SiteContext::new(&records, None);
     for (i, page) in context.pages.iter().enumerate() {
         let html = HtmlRenderer.experiment_html(&context, i).unwrap();
         insta::assert_snapshot!(format!("page_{}_main", page.id), main_element(&html));
@@ -33,7 +33,7 @@ fn failed_points_are_shown_with_their_stderr() {
         reason: "the child was killed by signal 9".into(),
         stderr_tail: "memory allocation of 17179869184 bytes failed".into(),
     };
-    let context = SiteContext::new(&records);
+    let context = SiteContext::new(&records, None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("Failed points"));
     assert!(html.contains("killed by signal 9"));
@@ -45,7 +45,7 @@ fn failed_points_are_shown_with_their_stderr() {
 #[test]
 fn pages_make_no_network_request() {
     let records = load_dir(&crate::fixtures()).unwrap();
-    let context = SiteContext::new(&records);
+    let context = SiteContext::new(&records, None);
     let mut pages = vec![HtmlRenderer.index_html(&context).unwrap()];
     for i in 0..context.pages.len() {
         pages.push(HtmlRenderer.experiment_html(&context, i).unwrap());
@@ -86,7 +86,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
     std::fs::create_dir(&out).unwrap();
-    HtmlRenderer.render(&both, &out).unwrap();
+    HtmlRenderer.render(&both, None, &out).unwrap();
 
     let page = std::fs::read_to_string(out.join("batch-size.html")).unwrap();
     assert!(page.contains("Measured on <strong>cpu (Flex"));
@@ -107,7 +107,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     assert_eq!(again.len(), both.len());
     let out2 = dir.path().join("again");
     std::fs::create_dir(&out2).unwrap();
-    HtmlRenderer.render(&again, &out2).unwrap();
+    HtmlRenderer.render(&again, None, &out2).unwrap();
     assert_eq!(
         page,
         std::fs::read_to_string(out2.join("batch-size.html")).unwrap()
@@ -144,7 +144,7 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    HtmlRenderer.render(&records, dir.path()).unwrap();
+    HtmlRenderer.render(&records, None, dir.path()).unwrap();
     let page = std::fs::read_to_string(dir.path().join("checkpointing.html")).unwrap();
     assert!(!page.contains("overhead-vs-depth"));
     assert!(page.contains("a software driver&#x27;s times (on the CPU) are not a GPU&#x27;s"));
@@ -153,7 +153,7 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
 #[test]
 fn training_pages_show_time_per_phase_against_the_calibration() {
     let records = load_dir(&crate::fixtures()).unwrap();
-    let context = SiteContext::new(&records);
+    let context = SiteContext::new(&records, None);
     let calibration = records[0]
         .calibration
         .as_ref()
@@ -189,4 +189,86 @@ fn training_pages_show_time_per_phase_against_the_calibration() {
             p.point.id
         );
     }
+}
+
+/// The fixture folder's "What fits" record (a real `--quick` run: the estimator's tables, no
+/// `fit` searches).
+fn capacity_fixture() -> results::CapacityRecord {
+    results::CapacityRecord::load(&crate::fixtures().join(results::CAPACITY_FILE)).unwrap()
+}
+
+#[test]
+fn what_fits_main() {
+    let records = load_dir(&crate::fixtures()).unwrap();
+    let capacity = capacity_fixture();
+    let context = SiteContext::new(&records, Some(&capacity));
+    let html = HtmlRenderer.what_fits_html(&context).unwrap();
+    insta::assert_snapshot!("what_fits_main", main_element(&html));
+}
+
+#[test]
+fn the_what_fits_page_is_linked_and_written_with_its_record() {
+    let records = load_dir(&crate::fixtures()).unwrap();
+    let capacity = capacity_fixture();
+    let dir = tempfile::tempdir().unwrap();
+    HtmlRenderer
+        .render(&records, Some(&capacity), dir.path())
+        .unwrap();
+    let page = std::fs::read_to_string(dir.path().join("what-fits.html")).unwrap();
+    for preset in ["mlp-8x1024", "gpt2-124m", "llama-7b-like", "llama-70b-like"] {
+        assert!(page.contains(&format!("id=\"{preset}\"")), "{preset}");
+    }
+    assert!(page.contains("does not fit"));
+    assert!(page.contains("ZeRO-3"));
+    // The 7B table: 16, 8 and 4 bits.
+    assert!(page.contains("13.4 GB") && page.contains("6.7 GB") && page.contains("3.4 GB"));
+    // A quick run measures no fit and says so.
+    assert!(page.contains("Not measured in this run"));
+    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    assert!(index.contains("href=\"what-fits.html\""));
+    assert!(index.contains("The estimator&#x27;s step peak, set beside"));
+    let back = results::CapacityRecord::load(&dir.path().join("data/what-fits.json")).unwrap();
+    assert_eq!(back, capacity);
+    // Without the record, no page and no link.
+    let bare = tempfile::tempdir().unwrap();
+    HtmlRenderer.render(&records, None, bare.path()).unwrap();
+    assert!(!bare.path().join("what-fits.html").exists());
+    let index = std::fs::read_to_string(bare.path().join("index.html")).unwrap();
+    assert!(!index.contains("what-fits.html"));
+}
+
+#[test]
+fn every_training_page_sets_the_estimator_beside_its_steps() {
+    let records = load_dir(&crate::fixtures()).unwrap();
+    for id in [
+        "batch-size",
+        "accumulation",
+        "mixed-precision",
+        "checkpointing",
+        "sequence-length",
+    ] {
+        let record = records.iter().find(|r| r.experiment == id).unwrap();
+        assert!(!record.estimator.is_empty(), "{id}: no estimator rows");
+        let summary = results::ErrorSummary::of(&record.estimator).unwrap();
+        assert_eq!(summary.count, record.estimator.len(), "{id}");
+        // Each row says what the estimator was asked and where the miss lies.
+        for c in &record.estimator {
+            assert!(c.note.starts_with("asked: batch "), "{id}: {}", c.note);
+            assert!(c.note.contains("measured less estimated"), "{id}: {}", c.note);
+        }
+    }
+    let context = SiteContext::new(&records, None);
+    let i = context
+        .pages
+        .iter()
+        .position(|p| p.id == "batch-size")
+        .unwrap();
+    let html = HtmlRenderer.experiment_html(&context, i).unwrap();
+    assert!(html.contains("The estimator on this run&#x27;s training steps"));
+    // Points that are not training steps have none.
+    let views = records
+        .iter()
+        .find(|r| r.experiment == "views-vs-clones")
+        .unwrap();
+    assert!(views.estimator.is_empty());
 }

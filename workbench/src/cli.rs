@@ -12,7 +12,9 @@ use experiments::harness::backend::Backends;
 use experiments::harness::driver::DriverError;
 use experiments::{Experiment, ExperimentError};
 use guide::{HtmlRenderer, Renderer};
-use results::{format, record, DeviceIdentity, DeviceKind, ExperimentRecord, Point, Profile};
+use results::{
+    format, record, CapacityRecord, DeviceIdentity, DeviceKind, ExperimentRecord, Point, Profile,
+};
 
 use crate::error::BadInput;
 use crate::output::Staging;
@@ -199,7 +201,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 point_timeout: Duration::from_secs(point_timeout_s),
                 compare_times: true,
             };
-            run_experiments(&select(&ids)?, &runner, &out)
+            let with_capacity = ids.iter().any(|id| id == "all");
+            run_experiments(&select(&ids)?, &runner, &out, with_capacity)
         }
         Command::Render {
             results,
@@ -207,10 +210,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             criterion,
         } => {
             let mut records = record::load_dirs(&results).map_err(BadInput::from)?;
+            let capacity = CapacityRecord::find(&results).map_err(BadInput::from)?;
             if let Some(dir) = criterion {
                 attach_estimates(&mut records, &dir)?;
             }
-            write_site(&records, Staging::new(&out)?)?;
+            write_site(&records, capacity.as_ref(), Staging::new(&out)?)?;
             println!(
                 "wrote the guide to {} ({} experiments)",
                 out.display(),
@@ -336,6 +340,7 @@ fn run_experiments(
     selected: &[&'static dyn Experiment],
     runner: &Runner,
     out: &Path,
+    with_capacity: bool,
 ) -> anyhow::Result<()> {
     let identity = check_device(runner.device)?;
     if identity.software {
@@ -388,7 +393,16 @@ fn run_experiments(
         records.push(record);
     }
     let failures = progress.finish();
-    write_site(&records, staging)?;
+    let capacity = if with_capacity {
+        let record = crate::fit::capacity_record(&runner.exe, runner.device, runner.profile);
+        let path = data_dir.join(results::CAPACITY_FILE);
+        std::fs::write(&path, record.to_json())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Some(record)
+    } else {
+        None
+    };
+    write_site(&records, capacity.as_ref(), staging)?;
     println!(
         "wrote the guide to {} ({} experiments, device {})",
         out.display(),
@@ -407,8 +421,12 @@ fn run_experiments(
 
 /// Renders into the staging folder and moves it into place; on error keeps nothing half-written
 /// at the target.
-fn write_site(records: &[ExperimentRecord], staging: Staging) -> anyhow::Result<()> {
-    if let Err(e) = HtmlRenderer.render(records, staging.path()) {
+fn write_site(
+    records: &[ExperimentRecord],
+    capacity: Option<&CapacityRecord>,
+    staging: Staging,
+) -> anyhow::Result<()> {
+    if let Err(e) = HtmlRenderer.render(records, capacity, staging.path()) {
         let kept = staging.abandon();
         return Err(anyhow::Error::new(e).context(format!(
             "cannot render the guide (partial output kept in {})",

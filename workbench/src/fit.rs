@@ -24,6 +24,7 @@ use experiments::harness::models::{training_mlp, training_transformer, ModelShap
 use experiments::harness::probe::host::OUT_OF_MEMORY;
 use experiments::harness::profile::Sizes;
 use experiments::harness::train::TrainConfig;
+use results::capacity::{CapacityRecord, MeasuredFit};
 use results::{format, DeviceKind, Metric, PointResult, Profile};
 use serde::Serialize;
 
@@ -377,6 +378,78 @@ fn search(
         tries,
         wall_s: started.elapsed().as_secs_f64(),
     })
+}
+
+impl FitResult {
+    /// The search as the "What fits" page records it.
+    pub fn measured(&self) -> MeasuredFit {
+        MeasuredFit {
+            model: self.model_name.clone(),
+            technique: self.technique.name.into(),
+            budget_bytes: self.budget_bytes,
+            estimated_batch: self.estimated_batch,
+            found_batch: self.found_batch,
+            next_fails_at: self.next_fails_at,
+            estimate_miss_pct: self.estimate_miss_pct,
+            tries: self.tries.len(),
+            wall_s: self.wall_s,
+        }
+    }
+}
+
+/// The budget `run all` fits under, on the CPU and at the quick profile's sizes (whatever the
+/// run's profile: at the full sizes a search takes minutes).
+pub const RUN_FIT_BUDGET_BYTES: u64 = 64 << 20;
+
+/// The "What fits" record of a run: the estimator's tables, and on the CPU in the full profile
+/// `fit`'s searches (both models at the quick sizes, every technique, under
+/// [`RUN_FIT_BUDGET_BYTES`]); the quick profile and the devices leave them out and say so.
+/// A search that cannot run (a child that does not start) is said in the record's note.
+pub fn capacity_record(
+    exe: &std::path::Path,
+    device: DeviceKind,
+    profile: Profile,
+) -> CapacityRecord {
+    let mut record = capacity::capacity_record(crate::provenance::current(), profile, device);
+    let command = format!(
+        "workbench fit --budget {} --quick",
+        format::bytes(RUN_FIT_BUDGET_BYTES as f64).replace(' ', "")
+    );
+    if profile == Profile::Quick || device != DeviceKind::Cpu {
+        record.fits_note = format!(
+            "Not measured in this run ({} on {}): the full CPU run measures them, in about a \
+             minute; `{command}` measures them on any machine",
+            profile.name(),
+            device.name()
+        );
+        return record;
+    }
+    let sizes = Sizes::of(Profile::Quick, device);
+    let micro = capacity::TABLE_MICRO_BATCHES as u64;
+    for model in [
+        ModelShape::Mlp(training_mlp(sizes)),
+        ModelShape::Transformer(training_transformer(sizes)),
+    ] {
+        for technique in FIT_TECHNIQUES {
+            match search(exe, device, model, technique, RUN_FIT_BUDGET_BYTES, micro) {
+                Ok(r) => {
+                    print!("fit: {}", row(&r));
+                    record.fits.push(r.measured());
+                }
+                Err(e) => {
+                    eprintln!("note: fit could not run: {e:#}");
+                    record.fits_note = format!("`{command}` could not run in this run: {e:#}");
+                    return record;
+                }
+            }
+        }
+    }
+    record.fits_note = format!(
+        "measured by `{command}` in this run: both models at the quick profile's sizes, \
+         accumulating over {micro} micro-batches; each try is one training step in its own \
+         process, the budget enforced by the counting allocator"
+    );
+    record
 }
 
 /// A model's short name.

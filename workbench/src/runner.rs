@@ -74,6 +74,7 @@ impl Runner {
             Vec::new()
         };
         let analysis = experiment.analyse(&measured, &comparisons, self.device);
+        let estimator = experiment.estimator(&measured, self.device);
         let probe = measured
             .iter()
             .find_map(|p| p.result())
@@ -98,6 +99,7 @@ impl Runner {
             points: measured,
             comparisons,
             analysis,
+            estimator,
             criterion: Vec::new(),
         }
     }

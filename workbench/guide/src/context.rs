@@ -3,8 +3,9 @@
 
 use results::timing::median;
 use results::{
-    format, Calibration, Chart, Correctness, DeviceKind, ExperimentRecord, Headline, Metric,
-    Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series,
+    format, Calibration, CapacityRecord, Chart, Comparison, Correctness, DeviceKind, ErrorSummary,
+    ExperimentRecord, Headline, Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory,
+    PointResult, Scale, Series,
 };
 use serde::Serialize;
 
@@ -15,6 +16,54 @@ pub struct SiteContext {
     pub rows: Vec<IndexRow>,
     /// One page per experiment.
     pub pages: Vec<ExperimentPage>,
+    /// The estimator's error per experiment and device, where it was set beside training steps.
+    pub estimator: Vec<EstimatorRow>,
+    /// The estimator's worst error over every set, in a sentence (empty: no set has one).
+    pub estimator_worst: String,
+    /// The "What fits" page, where the results hold its record.
+    pub what_fits: Option<crate::what_fits::WhatFits>,
+}
+
+/// The estimator's error over one result set's training steps.
+#[derive(Debug, Serialize)]
+pub struct EstimatorRow {
+    /// The experiment's title.
+    pub title: String,
+    /// Link to the set on its page.
+    pub href: String,
+    /// The device.
+    pub device: String,
+    /// Training steps compared.
+    pub points: usize,
+    /// Of them, within 10% or inside their bracket.
+    pub within: usize,
+    /// The median absolute error.
+    pub median: String,
+    /// The worst error, signed.
+    pub worst: String,
+    /// What the worst was of.
+    pub worst_quantity: String,
+    /// Whether the worst error passes 10%.
+    pub off: bool,
+}
+
+/// The estimator's error in a sentence.
+pub fn error_sentence(e: &ErrorSummary) -> String {
+    format!(
+        "Over {} training steps the estimator's step peak is {} within {:.0}% of the measured \
+         peak (or inside its bracket); median error {}, worst {} ({}). Positive: the estimate \
+         is too high.",
+        e.count,
+        if e.within == e.count {
+            "every time".to_string()
+        } else {
+            format!("{} times of {}", e.within, e.count)
+        },
+        ErrorSummary::WITHIN_PCT,
+        format::pct(e.median_abs_pct).trim_start_matches('+'),
+        format::pct(e.worst_pct),
+        e.worst_quantity
+    )
 }
 
 /// A row of the index table.
@@ -85,6 +134,10 @@ pub struct ResultSet {
     pub charts: Vec<ChartView>,
     /// Predicted against measured.
     pub comparisons: Vec<ComparisonRow>,
+    /// The estimator's step peak beside each training step of the set.
+    pub estimator: Vec<ComparisonRow>,
+    /// The estimator's error over them, in a sentence (empty where there is none).
+    pub estimator_summary: String,
     /// Fitted lines.
     pub fits: Vec<FitRow>,
     /// Published figures beside ours.
@@ -715,52 +768,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             Outcome::Measured { .. } => None,
         })
         .collect();
-    let comparisons = a
-        .comparisons
-        .iter()
-        .map(|c| {
-            let nearest = c.nearest_measured_bytes();
-            let (measured, exact) = match c.measured_upper_bytes {
-                Some(upper) => (
-                    format!(
-                        "{} to {}",
-                        format::bytes(c.measured_bytes),
-                        format::bytes(upper)
-                    ),
-                    format!(
-                        "predicted {:.0} bytes, measured between {:.0} and {:.0} bytes (a \
-                         bracket: the difference is to its nearer bound, none inside it)",
-                        c.predicted_bytes, c.measured_bytes, upper
-                    ),
-                ),
-                None => (
-                    format::bytes(c.measured_bytes),
-                    format!(
-                        "predicted {:.0} bytes, measured {:.0} bytes",
-                        c.predicted_bytes, c.measured_bytes
-                    ),
-                ),
-            };
-            ComparisonRow {
-                quantity: c.quantity.clone(),
-                predicted: format::bytes(c.predicted_bytes),
-                measured,
-                diff: if c.inside_bracket() {
-                    "inside".into()
-                } else {
-                    format::bytes(nearest - c.predicted_bytes)
-                },
-                diff_pct: if c.inside_bracket() {
-                    String::new()
-                } else {
-                    format::pct(c.miss_pct())
-                },
-                off: misses(c.predicted_bytes, nearest),
-                note: c.note.clone(),
-                exact,
-            }
-        })
-        .collect();
+    let comparisons = a.comparisons.iter().map(comparison_row).collect();
     let p = &record.provenance;
     let environment = vec![
         ("device".into(), record.device.kind.name().to_string()),
@@ -827,6 +835,9 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             })
             .collect(),
         comparisons,
+        estimator: record.estimator.iter().map(comparison_row).collect(),
+        estimator_summary: ErrorSummary::of(&record.estimator)
+            .map_or_else(String::new, |e| error_sentence(&e)),
         fits: a
             .fits
             .iter()
@@ -1014,10 +1025,56 @@ fn criterion_rows(record: &ExperimentRecord) -> Vec<CriterionRow> {
         .collect()
 }
 
+/// A prediction beside its measurement, formatted: the difference is to the nearer bound of a
+/// bracket, none inside it.
+fn comparison_row(c: &Comparison) -> ComparisonRow {
+    let nearest = c.nearest_measured_bytes();
+    let (measured, exact) = match c.measured_upper_bytes {
+        Some(upper) => (
+            format!(
+                "{} to {}",
+                format::bytes(c.measured_bytes),
+                format::bytes(upper)
+            ),
+            format!(
+                "predicted {:.0} bytes, measured between {:.0} and {:.0} bytes (a \
+                     bracket: the difference is to its nearer bound, none inside it)",
+                c.predicted_bytes, c.measured_bytes, upper
+            ),
+        ),
+        None => (
+            format::bytes(c.measured_bytes),
+            format!(
+                "predicted {:.0} bytes, measured {:.0} bytes",
+                c.predicted_bytes, c.measured_bytes
+            ),
+        ),
+    };
+    ComparisonRow {
+        quantity: c.quantity.clone(),
+        predicted: format::bytes(c.predicted_bytes),
+        measured,
+        diff: if c.inside_bracket() {
+            "inside".into()
+        } else {
+            format::bytes(nearest - c.predicted_bytes)
+        },
+        diff_pct: if c.inside_bracket() {
+            String::new()
+        } else {
+            format::pct(c.miss_pct())
+        },
+        off: misses(c.predicted_bytes, nearest),
+        note: c.note.clone(),
+        exact,
+    }
+}
+
 impl SiteContext {
     /// The view of a set of records: one page per experiment, one result set per record of it
-    /// (records in guide order, CPU first, as `record::load_dirs` returns them).
-    pub fn new(records: &[ExperimentRecord]) -> Self {
+    /// (records in guide order, CPU first, as `record::load_dirs` returns them), and the "What
+    /// fits" page where `capacity` is given.
+    pub fn new(records: &[ExperimentRecord], capacity: Option<&CapacityRecord>) -> Self {
         let mut pages: Vec<ExperimentPage> = Vec::new();
         for record in records {
             let set = result_set(record);
@@ -1034,8 +1091,45 @@ impl SiteContext {
                 }),
             }
         }
+        let summaries: Vec<(&ExperimentRecord, ErrorSummary)> = records
+            .iter()
+            .filter_map(|r| Some((r, ErrorSummary::of(&r.estimator)?)))
+            .collect();
+        let estimator_worst = summaries
+            .iter()
+            .max_by(|a, b| a.1.worst_pct.abs().total_cmp(&b.1.worst_pct.abs()))
+            .map_or_else(String::new, |(r, e)| {
+                let count: usize = summaries.iter().map(|(_, e)| e.count).sum();
+                let within: usize = summaries.iter().map(|(_, e)| e.within).sum();
+                format!(
+                    "The estimator's step peak, set beside {count} measured training steps: \
+                     {within} within {:.0}% (or inside their bracket); the worst miss is {} on \
+                     {} ({}, {}).",
+                    ErrorSummary::WITHIN_PCT,
+                    format::pct(e.worst_pct),
+                    r.title,
+                    r.device.kind.name(),
+                    e.worst_quantity
+                )
+            });
         Self {
             rows: records.iter().flat_map(index_rows).collect(),
+            estimator: summaries
+                .iter()
+                .map(|(r, e)| EstimatorRow {
+                    title: r.title.clone(),
+                    href: format!("{}.html#{}", r.experiment, r.device.kind.name()),
+                    device: r.device.kind.name().into(),
+                    points: e.count,
+                    within: e.within,
+                    median: format::pct(e.median_abs_pct).trim_start_matches('+').into(),
+                    worst: format::pct(e.worst_pct),
+                    worst_quantity: e.worst_quantity.clone(),
+                    off: e.worst_pct.abs() > ErrorSummary::WITHIN_PCT,
+                })
+                .collect(),
+            estimator_worst,
+            what_fits: capacity.map(crate::what_fits::WhatFits::new),
             pages,
         }
     }

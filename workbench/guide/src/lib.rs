@@ -8,17 +8,19 @@
 
 pub mod charts;
 pub mod context;
+pub mod what_fits;
 
 use std::path::Path;
 
 use minijinja::Environment;
 
 use context::SiteContext;
-use results::ExperimentRecord;
+use results::{CapacityRecord, ExperimentRecord};
 
 const BASE: &str = include_str!("templates/base.html");
 const INDEX: &str = include_str!("templates/index.html");
 const EXPERIMENT: &str = include_str!("templates/experiment.html");
+const WHAT_FITS: &str = include_str!("templates/what_fits.html");
 const STYLE: &str = include_str!("templates/style.css");
 
 /// Errors while writing the site.
@@ -42,8 +44,14 @@ pub enum RenderError {
 
 /// Turns records into files under a folder.
 pub trait Renderer {
-    /// Writes the rendering of `records` into `out` (an existing, empty folder).
-    fn render(&self, records: &[ExperimentRecord], out: &Path) -> Result<(), RenderError>;
+    /// Writes the rendering of `records`, and of `capacity` where given, into `out` (an
+    /// existing, empty folder).
+    fn render(
+        &self,
+        records: &[ExperimentRecord],
+        capacity: Option<&CapacityRecord>,
+        out: &Path,
+    ) -> Result<(), RenderError>;
 }
 
 /// The HTML guide.
@@ -70,6 +78,7 @@ pub fn environment() -> Environment<'static> {
         ("base.html", BASE),
         ("index.html", INDEX),
         ("experiment.html", EXPERIMENT),
+        ("what_fits.html", WHAT_FITS),
     ] {
         env.add_template(name, source)
             .expect("embedded templates parse");
@@ -83,6 +92,13 @@ impl HtmlRenderer {
         Ok(environment()
             .get_template("index.html")?
             .render(minijinja::context! { site => context, page_title => "Burn VRAM workbench" })?)
+    }
+
+    /// Renders the "What fits" page to a string (the context must hold it).
+    pub fn what_fits_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        Ok(environment().get_template("what_fits.html")?.render(
+            minijinja::context! { site => context, what_fits_page => true, page_title => "What fits, and when to move to a bigger GPU" },
+        )?)
     }
 
     /// Renders one experiment's page to a string.
@@ -99,8 +115,13 @@ impl HtmlRenderer {
 }
 
 impl Renderer for HtmlRenderer {
-    fn render(&self, records: &[ExperimentRecord], out: &Path) -> Result<(), RenderError> {
-        let context = SiteContext::new(records);
+    fn render(
+        &self,
+        records: &[ExperimentRecord],
+        capacity: Option<&CapacityRecord>,
+        out: &Path,
+    ) -> Result<(), RenderError> {
+        let context = SiteContext::new(records, capacity);
         write(&out.join("style.css"), STYLE)?;
         write(&out.join("index.html"), &self.index_html(&context)?)?;
         for record in records {
@@ -112,6 +133,10 @@ impl Renderer for HtmlRenderer {
         }
         for (i, page) in context.pages.iter().enumerate() {
             write(&out.join(&page.href), &self.experiment_html(&context, i)?)?;
+        }
+        if let (Some(record), Some(page)) = (capacity, &context.what_fits) {
+            write(&out.join(&page.href), &self.what_fits_html(&context)?)?;
+            write(&out.join(&page.json_href), &record.to_json())?;
         }
         Ok(())
     }

@@ -338,6 +338,55 @@ impl Comparison {
     pub fn miss_pct(&self) -> f64 {
         crate::format::diff_pct(self.predicted_bytes, self.nearest_measured_bytes())
     }
+
+    /// The prediction's error relative to the measurement, in percent: positive where the
+    /// prediction is too high (0 inside a bracket; NaN where the measurement is zero). This is
+    /// how an estimate is read: "12% high".
+    pub fn error_pct(&self) -> f64 {
+        crate::format::diff_pct(self.nearest_measured_bytes(), self.predicted_bytes)
+    }
+}
+
+/// How far a set of predictions missed their measurements: the estimator's error over a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorSummary {
+    /// Predictions with a finite error.
+    pub count: usize,
+    /// Of them, those within `WITHIN_PCT` (or inside their bracket).
+    pub within: usize,
+    /// The median of the errors' absolute values, in percent.
+    pub median_abs_pct: f64,
+    /// The error of largest absolute value, signed, in percent.
+    pub worst_pct: f64,
+    /// What the worst prediction was of.
+    pub worst_quantity: String,
+}
+
+impl ErrorSummary {
+    /// The error the guide aims under for a step peak, in percent.
+    pub const WITHIN_PCT: f64 = 10.0;
+
+    /// The summary of `comparisons`' errors ([`Comparison::error_pct`]); none where no error is
+    /// finite.
+    pub fn of<'a>(comparisons: impl IntoIterator<Item = &'a Comparison>) -> Option<Self> {
+        let errors: Vec<(f64, &str)> = comparisons
+            .into_iter()
+            .map(|c| (c.error_pct(), c.quantity.as_str()))
+            .filter(|(e, _)| e.is_finite())
+            .collect();
+        let (worst_pct, worst_quantity) = errors
+            .iter()
+            .copied()
+            .max_by(|a, b| a.0.abs().total_cmp(&b.0.abs()))?;
+        let abs: Vec<f64> = errors.iter().map(|(e, _)| e.abs()).collect();
+        Some(Self {
+            count: errors.len(),
+            within: abs.iter().filter(|e| **e <= Self::WITHIN_PCT).count(),
+            median_abs_pct: crate::timing::median(&abs),
+            worst_pct,
+            worst_quantity: worst_quantity.to_string(),
+        })
+    }
 }
 
 /// A fitted line reported on the page.
@@ -444,5 +493,28 @@ mod chart_point_tests {
         let back: ChartPoint = serde_json::from_str(&json).unwrap();
         assert_eq!(back.x, 9.0);
         assert!(back.y.is_nan());
+    }
+}
+
+#[cfg(test)]
+mod error_summary_tests {
+    use super::{Comparison, ErrorSummary};
+
+    #[test]
+    fn the_summary_reads_errors_against_the_measurement_and_a_bracket_as_met() {
+        let high = Comparison::new("high", 110.0, 100.0, "");
+        let low = Comparison::new("low", 95.0, 100.0, "");
+        let inside = Comparison::new("inside", 120.0, 100.0, "").bracketed(Some(130.0));
+        let above = Comparison::new("above", 150.0, 100.0, "").bracketed(Some(125.0));
+        assert_eq!(high.error_pct(), 10.0);
+        assert_eq!(inside.error_pct(), 0.0);
+        assert_eq!(above.error_pct(), 20.0);
+        let s = ErrorSummary::of([&high, &low, &inside, &above]).unwrap();
+        assert_eq!(s.count, 4);
+        assert_eq!(s.within, 3);
+        assert_eq!(s.median_abs_pct, 7.5);
+        assert_eq!(s.worst_pct, 20.0);
+        assert_eq!(s.worst_quantity, "above");
+        assert!(ErrorSummary::of([]).is_none());
     }
 }

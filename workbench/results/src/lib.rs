@@ -8,6 +8,7 @@
 //! reads them; neither knows the other, and an old result set renders as it was measured.
 
 pub mod analysis;
+pub mod capacity;
 pub mod criterion;
 pub mod device;
 pub mod error;
@@ -20,9 +21,10 @@ pub mod record;
 pub mod timing;
 
 pub use analysis::{
-    Analysis, Chart, ChartPoint, Comparison, Correctness, Headline, PublishedFigure, ReportedFit,
-    Scale, Series, Side,
+    Analysis, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline, PublishedFigure,
+    ReportedFit, Scale, Series, Side,
 };
+pub use capacity::{CapacityRecord, CAPACITY_FILE};
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;

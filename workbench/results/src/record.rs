@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::Analysis;
+use crate::analysis::{Analysis, Comparison};
 use crate::criterion::{CriterionEstimate, EstimateSet};
 use crate::device::{DeviceIdentity, DeviceKind};
 use crate::error::LoadError;
@@ -133,6 +133,12 @@ pub struct ExperimentRecord {
     pub comparisons: Vec<PairedComparison>,
     /// What the experiment concluded.
     pub analysis: Analysis,
+    /// The estimator (`workbench estimate`) beside every measured training step of this run:
+    /// the step peak its rules predict for the point's model, batch and techniques, against
+    /// the point's measured peak (a bracket on CubeCL). Empty for experiments that measure no
+    /// training step, and in records made before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub estimator: Vec<Comparison>,
     /// Criterion's estimates of the same points' steps (`workbench render --criterion`), where
     /// the benches were run at the same sizes on the same device.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -238,7 +244,9 @@ pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<ExperimentRecord>, LoadError> {
         for path in entries(dir)? {
             if path.is_dir() {
                 files.extend(entries(&path)?.into_iter().filter(|p| is_json(p)));
-            } else if is_json(&path) {
+            } else if is_json(&path)
+                && path.file_name() != Some(std::ffi::OsStr::new(crate::CAPACITY_FILE))
+            {
                 files.push(path);
             }
         }

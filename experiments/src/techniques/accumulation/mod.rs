@@ -23,6 +23,7 @@ use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::tensor::backend::AutodiffBackend;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
+use crate::estimate::StepPlan;
 use crate::harness::models::mlp;
 use crate::harness::models::{self, training_mlp, training_transformer, Batch, Model};
 use crate::harness::probe::{MemoryProbe, PhaseMeter};
@@ -104,6 +105,10 @@ impl Technique for Accumulation {
 
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, AccumulationChecks)
+    }
+
+    fn step_plan(&self, config: &TrainConfig) -> Option<StepPlan> {
+        Some(StepPlan::of_training(config))
     }
 
     fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {

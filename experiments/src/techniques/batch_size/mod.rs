@@ -18,6 +18,7 @@ pub mod snippet;
 
 use results::{ComparisonSpec, DeviceKind, Profile};
 
+use crate::estimate::StepPlan;
 use crate::harness::models::{training_mlp, training_transformer};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, NoChecks, TrainConfig};
@@ -89,6 +90,10 @@ impl Technique for BatchSize {
 
     fn run_point(&self, config: &TrainConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         run_train_point(*config, repeats, device, NoChecks)
+    }
+
+    fn step_plan(&self, config: &TrainConfig) -> Option<StepPlan> {
+        Some(StepPlan::of_training(config))
     }
 
     fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {

@@ -20,6 +20,7 @@ pub mod snippet;
 use burn::tensor::backend::AutodiffBackend;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
+use crate::estimate::StepPlan;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{training_transformer, MlpShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
@@ -165,6 +166,10 @@ impl Technique for GradientCheckpointing {
                 tolerance: TOLERANCE,
             },
         )
+    }
+
+    fn step_plan(&self, config: &TrainConfig) -> Option<StepPlan> {
+        Some(StepPlan::of_training(config))
     }
 
     fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {

@@ -21,6 +21,7 @@ pub mod snippet;
 use results::{ComparisonSpec, DeviceKind, Profile};
 use serde::{Deserialize, Serialize};
 
+use crate::estimate::StepPlan;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{ModelShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
@@ -166,6 +167,13 @@ impl Technique for SequenceLength {
                 tolerance: GRADIENT_TOLERANCE,
             },
         )
+    }
+
+    fn step_plan(&self, config: &SeqConfig) -> Option<StepPlan> {
+        Some(StepPlan {
+            checkpointing: config.checkpointing,
+            ..StepPlan::f32_adam(config.shape, config.batch as f64)
+        })
     }
 
     fn comparisons(&self, rows: &[Row<'_, SeqConfig>]) -> Vec<ComparisonSpec> {
