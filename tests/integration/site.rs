@@ -264,7 +264,7 @@ fn every_training_page_sets_the_estimator_beside_its_steps() {
         .position(|p| p.id == "batch-size")
         .unwrap();
     let html = HtmlRenderer.experiment_html(&context, i).unwrap();
-    assert!(html.contains("The estimator on this run&#x27;s training steps"));
+    assert!(html.contains("The estimator on this run's training steps"));
     // Points that are not training steps have none.
     let views = records
         .iter()
