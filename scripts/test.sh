@@ -2,7 +2,10 @@
 # The tests: every test of the workspace, the wgpu device tests included. Those run on a
 # software Vulkan driver (Debian's mesa-vulkan-drivers, lavapipe), installed here when missing.
 # Then the criterion benches, each benchmark once at quick sizes (criterion's test mode), and
-# their refusal of a device that is not built in.
+# their refusal of a device that is not built in. Then the guide in a browser: headless Chromium
+# (Debian's chromium, chromium-driver and python3-selenium, installed here when missing) on a
+# freshly rendered site and on the committed one, and on a deliberately broken copy, which must
+# fail.
 # Extra arguments go to the first `cargo test` (e.g. a test name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +23,20 @@ if ! have_vulkan_driver; then
     if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
     $sudo apt-get install -y -q mesa-vulkan-drivers > /dev/null \
         || { $sudo apt-get update -q > /dev/null && $sudo apt-get install -y -q mesa-vulkan-drivers > /dev/null; }
+fi
+
+have_browser() {
+    [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] \
+        && /usr/bin/python3 -c 'import selenium' 2>/dev/null
+}
+if ! have_browser; then
+    echo "== installing chromium, chromium-driver and python3-selenium (the browser tests)"
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    packages="chromium chromium-driver python3-selenium"
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y -q $packages > /dev/null \
+        || { $sudo apt-get update -q > /dev/null && $sudo apt-get install -y -q $packages > /dev/null; }
 fi
 
 # CubeCL keeps its autotune cache in the project's target/ folder; when the build goes to
@@ -46,3 +63,34 @@ if ! grep -qF "$expected" <<< "$out"; then
     exit 1
 fi
 echo "refused: $expected"
+
+echo "== the guide in a browser (headless Chromium, 1280 and 390 px)"
+# The workbench binary the integration tests built (debug, with wgpu): render needs no more.
+target_dir="${CARGO_TARGET_DIR:-target}"
+browser_dir="$target_dir/browser"
+rm -rf "$browser_dir"
+mkdir -p "$browser_dir"
+target/debug/workbench render --results tests/fixtures/results --out "$browser_dir/site"
+scripts/browser_test.py "$browser_dir/site" --screenshots "$browser_dir/screenshots"
+scripts/browser_test.py site
+echo "screenshots of the landing page: $browser_dir/screenshots"
+
+echo "== the browser tests fail on a broken copy"
+cp -r "$browser_dir/site" "$browser_dir/broken"
+wide=$(printf 'wide%.0s' $(seq 400))
+sed -i "s|</main>|<p><a href=\"nowhere.html\">broken</a></p><table><tr><td style=\"white-space:nowrap\">$wide</td></tr></table></main>|" \
+    "$browser_dir/broken/batch-size.html"
+if out=$(scripts/browser_test.py "$browser_dir/broken"); then
+    echo "the browser tests passed a site with a broken link and an overflowing table"
+    exit 1
+fi
+for expected in "batch-size.html at 1280 px: a broken link" \
+    "batch-size.html at 390 px: the page scrolls horizontally"; do
+    if ! grep -qF "$expected" <<< "$out"; then
+        echo "expected '$expected'; the browser tests printed:"
+        echo "$out"
+        exit 1
+    fi
+done
+echo "failed as it should:"
+echo "$out"

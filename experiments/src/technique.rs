@@ -100,6 +100,9 @@ pub trait Technique: Sync {
     const TITLE: &'static str;
     /// What the technique does, in two or three sentences.
     const EXPLANATION: &'static str;
+    /// What to change to apply the technique, in one imperative sentence: the landing page's
+    /// fix.
+    const FIX: &'static str;
     /// What the technique or its measurement means on the device backends (wgpu, CUDA), where
     /// that differs from the CPU.
     const ON_DEVICES: &'static str;
@@ -200,6 +203,7 @@ impl<T: Analyse> Experiment for T {
     fn page(&self) -> PageText {
         PageText {
             explanation: T::EXPLANATION.into(),
+            fix: T::FIX.into(),
             on_devices: T::ON_DEVICES.into(),
             snippet: T::SNIPPET.into(),
         }

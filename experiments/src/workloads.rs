@@ -9,7 +9,7 @@
 //! Answer: each page says it, from its own rows.
 
 use results::format::{self, mib};
-use results::{Chart, Comparison, Metric, Scale, Series};
+use results::{Chart, Comparison, Metric, Scale, Series, Trace};
 
 use crate::estimate;
 use crate::harness::models::ModelShape;
@@ -226,6 +226,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             x_label: axis.x_label.into(),
             y_label: "bytes in use (MiB)".into(),
             x_scale: axis.x_scale,
+            categories: Vec::new(),
             series: peak_series,
         },
         Chart {
@@ -234,6 +235,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             x_label: axis.x_label.into(),
             y_label: "throughput (tokens/s)".into(),
             x_scale: axis.x_scale,
+            categories: Vec::new(),
             series: throughput_series,
         },
     ];
@@ -289,4 +291,120 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         comparisons,
         charts,
     }
+}
+
+/// A phase kind's name, by its code in [`Trace::MemoryTimelinePhaseKind`].
+fn phase_kind_name(code: f64) -> &'static str {
+    match code as u32 {
+        0 => "forward",
+        1 => "backward",
+        2 => "optimizer",
+        _ => "other",
+    }
+}
+
+/// One training step's memory over time for each of `rows` (a baseline and its technique), on
+/// one chart, with each line's peak marked, and a finding per row saying where the peak fell.
+/// On the CPU the timeline is the counting allocator's (bytes in use after every allocation
+/// event of one untimed step); on a device, whose probe sees no events, the readings at the
+/// phases' boundaries and each phase's peak (its bracket's lower bound). `None` where no row
+/// has either.
+pub fn timeline_chart<C>(
+    id: &str,
+    title: &str,
+    rows: &[&Row<'_, C>],
+) -> Option<(Chart, Vec<String>)> {
+    let with_events = rows
+        .iter()
+        .all(|r| !r.result.trace(Trace::MemoryTimelineEvent).is_empty());
+    let mut series = Vec::new();
+    let mut findings = Vec::new();
+    for r in rows {
+        let points: Vec<(f64, f64)> = if with_events {
+            r.result
+                .trace(Trace::MemoryTimelineEvent)
+                .iter()
+                .zip(r.result.trace(Trace::MemoryTimelineBytes))
+                .map(|(&e, &b)| (e, b))
+                .collect()
+        } else {
+            let mut pts = Vec::new();
+            for (i, ph) in r.result.phases.iter().enumerate() {
+                let i = i as f64;
+                pts.push((i, ph.live_before_bytes as f64));
+                pts.push((i + 0.5, ph.peak_bytes as f64));
+                pts.push((i + 1.0, ph.live_after_bytes as f64));
+            }
+            pts
+        };
+        let Some(&(peak_x, peak_y)) = points.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+            continue;
+        };
+        let where_ = if with_events {
+            let starts = r.result.trace(Trace::MemoryTimelinePhaseStart);
+            let kinds = r.result.trace(Trace::MemoryTimelinePhaseKind);
+            let phase = starts
+                .iter()
+                .zip(kinds)
+                .rfind(|(s, _)| **s <= peak_x)
+                .map_or("step", |(_, k)| phase_kind_name(*k));
+            let total = r
+                .result
+                .trace(Trace::MemoryTimelineEvent)
+                .last()
+                .copied()
+                .unwrap_or(0.0)
+                + 1.0;
+            format!(
+                "at allocation event {peak_x:.0} of {total:.0}, in a {phase} phase ({} phases: {})",
+                starts.len(),
+                starts
+                    .iter()
+                    .zip(kinds)
+                    .map(|(s, k)| format!("{} from event {s:.0}", phase_kind_name(*k)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            let i = (peak_x.floor() as usize).min(r.result.phases.len().saturating_sub(1));
+            format!(
+                "in its {} phase (read at the phase boundaries and the phase's peak)",
+                r.result.phases.get(i).map_or("step", |p| &p.phase)
+            )
+        };
+        findings.push(format!(
+            "Memory timeline, {}: the step's peak is {} {where_}.",
+            r.label,
+            format::bytes(peak_y)
+        ));
+        series.push(Series::line(
+            r.label,
+            false,
+            points.iter().map(|&(x, y)| (x, mib(y))).collect(),
+        ));
+        series.push(Series::line(
+            &format!("peak of {}: {}", r.label, format::bytes(peak_y)),
+            false,
+            vec![(peak_x, mib(peak_y))],
+        ));
+    }
+    if series.is_empty() {
+        return None;
+    }
+    Some((
+        Chart {
+            id: id.into(),
+            title: title.into(),
+            x_label: if with_events {
+                "allocation events in one step (each allocation or free)".into()
+            } else {
+                "phases of one step (boundary, peak, boundary)".into()
+            },
+            y_label: "bytes in use (MiB)".into(),
+            x_scale: Scale::Linear,
+            categories: Vec::new(),
+            series,
+        },
+        findings,
+    ))
 }

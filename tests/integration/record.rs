@@ -58,6 +58,8 @@ fn the_what_fits_record_loads_beside_the_experiments_and_refuses_another_schema(
     let mut value: serde_json::Value = serde_json::from_str(&found.to_json()).unwrap();
     value["schema_version"] = 99.into();
     std::fs::write(&path, value.to_string()).unwrap();
-    let err = results::CapacityRecord::load(&path).unwrap_err().to_string();
+    let err = results::CapacityRecord::load(&path)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("schema version 99"), "{err}");
 }

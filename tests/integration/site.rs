@@ -254,7 +254,11 @@ fn every_training_page_sets_the_estimator_beside_its_steps() {
         // Each row says what the estimator was asked and where the miss lies.
         for c in &record.estimator {
             assert!(c.note.starts_with("asked: batch "), "{id}: {}", c.note);
-            assert!(c.note.contains("measured less estimated"), "{id}: {}", c.note);
+            assert!(
+                c.note.contains("measured less estimated"),
+                "{id}: {}",
+                c.note
+            );
         }
     }
     let context = SiteContext::new(&records, None);
@@ -271,4 +275,125 @@ fn every_training_page_sets_the_estimator_beside_its_steps() {
         .find(|r| r.experiment == "views-vs-clones")
         .unwrap();
     assert!(views.estimator.is_empty());
+}
+
+#[test]
+fn the_landing_page_orders_the_fixes_by_their_figures() {
+    let records = load_dir(&crate::fixtures()).unwrap();
+    let order = guide::fix_order::FixOrder::new(&records).expect("an order");
+    let tiers = [
+        "saves memory, computes the same, no slowdown resolved",
+        "saves memory and computes the same, at a measured cost in time",
+        "saves memory; its time was not compared in pairs",
+        "saves memory, but its correctness check failed",
+        "does not lower this peak on this device",
+    ];
+    let ranks: Vec<usize> = order
+        .rows
+        .iter()
+        .map(|r| {
+            tiers
+                .iter()
+                .position(|t| *t == r.why)
+                .expect("a known tier")
+        })
+        .collect();
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
+    assert_eq!(
+        order.rows.iter().map(|r| r.rank).collect::<Vec<_>>(),
+        (1..=order.rows.len()).collect::<Vec<_>>()
+    );
+    // Every headline of the first device's records is in the order once.
+    let headlines: usize = records
+        .iter()
+        .filter(|r| r.device.kind == records[0].device.kind)
+        .map(|r| 1 + r.analysis.secondary_headlines.len())
+        .sum();
+    assert_eq!(order.rows.len(), headlines);
+    for row in &order.rows {
+        assert!(!row.change.is_empty(), "{}: nothing to change", row.title);
+    }
+    let html = HtmlRenderer
+        .index_html(&SiteContext::new(&records, None))
+        .unwrap();
+    let first = html
+        .find("Fix an out-of-memory error in this order")
+        .unwrap();
+    let fix = first + html[first..].find(&order.rows[0].title).unwrap();
+    let table = html.find("Every technique on every device").unwrap();
+    assert!(first < fix && fix < table);
+    assert!(html.contains("Measure first"));
+    assert!(html.contains("Where these figures come from"));
+}
+
+#[test]
+fn every_result_set_is_written_as_json_and_csv_and_linked() {
+    let records = load_dir(&crate::fixtures()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    HtmlRenderer.render(&records, None, dir.path()).unwrap();
+    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    // minijinja escapes a slash in an attribute as `&#x2f;`, which the browser reads back.
+    let href = |path: &str| format!("href=\"{}\"", path.replace('/', "&#x2f;"));
+    for record in &records {
+        let csv_path = guide::context::csv_path(record);
+        let csv = std::fs::read_to_string(dir.path().join(&csv_path)).unwrap();
+        let mut lines = csv.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("experiment,device,profile,point_id,label,status,peak_bytes"));
+        assert_eq!(lines.count(), record.points.len(), "{csv_path}");
+        assert!(index.contains(&href(&csv_path)), "{csv_path}");
+        assert!(index.contains(&href(&record.data_path())));
+        let page = std::fs::read_to_string(dir.path().join(format!("{}.html", record.experiment)))
+            .unwrap();
+        assert!(page.contains(&href(&csv_path)));
+        assert!(page.contains(&format!("<code>workbench run {}", record.experiment)));
+    }
+}
+
+#[test]
+fn training_pages_draw_one_step_s_memory_timeline() {
+    let records = load_dir(&crate::fixtures()).unwrap();
+    for id in [
+        "batch-size",
+        "accumulation",
+        "checkpointing",
+        "sequence-length",
+    ] {
+        let record = records.iter().find(|r| r.experiment == id).unwrap();
+        let chart = record
+            .analysis
+            .charts
+            .iter()
+            .find(|c| c.id == "memory-timeline")
+            .unwrap_or_else(|| panic!("{id}: no timeline"));
+        // Two steps, each with its peak marked.
+        assert_eq!(chart.series.len(), 4, "{id}");
+        assert!(chart.series[1].name.starts_with("peak of "));
+        assert!(
+            chart.series[0].points.len() > 20,
+            "{id}: a timeline of events"
+        );
+        assert!(record
+            .analysis
+            .findings
+            .iter()
+            .any(|f| f.starts_with("Memory timeline, ")));
+        // The allocator's timeline of one more step peaks where the measured steps did (an
+        // exact probe: within the repeats' spread).
+        for p in record.points.iter().filter_map(|p| p.result()) {
+            let bytes = p.trace(results::Trace::MemoryTimelineBytes);
+            let top = bytes.iter().copied().fold(0.0, f64::max);
+            let peak = p.peak_bytes() as f64;
+            assert!(
+                (top - peak).abs() <= peak * 0.01,
+                "{id}: timeline {top}, peak {peak}"
+            );
+            assert_eq!(
+                p.trace(results::Trace::MemoryTimelinePhaseStart).len(),
+                p.trace(results::Trace::MemoryTimelinePhaseKind).len()
+            );
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing};
+use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
@@ -15,6 +15,7 @@ use crate::harness::models::mlp;
 use crate::harness::models::{self, Batch, Model, ModelShape};
 use crate::harness::probe::{
     bracketed_step, collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
+    Timeline,
 };
 use crate::harness::profile::Repeats;
 use crate::harness::timing;
@@ -120,6 +121,9 @@ pub struct MeasuredSteps {
     /// The phases of the last timed step, one per name; on a probe without an exact peak,
     /// those of one more step, measured for its memory with each phase's peak bracketed.
     pub phases: Vec<PhaseMemory>,
+    /// Where the probe sees every allocation (the CPU), one more step, untimed, with its
+    /// memory timeline, as the point's traces ([`timeline_traces`]); empty elsewhere.
+    pub timeline: BTreeMap<Trace, Vec<f64>>,
 }
 
 /// The measured loop of a training point: the first step, which allocates the optimizer's
@@ -147,12 +151,79 @@ pub fn measured_steps(
     let timing = timing::repeat(0, repeats.repeats, samples_per_step, || step(&mut runs));
     let phases =
         collapse_by_name(bracketed_step(probe, &mut step).unwrap_or_else(|| last_repeat(&runs)));
+    let timeline = if !timing::timing_only() && probe.start_timeline() {
+        // Room for the step's phases made before the timeline starts: nothing of the harness
+        // is allocated inside it.
+        let mut timeline_runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(1);
+        step(&mut timeline_runs);
+        let recorded = probe.stop_timeline();
+        match (recorded, timeline_runs.pop()) {
+            // A step of more events than the buffer holds is left without a timeline rather
+            // than shown cut short.
+            (Some(t), Some(phases)) if !t.cut => timeline_traces(&t, &phases),
+            _ => BTreeMap::new(),
+        }
+    } else {
+        BTreeMap::new()
+    };
     MeasuredSteps {
         optimizer_state_bytes,
         timing,
         runs,
         phases,
+        timeline,
     }
+}
+
+/// Points of a timeline kept in a record, at most: each the highest or the lowest of its
+/// stretch of events, so that the peak and the troughs survive.
+pub const TIMELINE_POINTS: usize = 240;
+
+/// A step's timeline as a point's traces: the events kept ([`TIMELINE_POINTS`], the highest
+/// and lowest of each stretch), the bytes after each, and each phase's first event and kind.
+pub fn timeline_traces(t: &Timeline, phases: &[PhaseMemory]) -> BTreeMap<Trace, Vec<f64>> {
+    let mut traces = BTreeMap::new();
+    if t.bytes.is_empty() {
+        return traces;
+    }
+    let stretch = t.bytes.len().div_ceil(TIMELINE_POINTS / 2).max(1);
+    let (mut events, mut bytes) = (Vec::new(), Vec::new());
+    for (k, chunk) in t.bytes.chunks(stretch).enumerate() {
+        let at = k * stretch;
+        let (lo, hi) = chunk.iter().enumerate().fold((0, 0), |(lo, hi), (i, &b)| {
+            (
+                if b < chunk[lo] { i } else { lo },
+                if b > chunk[hi] { i } else { hi },
+            )
+        });
+        let mut keep = [lo, hi];
+        keep.sort_unstable();
+        for i in keep
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            events.push((at + i) as f64);
+            bytes.push(chunk[i] as f64);
+        }
+    }
+    let kind = |name: &str| match name {
+        "forward" => 0.0,
+        "backward" => 1.0,
+        "optimizer" => 2.0,
+        _ => 3.0,
+    };
+    traces.insert(Trace::MemoryTimelineEvent, events);
+    traces.insert(Trace::MemoryTimelineBytes, bytes);
+    traces.insert(
+        Trace::MemoryTimelinePhaseStart,
+        t.phase_starts.iter().map(|&e| e as f64).collect(),
+    );
+    traces.insert(
+        Trace::MemoryTimelinePhaseKind,
+        phases.iter().map(|p| kind(&p.phase)).collect(),
+    );
+    traces
 }
 
 /// The probe's readings as a training point sets up, in bytes in use.
@@ -308,6 +379,7 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         PointResult {
             metrics,
             checks,
+            traces: steps.timeline,
             phase_times: PhaseTiming::of_runs(&steps.runs),
             ..PointResult::new(probe.info(), steps.phases, steps.timing, units).in_unit(unit)
         }

@@ -1,22 +1,41 @@
 //! Charts as pure functions: a [`Chart`] in, an SVG document out.
 //!
 //! Measured series are solid lines with markers (and error bars where the point has a spread);
-//! predicted or fitted series are dashed. Log2 axes are drawn by plotting log2(x) and labelling
-//! ticks with the powers of two they stand for.
+//! predicted or fitted series are dashed. Each series has its own colour from a palette of ten
+//! (Okabe and Ito's eight, made for colour-blind readers, and two more) and its own marker
+//! shape, so that series survive greyscale and lie distinguishably over each other. The legend
+//! is drawn below the plot, never over the data. Log2 axes are drawn by plotting log2(x) and
+//! labelling ticks with the powers of two they stand for; a linear x axis whose positive
+//! values span more than a decade is drawn so too, and a y axis whose positive values span
+//! more than a decade is drawn on a log scale. A categorical axis (precisions) is labelled with
+//! its categories and drawn without connecting lines. Ticks read in k, M and G. Every SVG
+//! carries a `<title>` and a `<desc>` with its numbers.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use results::{Chart, Scale};
 
-/// Width and height of every chart, in SVG pixels.
+/// Width and height of every chart's plot, in SVG pixels (the legend adds rows below).
 pub const SIZE: (u32, u32) = (760, 440);
 
-const PALETTE: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(255, 127, 14),
-    RGBColor(140, 86, 75),
+/// Height of one row of the legend.
+const LEGEND_ROW: u32 = 22;
+/// A series of more points than this is drawn as a line without markers.
+const MAX_MARKERS: usize = 60;
+/// Legend entries per row.
+const LEGEND_COLUMNS: usize = 2;
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(153, 153, 51),
+    RGBColor(136, 34, 85),
+    RGBColor(120, 120, 120),
 ];
 
 /// A chart that could not be drawn.
@@ -27,6 +46,51 @@ pub struct ChartError {
     reason: String,
 }
 
+/// The height of `chart`'s SVG: the plot and its legend's rows.
+pub fn height(chart: &Chart) -> u32 {
+    SIZE.1 + legend_height(chart.series.len())
+}
+
+fn legend_height(series: usize) -> u32 {
+    let rows = series.div_ceil(LEGEND_COLUMNS) as u32;
+    if rows == 0 {
+        0
+    } else {
+        rows * LEGEND_ROW + 10
+    }
+}
+
+/// How the x axis is drawn: the record's scale, or log2 where a linear axis spans more than a
+/// decade of positive values.
+fn x_scale(chart: &Chart) -> Scale {
+    if !chart.categories.is_empty() {
+        return Scale::Linear;
+    }
+    match chart.x_scale {
+        Scale::Log2 => Scale::Log2,
+        Scale::Linear => {
+            let xs: Vec<f64> = chart
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.x))
+                .filter(|x| x.is_finite())
+                .collect();
+            if spans_decades(&xs) {
+                Scale::Log2
+            } else {
+                Scale::Linear
+            }
+        }
+    }
+}
+
+/// All values positive and the largest more than ten times the smallest.
+fn spans_decades(values: &[f64]) -> bool {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    !values.is_empty() && lo > 0.0 && hi / lo > 10.0
+}
+
 fn to_x(scale: Scale, x: f64) -> f64 {
     match scale {
         Scale::Linear => x,
@@ -34,19 +98,85 @@ fn to_x(scale: Scale, x: f64) -> f64 {
     }
 }
 
-fn x_tick_label(scale: Scale, x: f64) -> String {
+fn x_tick_label(scale: Scale, categories: &[String], x: f64) -> String {
+    if !categories.is_empty() {
+        let i = x.round();
+        return if (x - i).abs() < 1e-6 && i >= 1.0 && (i as usize) <= categories.len() {
+            categories[i as usize - 1].clone()
+        } else {
+            String::new()
+        };
+    }
     match scale {
-        Scale::Linear => trim_number(x),
-        Scale::Log2 => trim_number(x.exp2().round()),
+        Scale::Linear => si(x),
+        Scale::Log2 => si(x.exp2().round()),
     }
 }
 
-fn trim_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e12 {
+/// A tick value in a few characters: `1.2k`, `3.4M`, `1.21G`; small values as they are.
+pub fn si(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let text = if scaled.fract() == 0.0 || scaled.abs() >= 100.0 {
+        format!("{scaled:.0}")
+    } else if scaled.abs() >= 10.0 {
+        format!("{scaled:.1}")
+    } else {
+        format!("{scaled:.2}")
+    };
+    format!("{text}{suffix}")
+}
+
+/// The text a screen reader gets: each series and its points.
+fn description(chart: &Chart) -> String {
+    let mut parts = vec![format!("x: {}; y: {}.", chart.x_label, chart.y_label)];
+    for s in &chart.series {
+        let points: Vec<String> = s
+            .points
+            .iter()
+            .map(|p| {
+                let x = if chart.categories.is_empty() {
+                    trim(p.x)
+                } else {
+                    x_tick_label(Scale::Linear, &chart.categories, p.x)
+                };
+                format!("{x}: {}", trim(p.y))
+            })
+            .collect();
+        parts.push(format!(
+            "{}{}: {}.",
+            s.name,
+            if s.predicted { " (predicted)" } else { "" },
+            points.join(", ")
+        ));
+    }
+    parts.join(" ")
+}
+
+/// A number as written in a table: whole numbers whole, others to four significant figures.
+pub fn trim(v: f64) -> String {
+    if !v.is_finite() {
+        "n/a".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")
     } else {
-        format!("{v:.2}")
+        let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 8) as usize;
+        format!("{v:.digits$}")
     }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// Draws `chart` as a standalone SVG document.
@@ -55,11 +185,12 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
         id: chart.id.clone(),
         reason: e.to_string(),
     };
+    let scale = x_scale(chart);
     let finite = |v: &f64| v.is_finite();
     let xs: Vec<f64> = chart
         .series
         .iter()
-        .flat_map(|s| s.points.iter().map(|p| to_x(chart.x_scale, p.x)))
+        .flat_map(|s| s.points.iter().map(|p| to_x(scale, p.x)))
         .filter(finite)
         .collect();
     let ys: Vec<f64> = chart
@@ -76,116 +207,203 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
     if xs.is_empty() || ys.is_empty() {
         return Err(err(&"no finite points"));
     }
-    let (x_min, x_max) = bounds(&xs, 0.05);
-    // Zero is always on the axis; 8% of the span is left above (and below, where values are
-    // negative), so that markers and error bars are not cut at the frame.
-    let high = ys
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max)
-        .max(0.0);
-    let low = ys.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
-    let pad = (high - low) * 0.08;
-    let (y_min, y_max) = if high > low {
-        (if low < 0.0 { low - pad } else { low }, high + pad)
+    let (x_min, x_max) = if chart.categories.is_empty() {
+        bounds(&xs, 0.05)
     } else {
-        (low, low + 1.0)
+        (0.5, chart.categories.len() as f64 + 0.5)
     };
+    let log_y = spans_decades(&ys);
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0, height(chart))).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let mut ctx = ChartBuilder::on(&root)
-            .caption(&chart.title, ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(x_min..x_max, y_min..y_max)
-            .map_err(|e| err(&e))?;
-        let scale = chart.x_scale;
-        let x_labels = match scale {
-            Scale::Log2 => ((x_max.floor() - x_min.ceil()) as usize + 1).clamp(2, 14),
-            Scale::Linear => 10,
-        };
-        ctx.configure_mesh()
-            .x_desc(&chart.x_label)
-            .y_desc(&chart.y_label)
-            .x_labels(x_labels)
-            .x_label_formatter(&|x| x_tick_label(scale, *x))
-            .y_label_formatter(&|y| trim_number(*y))
-            .axis_desc_style(("sans-serif", 15))
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(|e| err(&e))?;
-
-        for (i, series) in chart.series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            let pts: Vec<(f64, f64)> = series
-                .points
+        let (plot, legend) = root.split_vertically(SIZE.1);
+        if log_y {
+            let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let ctx = ChartBuilder::on(&plot)
+                .caption(&chart.title, ("sans-serif", 20))
+                .margin(12)
+                .x_label_area_size(52)
+                .y_label_area_size(78)
+                .build_cartesian_2d(x_min..x_max, ((lo / 1.3)..(hi * 1.3)).log_scale())
+                .map_err(|e| err(&e))?;
+            draw(ctx, chart, scale, &err)?;
+        } else {
+            // Zero is always on the axis; 8% of the span is left above (and below, where
+            // values are negative), so that markers and error bars are not cut at the frame.
+            let high = ys
                 .iter()
-                .map(|p| (to_x(scale, p.x), p.y))
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .collect();
-            let style = ShapeStyle::from(color).stroke_width(2);
-            let drawn = if series.predicted {
-                ctx.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, style))
-                    .map_err(|e| err(&e))?
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max)
+                .max(0.0);
+            let low = ys.iter().copied().fold(f64::INFINITY, f64::min).min(0.0);
+            let pad = (high - low) * 0.08;
+            let (y_min, y_max) = if high > low {
+                (if low < 0.0 { low - pad } else { low }, high + pad)
             } else {
-                ctx.draw_series(LineSeries::new(pts.clone(), style))
-                    .map_err(|e| err(&e))?
+                (low, low + 1.0)
             };
-            drawn.label(&series.name).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-            if !series.predicted {
-                ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(|e| err(&e))?;
-                let bars = series.points.iter().filter_map(|p| {
-                    let (lo, hi) = (p.y_low?, p.y_high?);
-                    let x = to_x(scale, p.x);
-                    (x.is_finite() && lo.is_finite() && hi.is_finite())
-                        .then(|| ErrorBar::new_vertical(x, lo, p.y, hi, color.stroke_width(1), 8))
-                });
-                ctx.draw_series(bars).map_err(|e| err(&e))?;
-            }
+            let ctx = ChartBuilder::on(&plot)
+                .caption(&chart.title, ("sans-serif", 20))
+                .margin(12)
+                .x_label_area_size(52)
+                .y_label_area_size(78)
+                .build_cartesian_2d(x_min..x_max, y_min..y_max)
+                .map_err(|e| err(&e))?;
+            draw(ctx, chart, scale, &err)?;
         }
-        ctx.configure_series_labels()
-            .position(legend_position(&chart.series, scale))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(("sans-serif", 13))
-            .draw()
-            .map_err(|e| err(&e))?;
+        draw_legend(&legend, chart).map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
+    }
+    // A title and a description for screen readers, right after the opening tag.
+    if let Some(end) = svg.find('>') {
+        let meta = format!(
+            "\n<title>{}</title>\n<desc>{}</desc>",
+            escape(&chart.title),
+            escape(&description(chart))
+        );
+        svg.insert_str(end + 1, &meta);
     }
     Ok(svg)
 }
 
-/// Upper left when the data rise from left to right, upper right when they fall, so that the
-/// legend sits over the emptier corner.
-fn legend_position(series: &[results::Series], scale: Scale) -> SeriesLabelPosition {
-    let (mut left, mut right) = (0.0, 0.0);
-    for s in series {
-        let pts: Vec<(f64, f64)> = s
+/// The mesh and every series, on a y axis of either kind.
+fn draw<'a, DB, Y>(
+    mut ctx: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    chart: &Chart,
+    scale: Scale,
+    err: &dyn Fn(&dyn std::fmt::Display) -> ChartError,
+) -> Result<(), ChartError>
+where
+    DB: DrawingBackend + 'a,
+    Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let x_labels = if !chart.categories.is_empty() {
+        chart.categories.len() * 2 + 1
+    } else {
+        match scale {
+            Scale::Log2 => {
+                let (lo, hi) = (ctx.x_range().start, ctx.x_range().end);
+                ((hi.floor() - lo.ceil()) as usize + 1).clamp(2, 14)
+            }
+            Scale::Linear => 10,
+        }
+    };
+    let categories = &chart.categories;
+    ctx.configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .x_labels(x_labels)
+        .x_label_formatter(&|x| x_tick_label(scale, categories, *x))
+        .y_labels(12)
+        .y_label_formatter(&|y| si(*y))
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| err(&e))?;
+
+    for (i, series) in chart.series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let pts: Vec<(f64, f64)> = series
             .points
             .iter()
             .map(|p| (to_x(scale, p.x), p.y))
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .collect();
-        if let (Some(first), Some(last)) = (
-            pts.iter().min_by(|a, b| a.0.total_cmp(&b.0)),
-            pts.iter().max_by(|a, b| a.0.total_cmp(&b.0)),
-        ) {
-            left += first.1;
-            right += last.1;
+        let style = ShapeStyle::from(color).stroke_width(2);
+        if categories.is_empty() {
+            if series.predicted {
+                let (dash, gap) = [(8, 5), (3, 3), (12, 4)][i % 3];
+                ctx.draw_series(DashedLineSeries::new(pts.clone(), dash, gap, style))
+                    .map_err(|e| err(&e))?;
+            } else {
+                ctx.draw_series(LineSeries::new(pts.clone(), style))
+                    .map_err(|e| err(&e))?;
+            }
+        }
+        // Markers where they can be told apart: a timeline of hundreds of events is a line.
+        let markers = pts.len() <= MAX_MARKERS || !categories.is_empty();
+        if markers && (!series.predicted || !categories.is_empty()) {
+            // A circle, a triangle, a square or a cross, in turn.
+            let fill = color.filled();
+            match i % 4 {
+                0 => {
+                    ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 4, fill)))
+                        .map_err(|e| err(&e))?;
+                }
+                1 => {
+                    ctx.draw_series(pts.iter().map(|&p| TriangleMarker::new(p, 5, fill)))
+                        .map_err(|e| err(&e))?;
+                }
+                2 => {
+                    ctx.draw_series(
+                        pts.iter().map(|&p| {
+                            EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], fill)
+                        }),
+                    )
+                    .map_err(|e| err(&e))?;
+                }
+                _ => {
+                    ctx.draw_series(pts.iter().map(|&p| Cross::new(p, 5, color.stroke_width(2))))
+                        .map_err(|e| err(&e))?;
+                }
+            }
+            let bars = series.points.iter().filter_map(|p| {
+                let (lo, hi) = (p.y_low?, p.y_high?);
+                let x = to_x(scale, p.x);
+                (x.is_finite() && lo.is_finite() && hi.is_finite())
+                    .then(|| ErrorBar::new_vertical(x, lo, p.y, hi, color.stroke_width(1), 8))
+            });
+            ctx.draw_series(bars).map_err(|e| err(&e))?;
         }
     }
-    if left > right {
-        SeriesLabelPosition::UpperRight
-    } else {
-        SeriesLabelPosition::UpperLeft
+    Ok(())
+}
+
+/// The legend, below the plot: each series' line (dashed where predicted), marker and name.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let column = (SIZE.0 as i32 - 40) / LEGEND_COLUMNS as i32;
+    for (i, series) in chart.series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let x = 30 + (i % LEGEND_COLUMNS) as i32 * column;
+        let y = 8 + (i / LEGEND_COLUMNS) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let style = ShapeStyle::from(color).stroke_width(2);
+        if series.predicted && chart.categories.is_empty() {
+            let (dash, gap) = [(8, 5), (3, 3), (12, 4)][i % 3];
+            let mut at = x;
+            while at < x + 28 {
+                let to = (at + dash).min(x + 28);
+                area.draw(&PathElement::new(vec![(at, y), (to, y)], style))?;
+                at = to + gap;
+            }
+        } else {
+            if chart.categories.is_empty() {
+                area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style))?;
+            }
+            let m = (x + 14, y);
+            match i % 4 {
+                0 => area.draw(&Circle::new(m, 4, color.filled()))?,
+                1 => area.draw(&TriangleMarker::new(m, 5, color.filled()))?,
+                2 => area.draw(&Rectangle::new(
+                    [(m.0 - 3, m.1 - 3), (m.0 + 3, m.1 + 3)],
+                    color.filled(),
+                ))?,
+                _ => area.draw(&Cross::new(m, 5, color.stroke_width(2)))?,
+            }
+        }
+        area.draw(&Text::new(
+            series.name.clone(),
+            (x + 36, y - 7),
+            ("sans-serif", 13).into_font().color(&BLACK),
+        ))?;
     }
+    Ok(())
 }
 
 fn bounds(values: &[f64], pad: f64) -> (f64, f64) {
@@ -211,6 +429,7 @@ mod tests {
             x_label: "batch size (samples)".into(),
             y_label: "bytes (MiB)".into(),
             x_scale: scale,
+            categories: Vec::new(),
             series: vec![
                 Series::line(
                     "measured",
@@ -243,5 +462,83 @@ mod tests {
         let mut c = chart(Scale::Linear);
         c.series.clear();
         assert!(render_svg(&c).is_err());
+    }
+}
+
+#[cfg(test)]
+mod reading_tests {
+    use super::*;
+    use results::Series;
+
+    fn base() -> Chart {
+        Chart {
+            id: "t".into(),
+            title: "A & B".into(),
+            x_label: "size (MiB)".into(),
+            y_label: "time (ms)".into(),
+            x_scale: Scale::Linear,
+            categories: Vec::new(),
+            series: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn every_svg_has_a_title_and_a_description_with_its_numbers() {
+        let mut c = base();
+        c.series = vec![Series::line(
+            "from the cache",
+            false,
+            vec![(16.0, 1.5), (1024.0, 820.0)],
+        )];
+        let svg = render_svg(&c).unwrap();
+        assert!(svg.contains("<title>A &amp; B</title>"), "{}", &svg[..300]);
+        assert!(svg.contains(
+            "<desc>x: size (MiB); y: time (ms). from the cache: 16: 1.500, 1024: 820.</desc>"
+        ));
+    }
+
+    #[test]
+    fn values_over_a_decade_get_log_axes_and_ticks_read_in_si_units() {
+        assert!(spans_decades(&[16.0, 1024.0]));
+        assert!(
+            !spans_decades(&[0.0, 1024.0]),
+            "zero cannot go on a log axis"
+        );
+        assert!(!spans_decades(&[100.0, 900.0]));
+        let mut c = base();
+        c.series = vec![Series::line("s", false, vec![(16.0, 1.0), (1024.0, 2.0)])];
+        assert_eq!(x_scale(&c), Scale::Log2);
+        assert_eq!(si(1_210_491_319.0), "1.21G");
+        assert_eq!(si(45_000.0), "45k");
+        assert_eq!(si(12_500.0), "12.5k");
+        assert_eq!(si(250.0), "250");
+        assert_eq!(si(0.5), "0.50");
+    }
+
+    #[test]
+    fn categories_label_the_axis_and_the_legend_sits_below_the_plot() {
+        let mut c = base();
+        c.categories = vec!["f32".into(), "bf16".into(), "mixed-bf16".into()];
+        c.series = (0..5)
+            .map(|i| {
+                Series::line(
+                    &format!("series {i}"),
+                    false,
+                    vec![(1.0, 1.0 + i as f64), (3.0, 2.0)],
+                )
+            })
+            .collect();
+        let svg = render_svg(&c).unwrap();
+        for name in ["f32", "bf16", "mixed-bf16", "series 4"] {
+            assert!(
+                svg.contains(&format!(">{name}<")) || svg.contains(&format!("\n{name}\n")),
+                "{name}"
+            );
+        }
+        // Five series: three legend rows below the 440 px plot.
+        assert_eq!(height(&c), SIZE.1 + 3 * LEGEND_ROW + 10);
+        assert!(svg.contains(&format!("height=\"{}\"", height(&c))));
+        assert_eq!(x_tick_label(Scale::Linear, &c.categories, 2.0), "bf16");
+        assert_eq!(x_tick_label(Scale::Linear, &c.categories, 2.5), "");
     }
 }

@@ -22,6 +22,10 @@ pub struct SiteContext {
     pub estimator_worst: String,
     /// The "What fits" page, where the results hold its record.
     pub what_fits: Option<crate::what_fits::WhatFits>,
+    /// The landing page's fix order (none without records).
+    pub fix_order: Option<crate::fix_order::FixOrder>,
+    /// Which machine, device and commit produced each result set, one line each.
+    pub provenance: Vec<String>,
 }
 
 /// The estimator's error over one result set's training steps.
@@ -107,6 +111,8 @@ pub struct ExperimentPage {
     pub href: String,
     /// Title.
     pub title: String,
+    /// What to change to apply it (empty in records made before it was recorded).
+    pub fix: String,
     /// What the technique does.
     pub explanation: String,
     /// What it, or its measurement, means on the device backends.
@@ -122,6 +128,10 @@ pub struct ExperimentPage {
 pub struct ResultSet {
     /// Anchor of the set on the page: the device kind (`cpu`, `cuda`).
     pub anchor: String,
+    /// Link to its points as CSV.
+    pub csv_href: String,
+    /// The command that measures this set again.
+    pub reproduce: String,
     /// Which device and what its probe counts, in a few words (`cpu (Flex ...)`).
     pub device_label: String,
     /// The device's own name where its driver gave one (`NVIDIA H200`).
@@ -173,6 +183,59 @@ pub struct ChartView {
     pub src: String,
     /// Title, used as alt text.
     pub title: String,
+    /// The SVG's height in pixels (its width is [`crate::charts::SIZE`]'s).
+    pub height: u32,
+    /// The chart's numbers: the x label, then one column per series.
+    pub header: Vec<String>,
+    /// One row per x value.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl ChartView {
+    /// The view of `chart`, drawn to `src`.
+    pub fn of(chart: &Chart, src: String) -> Self {
+        let mut xs: Vec<f64> = chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.x))
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let x_text = |x: f64| match chart.categories.get((x.round() as usize).wrapping_sub(1)) {
+            Some(name) if x.fract() == 0.0 => name.clone(),
+            _ => crate::charts::trim(x),
+        };
+        let rows = xs
+            .iter()
+            .map(|&x| {
+                std::iter::once(x_text(x))
+                    .chain(chart.series.iter().map(|s| {
+                        s.points
+                            .iter()
+                            .find(|p| p.x == x)
+                            .map_or(String::new(), |p| match (p.y_low, p.y_high) {
+                                (Some(lo), Some(hi)) => format!(
+                                    "{} ({} to {})",
+                                    crate::charts::trim(p.y),
+                                    crate::charts::trim(lo),
+                                    crate::charts::trim(hi)
+                                ),
+                                _ => crate::charts::trim(p.y),
+                            })
+                    }))
+                    .collect()
+            })
+            .collect();
+        Self {
+            src,
+            title: chart.title.clone(),
+            height: crate::charts::height(chart),
+            header: std::iter::once(chart.x_label.clone())
+                .chain(chart.series.iter().map(|s| s.name.clone()))
+                .collect(),
+            rows,
+        }
+    }
 }
 
 /// A prediction beside a measurement.
@@ -460,6 +523,7 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
         },
         y_label: "difference from the baseline (%)".into(),
         x_scale: Scale::Linear,
+        categories: Vec::new(),
         series: vec![
             cost,
             Series::line(
@@ -561,7 +625,7 @@ fn index_rows(record: &ExperimentRecord) -> Vec<IndexRow> {
         .collect()
 }
 
-fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow {
+pub(crate) fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow {
     let device = record.device.kind;
     let (verdict, verdict_class) = match h.correctness {
         Correctness::Passed => ("passed", "ok"),
@@ -636,7 +700,7 @@ fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow {
 /// What the technique does to the baseline's peak, as a change of the named peak: a saving is
 /// a reduction (`-45.6% of the step peak (-115.80 MiB)`), a cost an increase. Records made
 /// before the peak was named keep the old wording.
-fn memory_change(h: &Headline) -> String {
+pub(crate) fn memory_change(h: &Headline) -> String {
     let signed_bytes = |b: f64| {
         if b > 0.0 {
             format!("+{}", format::bytes(b))
@@ -658,7 +722,7 @@ fn memory_change(h: &Headline) -> String {
 }
 
 /// The device of a record in a few words: kind, backend, and the name its driver gave.
-fn device_label(record: &ExperimentRecord) -> String {
+pub(crate) fn device_label(record: &ExperimentRecord) -> String {
     let d = &record.device;
     match d.identity.as_ref().filter(|_| d.kind != DeviceKind::Cpu) {
         Some(id) if id.software => format!(
@@ -813,6 +877,8 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
     ResultSet {
         criterion: criterion_rows(record),
         anchor: record.device.kind.name().into(),
+        csv_href: csv_path(record),
+        reproduce: reproduce_command(record),
         device_label: device_label(record),
         device_name: record
             .device
@@ -829,10 +895,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         findings: a.findings.clone(),
         charts: record_charts(record)
             .iter()
-            .map(|c| ChartView {
-                src: chart_file(record, &c.id),
-                title: c.title.clone(),
-            })
+            .map(|c| ChartView::of(c, chart_file(record, &c.id)))
             .collect(),
         comparisons,
         estimator: record.estimator.iter().map(comparison_row).collect(),
@@ -1025,6 +1088,25 @@ fn criterion_rows(record: &ExperimentRecord) -> Vec<CriterionRow> {
         .collect()
 }
 
+/// Where a record's points are written as CSV, beside its JSON.
+pub fn csv_path(record: &ExperimentRecord) -> String {
+    let json = record.data_path();
+    format!("{}.csv", json.strip_suffix(".json").unwrap_or(&json))
+}
+
+/// The command that measures a record's set again (on the same kind of device and profile).
+fn reproduce_command(record: &ExperimentRecord) -> String {
+    let mut cmd = format!("workbench run {}", record.experiment);
+    if record.profile == results::Profile::Quick {
+        cmd.push_str(" --quick");
+    }
+    if record.device.kind != DeviceKind::Cpu {
+        cmd.push_str(&format!(" --device {}", record.device.kind.name()));
+    }
+    cmd.push_str(" --out site");
+    cmd
+}
+
 /// A prediction beside its measurement, formatted: the difference is to the nearer bound of a
 /// bracket, none inside it.
 fn comparison_row(c: &Comparison) -> ComparisonRow {
@@ -1084,6 +1166,7 @@ impl SiteContext {
                     id: record.experiment.clone(),
                     href: format!("{}.html", record.experiment),
                     title: record.title.clone(),
+                    fix: record.page.fix.clone(),
                     explanation: record.page.explanation.clone(),
                     on_devices: record.page.on_devices.clone(),
                     snippet: record.page.snippet.trim_end().into(),
@@ -1130,6 +1213,8 @@ impl SiteContext {
                 .collect(),
             estimator_worst,
             what_fits: capacity.map(crate::what_fits::WhatFits::new),
+            fix_order: crate::fix_order::FixOrder::new(records),
+            provenance: crate::fix_order::provenance_lines(records),
             pages,
         }
     }

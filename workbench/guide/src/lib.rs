@@ -8,6 +8,8 @@
 
 pub mod charts;
 pub mod context;
+pub mod csv_export;
+pub mod fix_order;
 pub mod what_fits;
 
 use std::path::Path;
@@ -32,6 +34,9 @@ pub enum RenderError {
     /// A chart failed to draw.
     #[error(transparent)]
     Chart(#[from] charts::ChartError),
+    /// A record's points could not be written as CSV.
+    #[error("cannot write a CSV: {0}")]
+    Csv(#[from] csv::Error),
     /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -130,6 +135,10 @@ impl Renderer for HtmlRenderer {
                 write(&out.join(context::chart_file(record, &chart.id)), &svg)?;
             }
             write(&out.join(record.data_path()), &record.to_json())?;
+            write(
+                &out.join(context::csv_path(record)),
+                &csv_export::points_csv(record)?,
+            )?;
         }
         for (i, page) in context.pages.iter().enumerate() {
             write(&out.join(&page.href), &self.experiment_html(&context, i)?)?;

@@ -270,6 +270,11 @@ pub struct Chart {
     pub y_label: String,
     /// x-axis scale.
     pub x_scale: Scale,
+    /// Where the x axis is a set of categories (precisions), their names: x = 1 is the first.
+    /// Drawn as markers without connecting lines. Empty for a numeric axis (and in records made
+    /// before it existed, which drew categories as numbered codes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
     /// The lines.
     pub series: Vec<Series>,
 }

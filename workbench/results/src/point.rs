@@ -193,6 +193,16 @@ pub enum Trace {
     SeedReferenceFinalLoss,
     /// Per seed: the same for the candidate precision, from the same initial weights.
     SeedCandidateFinalLoss,
+    /// One training step's memory timeline (the CPU's counting allocator): the allocation
+    /// event (an allocation or a free, counted from the step's start) of each point kept.
+    MemoryTimelineEvent,
+    /// The bytes in use after each of those events (each kept point is the highest or lowest
+    /// of its stretch of events, so the peak is kept).
+    MemoryTimelineBytes,
+    /// The event at which each phase of that step began.
+    MemoryTimelinePhaseStart,
+    /// Each phase's kind, by the same index: 0 forward, 1 backward, 2 optimizer, 3 other.
+    MemoryTimelinePhaseKind,
 }
 
 /// What a point's throughput counts.

@@ -96,6 +96,10 @@ pub struct Calibration {
 pub struct PageText {
     /// What the technique does, in two or three sentences.
     pub explanation: String,
+    /// What to change to apply the technique, in one imperative sentence (the landing page's
+    /// fix); empty in records made before it was recorded.
+    #[serde(default)]
+    pub fix: String,
     /// What the technique, or its measurement, means on wgpu and CUDA.
     pub on_devices: String,
     /// The Burn 0.21 code applying it (compiled in the `experiments` crate).

@@ -10,15 +10,39 @@
 //! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::{MemoryProbe, MemoryReading, ProbeInfo};
+use super::{MemoryProbe, MemoryReading, ProbeInfo, Timeline};
 
 static IN_USE_BYTES: AtomicU64 = AtomicU64::new(0);
 static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 /// The most bytes the process may hold (`u64::MAX`: no budget): see [`arm_budget`].
 static BUDGET_BYTES: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Allocation events a timeline holds; later events of the same step are not recorded (the
+/// timeline says it was cut).
+pub const TIMELINE_CAPACITY: usize = 1 << 16;
+/// While on, every allocation and free writes the bytes in use after it to [`TIMELINE`]: a
+/// buffer allocated once, statically, so that recording allocates nothing.
+static TIMELINE_ON: AtomicBool = AtomicBool::new(false);
+static TIMELINE_LEN: AtomicUsize = AtomicUsize::new(0);
+static TIMELINE: [AtomicU64; TIMELINE_CAPACITY] = [const { AtomicU64::new(0) }; TIMELINE_CAPACITY];
+
+/// Phase starts a timeline holds.
+const MARK_CAPACITY: usize = 4096;
+static MARKS_LEN: AtomicUsize = AtomicUsize::new(0);
+static MARKS: [AtomicUsize; MARK_CAPACITY] = [const { AtomicUsize::new(0) }; MARK_CAPACITY];
+
+/// Records the bytes in use after an allocation event, while a timeline is on.
+fn record(in_use: u64) {
+    if TIMELINE_ON.load(Ordering::Relaxed) {
+        let i = TIMELINE_LEN.fetch_add(1, Ordering::Relaxed);
+        if i < TIMELINE_CAPACITY {
+            TIMELINE[i].store(in_use, Ordering::Relaxed);
+        }
+    }
+}
 
 /// [`ProbeInfo::kind`] of this probe.
 pub const KIND: &str = "host-counting-allocator";
@@ -37,6 +61,7 @@ fn admit(bytes: u64) -> bool {
         return false;
     }
     PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
+    record(now);
     true
 }
 
@@ -95,7 +120,8 @@ fn out_of_memory(tried: u64, in_use: u64, budget: u64) {
 }
 
 fn sub(bytes: u64) {
-    IN_USE_BYTES.fetch_sub(bytes, Ordering::Relaxed);
+    let now = IN_USE_BYTES.fetch_sub(bytes, Ordering::Relaxed) - bytes;
+    record(now);
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged; the counters
@@ -188,5 +214,39 @@ impl MemoryProbe for HostProbe {
 
     fn reset_peak(&self) {
         PEAK_BYTES.store(IN_USE_BYTES.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    fn start_timeline(&self) -> bool {
+        TIMELINE_LEN.store(0, Ordering::Relaxed);
+        MARKS_LEN.store(0, Ordering::Relaxed);
+        TIMELINE_ON.store(true, Ordering::SeqCst);
+        true
+    }
+
+    fn mark_phase(&self) {
+        if TIMELINE_ON.load(Ordering::Relaxed) {
+            let i = MARKS_LEN.fetch_add(1, Ordering::Relaxed);
+            if i < MARK_CAPACITY {
+                MARKS[i].store(TIMELINE_LEN.load(Ordering::Relaxed), Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn stop_timeline(&self) -> Option<Timeline> {
+        TIMELINE_ON.store(false, Ordering::SeqCst);
+        let events = TIMELINE_LEN.load(Ordering::Relaxed);
+        let len = events.min(TIMELINE_CAPACITY);
+        let marks = MARKS_LEN.load(Ordering::Relaxed).min(MARK_CAPACITY);
+        Some(Timeline {
+            bytes: TIMELINE[..len]
+                .iter()
+                .map(|v| v.load(Ordering::Relaxed))
+                .collect(),
+            phase_starts: MARKS[..marks]
+                .iter()
+                .map(|v| v.load(Ordering::Relaxed).min(len))
+                .collect(),
+            cut: events > TIMELINE_CAPACITY,
+        })
     }
 }

@@ -27,6 +27,18 @@ pub struct MemoryReading {
     pub reserved_bytes: Option<u64>,
 }
 
+/// One step's bytes in use after every allocation event, and the event at which each of its
+/// phases began, in the order the step ran them.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// Bytes in use after each event.
+    pub bytes: Vec<u64>,
+    /// The number of events before each phase began.
+    pub phase_starts: Vec<usize>,
+    /// Whether the step made more events than the buffer holds (the later ones are missing).
+    pub cut: bool,
+}
+
 /// A source of memory readings for one device.
 pub trait MemoryProbe {
     /// What this probe counts.
@@ -64,6 +76,22 @@ pub trait MemoryProbe {
     /// Turns the bracketing of the following phases on or off (see [`PeakBracket`]); it
     /// changes what the phases cost, so it is for a step measured for its memory only.
     fn set_bracketing(&self, _on: bool) {}
+
+    /// Starts recording the bytes in use after every allocation event (an allocation or a
+    /// free) into a buffer made beforehand, where the probe sees every event (the CPU's
+    /// counting allocator). Says whether it does; a device probe, which sees no events, does
+    /// not.
+    fn start_timeline(&self) -> bool {
+        false
+    }
+
+    /// Marks a phase's start in the timeline, if one is recording (called by [`PhaseMeter`]).
+    fn mark_phase(&self) {}
+
+    /// Stops the timeline and returns what it recorded.
+    fn stop_timeline(&self) -> Option<Timeline> {
+        None
+    }
 
     /// Called by [`PhaseMeter`] right before a phase's work, after its starting reading.
     fn open_phase(&self) {}
@@ -120,6 +148,7 @@ impl<'a> PhaseMeter<'a> {
         let live_before_bytes = self.probe.read().in_use_bytes;
         self.probe.reset_peak();
         self.probe.open_phase();
+        self.probe.mark_phase();
         let clock = Instant::now();
         let out = work();
         (self.sync)();

@@ -144,6 +144,7 @@ impl Analyse for Accumulation {
                 x_label: "micro-batches k (batch B/k each)".into(),
                 y_label: "bytes in use (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![
                     series_of("step peak (measured)", &peak),
                     series_of("forward peak (measured)", &phase_peak("forward")),
@@ -168,6 +169,7 @@ impl Analyse for Accumulation {
                 x_label: "micro-batches k (batch B/k each)".into(),
                 y_label: "throughput (samples/s)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![Series::throughput(
                     "samples/s (median; bars: fastest and slowest repeat)",
                     rows.iter()
@@ -175,6 +177,14 @@ impl Analyse for Accumulation {
                 )],
             },
         ];
+        if let Some((chart, lines)) = workloads::timeline_chart(
+            "memory-timeline",
+            "Memory through one training step: one batch against micro-batches",
+            &[base, chosen],
+        ) {
+            charts.insert(1, chart);
+            findings.extend(lines);
+        }
 
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         let four = rows.iter().find(|r| r.config.micro_batches == 4);

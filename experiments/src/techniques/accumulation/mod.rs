@@ -65,6 +65,7 @@ impl Technique for Accumulation {
          optimizer step: the same step as the big batch, with the activations of only one \
          micro-batch alive at a time. It costs the accumulated gradients (one more copy of the \
          parameter gradients) and the speed of k smaller passes.";
+    const FIX: &'static str = "Keep the batch, split it into micro-batches and accumulate their gradients before one optimizer step.";
     const ON_DEVICES: &'static str =
         "On the device backends the accumulated gradients and each micro-batch's activations \
          are device memory, read from CubeCL's memory manager at phase boundaries, and each \

@@ -181,6 +181,7 @@ impl Analyse for BatchSize {
                 x_label: "batch size (samples)".into(),
                 y_label: "bytes in use (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![
                     Series::line(
                         "step peak (measured)",
@@ -213,6 +214,7 @@ impl Analyse for BatchSize {
                 x_label: "batch size (samples)".into(),
                 y_label: "bytes (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: [
                     ("parameters", Metric::ParamBytes),
                     ("Adam state", Metric::OptimizerStateBytes),
@@ -249,6 +251,7 @@ impl Analyse for BatchSize {
                 x_label: "batch size (samples)".into(),
                 y_label: "bytes (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: {
                     let mut s = vec![
                         Series::line(
@@ -282,11 +285,20 @@ impl Analyse for BatchSize {
                 x_label: "batch size (samples)".into(),
                 y_label: "throughput (samples/s)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![throughput],
             },
         ];
 
         let mut charts = charts;
+        if let Some((chart, lines)) = workloads::timeline_chart(
+            "memory-timeline",
+            "Memory through one training step: the smallest and the largest batch",
+            &[small, large],
+        ) {
+            charts.insert(1, chart);
+            findings.extend(lines);
+        }
         section.append_to(&mut findings, &mut comparisons, &mut charts);
 
         let state_bytes = large.result.metric(Metric::ParamBytes)

@@ -55,6 +55,7 @@ impl Technique for BatchSize {
          with the batch, and the parameter gradients, which do not. Shrinking the batch saves \
          activation memory only; once gradients set the peak, a smaller batch buys nothing and \
          costs throughput. The sweep measures where that crossover lies.";
+    const FIX: &'static str = "Lower the batch size.";
     const ON_DEVICES: &'static str =
         "On wgpu and CUDA the probe is CubeCL's memory manager, read after a device sync: \
          parameters, Adam state and the bytes the forward pass leaves for backward are exact. \

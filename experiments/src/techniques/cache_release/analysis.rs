@@ -211,6 +211,7 @@ impl Analyse for CacheRelease {
                 x_label: "tensor size (MiB)".into(),
                 y_label: "bytes (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: memory_series,
             },
             Chart {
@@ -219,6 +220,7 @@ impl Analyse for CacheRelease {
                 x_label: "tensor size (MiB)".into(),
                 y_label: "allocation time (ms; bars: fastest and slowest)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![
                     time_series(&cached, "from the cache (median)"),
                     time_series(&fresh, "after memory_cleanup() (median)"),

@@ -129,6 +129,7 @@ impl Technique for CacheRelease {
          another process, not this one: the next allocation pays for it. The experiment reads \
          in use and reserved with a large tensor alive, after it is dropped and after the \
          cleanup, and times an allocation from the cache against one after a cleanup.";
+    const FIX: &'static str = "Call memory_cleanup() on the device to hand cached pages back: it lowers the bytes reserved, not the bytes in use.";
     const ON_DEVICES: &'static str =
         "This is a device technique. On the CPU (Flex) there is no pool: a freed tensor's \
          bytes go back to the process heap at once, the counting allocator sees no reserved \

@@ -320,6 +320,7 @@ impl Analyse for GradientCheckpointing {
                 x_label: "depth (Linear layers)".into(),
                 y_label: "step peak (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: peak_by_depth,
             },
             Chart {
@@ -328,6 +329,7 @@ impl Analyse for GradientCheckpointing {
                 x_label: "depth (Linear layers)".into(),
                 y_label: "extra time per step (%)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![overhead(
                     &format!("against depth (batch {depth_batch}); bars: 95% CI"),
                     &by_depth,
@@ -340,6 +342,7 @@ impl Analyse for GradientCheckpointing {
                 x_label: "batch size (samples)".into(),
                 y_label: "step peak (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: peak_by_batch,
             },
             Chart {
@@ -350,6 +353,7 @@ impl Analyse for GradientCheckpointing {
                 x_label: "batch size (samples)".into(),
                 y_label: "extra time per step (%)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![overhead(
                     "balanced against plain (paired); bars: 95% CI",
                     &by_batch,
@@ -357,6 +361,14 @@ impl Analyse for GradientCheckpointing {
                 )],
             },
         ];
+        if let Some((chart, lines)) = workloads::timeline_chart(
+            "memory-timeline",
+            "Memory through one training step: without and with checkpointing",
+            &[deep_plain, deep_bal],
+        ) {
+            charts.insert(1, chart);
+            findings.extend(lines);
+        }
 
         let published =
             vec![

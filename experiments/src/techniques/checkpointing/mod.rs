@@ -92,6 +92,7 @@ impl Technique for GradientCheckpointing {
          (ReLU, additions) from the nearest kept output of a compute-bound op (a Linear), \
          trading a little compute for activation memory. It lowers the step's peak only where \
          activations, not parameter gradients, set it.";
+    const FIX: &'static str = "Recompute activations in backward instead of keeping them: Burn's balanced checkpointing strategy on the autodiff backend.";
     const ON_DEVICES: &'static str =
         "Which tensors are kept and which recomputed is decided by Burn's autodiff, above the \
          backend, so the memory rules (and the predictions) are the same on every \

@@ -215,6 +215,7 @@ impl Analyse for InPlace {
                 x_label: "input tensor (MiB)".into(),
                 y_label: "peak above the input (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: memory_series,
             },
             Chart {
@@ -223,6 +224,7 @@ impl Analyse for InPlace {
                 x_label: "input tensor (MiB)".into(),
                 y_label: "throughput (rows/s)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: time_series,
             },
         ];

@@ -148,6 +148,7 @@ impl Technique for InPlace {
          over by value does not. The same computation is measured written both ways, for an \
          element-wise chain and a layer normalisation, and the difference is predicted in bytes \
          from the backend's rules.";
+    const FIX: &'static str = "Pass tensors to operations by value (no clone) when you no longer need them, so the operation can reuse the buffer.";
     const ON_DEVICES: &'static str =
         "CubeCL backends also write into a uniquely owned input (burn-cubecl checks that the \
          handle can be mutated), and with fusion (a default feature of burn-wgpu and burn-cuda) a \

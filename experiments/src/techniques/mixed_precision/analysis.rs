@@ -390,19 +390,15 @@ impl Analyse for MixedPrecision {
                 ));
             }
         }
-        let index_note = PRECISIONS
-            .iter()
-            .enumerate()
-            .map(|(i, p)| format!("{} {}", i + 1, p.id()))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let categories: Vec<String> = PRECISIONS.iter().map(|p| p.id().to_string()).collect();
         let mut charts = vec![
             Chart {
                 id: "memory-by-component".into(),
                 title: "Memory by component and precision".into(),
-                x_label: format!("precision ({index_note})"),
+                x_label: "precision".into(),
                 y_label: "bytes (MiB)".into(),
                 x_scale: Scale::Linear,
+                categories: categories.clone(),
                 series: vec![
                     Series {
                         name: "step peak".into(),
@@ -429,9 +425,10 @@ impl Analyse for MixedPrecision {
             Chart {
                 id: "throughput-by-precision".into(),
                 title: "Training throughput by precision (this CPU)".into(),
-                x_label: format!("precision ({index_note})"),
+                x_label: "precision".into(),
                 y_label: "throughput (samples/s)".into(),
                 x_scale: Scale::Linear,
+                categories: categories.clone(),
                 series: vec![Series::throughput(
                     "median; bars: fastest and slowest step",
                     PRECISIONS
@@ -446,6 +443,7 @@ impl Analyse for MixedPrecision {
                 x_label: "step".into(),
                 y_label: "MSE loss".into(),
                 x_scale: Scale::Linear,
+                categories: Vec::new(),
                 series: loss_series,
             },
             Chart {
@@ -454,6 +452,7 @@ impl Analyse for MixedPrecision {
                 x_label: "step".into(),
                 y_label: "log2 of the loss scale".into(),
                 x_scale: Scale::Linear,
+                categories: Vec::new(),
                 series: scale_series,
             },
         ];
@@ -771,6 +770,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             x_label: "step".into(),
             y_label: "cross-entropy (nats)".into(),
             x_scale: Scale::Linear,
+            categories: Vec::new(),
             series,
         }],
     }

@@ -249,6 +249,7 @@ impl Technique for MixedPrecision {
          the loss is scaled up before backward (a dynamic loss scale); bf16 has f32's range and \
          needs none. Every precision trains the same student on the same task for the same \
          steps, and its loss curve is compared with f32's.";
+    const FIX: &'static str = "Compute in bf16 (mixed precision with f32 master weights), or store the whole model in 16 bits.";
     const ON_DEVICES: &'static str =
         "On a GPU, 16-bit matmuls run on tensor cores, so mixed precision is expected to raise \
          throughput there, the opposite of what this CPU shows; that is an expectation, \

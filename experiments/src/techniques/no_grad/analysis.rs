@@ -178,6 +178,7 @@ impl Analyse for NoGrad {
                 x_label: "batch size (samples)".into(),
                 y_label: "peak above live bytes (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![
                     Series::line(
                         "autodiff backend (measured)",
@@ -208,6 +209,7 @@ impl Analyse for NoGrad {
                 x_label: "batch size (samples)".into(),
                 y_label: "throughput (samples/s)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: throughput_both_ways(&autodiff, &valid),
             },
             Chart {
@@ -216,6 +218,7 @@ impl Analyse for NoGrad {
                 x_label: "pass (warm-up included)".into(),
                 y_label: "bytes still held (MiB)".into(),
                 x_scale: Scale::Linear,
+                categories: Vec::new(),
                 series: retained_series,
             },
         ];
@@ -321,6 +324,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         x_label: "batch size (sequences)".into(),
         y_label: "bytes (MiB)".into(),
         x_scale: Scale::Log2,
+        categories: Vec::new(),
         series: vec![line("autodiff backend", &autodiff), line("valid()", &valid)],
     });
     section.charts.push(Chart {
@@ -329,6 +333,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         x_label: "batch size (sequences)".into(),
         y_label: "throughput (tokens/s)".into(),
         x_scale: Scale::Log2,
+        categories: Vec::new(),
         series: throughput_both_ways(&autodiff, &valid),
     });
     section

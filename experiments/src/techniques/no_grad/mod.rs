@@ -104,6 +104,8 @@ impl Technique for NoGrad {
          In Burn the graph of a forward pass that is never back-propagated is not freed when its \
          output is dropped: it lingers until the next `backward()`, so an evaluation loop on the \
          autodiff backend grows memory pass after pass.";
+    const FIX: &'static str =
+        "Evaluate on the inner backend (model.valid()), without the autodiff graph.";
     const ON_DEVICES: &'static str =
         "The trap is the same on a device: an autodiff forward pass that is never \
          back-propagated keeps its graph, and the graph holds device buffers. CubeCL's \

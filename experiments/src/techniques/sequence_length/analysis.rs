@@ -90,6 +90,13 @@ impl Analyse for SequenceLength {
             })
             .into_iter()
             .collect();
+        let timeline = checkpointing_pair(&rows).and_then(|(plain, balanced)| {
+            crate::workloads::timeline_chart(
+                "memory-timeline",
+                "Memory through one training step: without and with balanced checkpointing",
+                &[plain, balanced],
+            )
+        });
         let (plain, balanced): (Vec<_>, Vec<_>) = rows
             .into_iter()
             .partition(|r| r.config.checkpointing == Checkpointing::None);
@@ -318,6 +325,7 @@ impl Analyse for SequenceLength {
                 x_label: "sequence length (tokens)".into(),
                 y_label: "bytes per token per block (KiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![
                     Series::line(
                         "measured (difference between depths)",
@@ -400,6 +408,7 @@ impl Analyse for SequenceLength {
                 x_label: "sequence length (tokens)".into(),
                 y_label: "bytes (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: {
                     let mut series: Vec<Series> = [
                         ("weights", Metric::ParamBytes),
@@ -437,6 +446,7 @@ impl Analyse for SequenceLength {
                 x_label: "sequence length (tokens)".into(),
                 y_label: "step peak (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: [
                     ("no checkpointing", &deep),
                     ("balanced checkpointing", &deep_balanced),
@@ -459,12 +469,18 @@ impl Analyse for SequenceLength {
                 x_label: "sequence length (tokens)".into(),
                 y_label: "throughput (tokens/s)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: vec![Series::throughput(
                     "tokens/s (median; bars: fastest and slowest repeat)",
                     deep.iter().map(|r| (x(r), r.result)),
                 )],
             },
         ];
+        let mut charts = charts;
+        if let Some((chart, lines)) = timeline {
+            charts.insert(1, chart);
+            findings.extend(lines);
+        }
 
         let published = pairs
             .last()

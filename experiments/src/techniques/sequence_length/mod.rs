@@ -103,6 +103,7 @@ impl Technique for SequenceLength {
          the length once attention dominates. Shorter sequences (or fewer per batch) are the \
          fix; the crossover says when attention, not the MLP, is what to attack (by \
          checkpointing or a fused attention kernel that does not keep the weights).";
+    const FIX: &'static str = "Shorten the sequences, or checkpoint the transformer's blocks.";
     const ON_DEVICES: &'static str =
         "On wgpu and CUDA the probe is CubeCL's memory manager, read at phase boundaries after a \
          device sync: what the forward pass leaves for backward is exact, so the per-token \

@@ -223,6 +223,7 @@ impl Analyse for Views {
                 x_label: "parent tensor (MiB)".into(),
                 y_label: "peak above the parent (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: copy_series,
             },
             Chart {
@@ -231,6 +232,7 @@ impl Analyse for Views {
                 x_label: "parent tensor (MiB)".into(),
                 y_label: "bytes held (MiB)".into(),
                 x_scale: Scale::Log2,
+                categories: Vec::new(),
                 series: held_series,
             },
         ];

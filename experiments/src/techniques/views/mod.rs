@@ -229,6 +229,7 @@ impl Technique for Views {
          reshape that strides cannot express, an element-wise op on a strided view and a round \
          trip through TensorData copy. A view is not free in one way: it keeps the whole parent \
          buffer alive, so a one-row view of a large tensor holds all of it.";
+    const FIX: &'static str = "Copy out the small slice you keep (or drop the view): a view keeps its whole parent alive.";
     const ON_DEVICES: &'static str =
         "Views are views on the device backends too (shape, strides and offset over one buffer), \
          and a view keeps its parent's buffer alive there as well. A round trip through \
