@@ -465,15 +465,8 @@ fn model_name(model: ModelShape) -> String {
 
 /// One result as a line of text.
 fn row(r: &FitResult) -> String {
-    let found = r
-        .found_batch
-        .map_or("does not fit".into(), |b| format!("batch {b}"));
-    let verified = match (r.found_batch, r.next_fails_at) {
-        (Some(b), Some(n)) => format!("{b} ran under the budget, {n} did not"),
-        (Some(b), None) => format!("{b} ran under the budget (the search's ceiling)"),
-        (None, Some(n)) => format!("{n} did not run under the budget"),
-        (None, None) => String::new(),
-    };
+    let measured = r.measured();
+    let (found, verified) = (measured.found_phrase(), measured.verified_phrase());
     format!(
         "{} | {} | budget {}: {found} ({verified}); estimator's guess {} ({}); {} tries in {}\n",
         r.model_name,

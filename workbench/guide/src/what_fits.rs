@@ -147,15 +147,8 @@ fn params(n: u64) -> String {
 }
 
 fn fit_view(f: &MeasuredFit) -> FitView {
-    let found = f
-        .found_batch
-        .map_or("does not fit".into(), |b| format!("batch {b}"));
-    let verified = match (f.found_batch, f.next_fails_at) {
-        (Some(b), Some(n)) => format!("{b} ran under the budget, {n} ran out"),
-        (Some(b), None) => format!("{b} ran (the search's ceiling)"),
-        (None, Some(n)) => format!("{n} ran out"),
-        (None, None) => String::new(),
-    };
+    let found = f.found_phrase();
+    let verified = f.verified_phrase();
     FitView {
         model: f.model.clone(),
         technique: f.technique.clone(),

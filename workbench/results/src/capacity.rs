@@ -140,6 +140,25 @@ pub struct MeasuredFit {
     pub wall_s: f64,
 }
 
+impl MeasuredFit {
+    /// The batch found, in words (`batch 5113`, `does not fit`).
+    pub fn found_phrase(&self) -> String {
+        self.found_batch
+            .map_or("does not fit".into(), |b| format!("batch {b}"))
+    }
+
+    /// The verification, in words: the batch found ran under the budget, the next larger did
+    /// not.
+    pub fn verified_phrase(&self) -> String {
+        match (self.found_batch, self.next_fails_at) {
+            (Some(b), Some(n)) => format!("{b} ran under the budget, {n} did not"),
+            (Some(b), None) => format!("{b} ran under the budget (the search's ceiling)"),
+            (None, Some(n)) => format!("{n} did not run under the budget"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
 impl CapacityRecord {
     /// The record as pretty JSON, as it is written to disk.
     pub fn to_json(&self) -> String {
@@ -148,26 +167,7 @@ impl CapacityRecord {
 
     /// Reads a record, with errors that name the file.
     pub fn load(path: &Path) -> Result<Self, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LoadError::Unreadable {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        let malformed = |reason: String| LoadError::MalformedRecord {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
-        match value.get("schema_version").and_then(|v| v.as_u64()) {
-            Some(v) if v == CAPACITY_SCHEMA_VERSION as u64 => {}
-            Some(v) => {
-                return Err(malformed(format!(
-                    "schema version {v}, this workbench reads {CAPACITY_SCHEMA_VERSION}"
-                )))
-            }
-            None => return Err(malformed("no schema_version field".into())),
-        }
-        serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
+        crate::record::load_versioned(path, CAPACITY_SCHEMA_VERSION..=CAPACITY_SCHEMA_VERSION)
     }
 
     /// The first record found at the top of `dirs` (a guide's `data/` folders), if any.

@@ -187,31 +187,7 @@ impl ExperimentRecord {
 
     /// Reads one record, refusing malformed JSON and other schema versions.
     pub fn load(path: &Path) -> Result<Self, LoadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| LoadError::Unreadable {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        let malformed = |reason: String| LoadError::MalformedRecord {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
-        match value.get("schema_version").and_then(|v| v.as_u64()) {
-            Some(v) if (OLDEST_READABLE_VERSION as u64..=SCHEMA_VERSION as u64).contains(&v) => {}
-            Some(v) => {
-                return Err(malformed(format!(
-                    "schema version {v}, this workbench reads {OLDEST_READABLE_VERSION} to \
-                     {SCHEMA_VERSION}"
-                )))
-            }
-            None => {
-                return Err(malformed(
-                    "no schema_version field: not a workbench record".into(),
-                ))
-            }
-        }
-        serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
+        load_versioned(path, OLDEST_READABLE_VERSION..=SCHEMA_VERSION)
     }
 
     /// Attaches each set of criterion's estimates to the record of the same experiment,
@@ -295,4 +271,42 @@ fn entries(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
 
 fn is_json(path: &Path) -> bool {
     path.extension().is_some_and(|x| x == "json")
+}
+
+/// Reads a versioned JSON file: refuses what is not JSON, has no `schema_version`, has one
+/// outside `versions`, or does not fit `T`, each with an error naming the file.
+pub(crate) fn load_versioned<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    versions: std::ops::RangeInclusive<u32>,
+) -> Result<T, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Unreadable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let malformed = |reason: String| LoadError::MalformedRecord {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+    let (first, last) = (*versions.start(), *versions.end());
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if (first as u64..=last as u64).contains(&v) => {}
+        Some(v) => {
+            let reads = if first == last {
+                first.to_string()
+            } else {
+                format!("{first} to {last}")
+            };
+            return Err(malformed(format!(
+                "schema version {v}, this workbench reads {reads}"
+            )));
+        }
+        None => {
+            return Err(malformed(
+                "no schema_version field: not a workbench record".into(),
+            ))
+        }
+    }
+    serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
 }
