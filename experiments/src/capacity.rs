@@ -15,6 +15,7 @@
 use results::capacity::{
     CapacityRecord, CardColumn, CombinationFit, ModelCapacity, WeightsRow, CAPACITY_SCHEMA_VERSION,
 };
+use results::format::gb;
 use results::{DeviceKind, Profile, Provenance};
 use serde::{Deserialize, Serialize};
 
@@ -544,10 +545,6 @@ pub fn capacity_record(
         fits: Vec::new(),
         fits_note: String::new(),
     }
-}
-
-fn gb(bytes: f64) -> String {
-    format!("{:.1} GB", bytes / GB)
 }
 
 /// The decision list: which technique to add for which shortfall, and when only a larger card

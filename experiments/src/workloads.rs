@@ -304,7 +304,7 @@ fn phase_kind_name(code: f64) -> &'static str {
 }
 
 /// One training step's memory over time for each of `rows` (a baseline and its technique), on
-/// one chart, with each line's peak marked, and a finding per row saying where the peak fell.
+/// one chart, with each line's peak marked in its colour, and a finding per row saying where the peak fell.
 /// On the CPU the timeline is the counting allocator's (bytes in use after every allocation
 /// event of one untimed step); on a device, whose probe sees no events, the readings at the
 /// phases' boundaries and each phase's peak (its bracket's lower bound). `None` where no row
@@ -377,16 +377,14 @@ pub fn timeline_chart<C>(
             r.label,
             format::bytes(peak_y)
         ));
-        series.push(Series::line(
-            r.label,
-            false,
-            points.iter().map(|&(x, y)| (x, mib(y))).collect(),
-        ));
-        series.push(Series::line(
-            &format!("peak of {}: {}", r.label, format::bytes(peak_y)),
-            false,
-            vec![(peak_x, mib(peak_y))],
-        ));
+        series.push(
+            Series::line(
+                &format!("{} (peak {}, marked)", r.label, format::bytes(peak_y)),
+                false,
+                points.iter().map(|&(x, y)| (x, mib(y))).collect(),
+            )
+            .with_marked((peak_x, mib(peak_y))),
+        );
     }
     if series.is_empty() {
         return None;

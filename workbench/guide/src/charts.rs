@@ -25,6 +25,28 @@ const MAX_MARKERS: usize = 60;
 /// Legend entries per row.
 const LEGEND_COLUMNS: usize = 2;
 
+/// The marker of a measured series.
+#[derive(Clone, Copy)]
+enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+}
+
+/// How series `i` is drawn, in the plot and in its legend alike: its colour, its dash pattern
+/// where it is predicted (dash and gap, in pixels) and its marker.
+fn series_style(i: usize) -> (RGBColor, (i32, i32), Marker) {
+    let dash = [(8, 5), (3, 3), (12, 4)][i % 3];
+    let marker = [
+        Marker::Circle,
+        Marker::Triangle,
+        Marker::Square,
+        Marker::Cross,
+    ][i % 4];
+    (PALETTE[i % PALETTE.len()], dash, marker)
+}
+
 const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
@@ -113,6 +135,61 @@ fn x_tick_label(scale: Scale, categories: &[String], x: f64) -> String {
     }
 }
 
+/// `chart` with each byte axis in the unit its values read best in: an axis labelled in MiB
+/// whose values reach 1 GiB is drawn in GiB (a y axis spanning a decade or more only where
+/// its smallest positive value is at least a tenth of a GiB, so that small sizes keep their
+/// digits; an x axis only where every value is 1 GiB or more). Presentation only: the record
+/// keeps its values.
+pub fn in_readable_units(chart: &Chart) -> Chart {
+    let mut c = chart.clone();
+    let values = |c: &Chart, x: bool| -> Vec<f64> {
+        c.series
+            .iter()
+            .flat_map(|s| &s.points)
+            .flat_map(|p| {
+                if x {
+                    [Some(p.x), None, None]
+                } else {
+                    [Some(p.y), p.y_low, p.y_high]
+                }
+            })
+            .flatten()
+            .filter(|v| v.is_finite())
+            .collect()
+    };
+    let ys = values(&c, false);
+    let y_hi = ys.iter().copied().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let y_lo = ys
+        .iter()
+        .copied()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if c.y_label.ends_with("(MiB)") && y_hi >= 1024.0 && (!spans_decades(&ys) || y_lo >= 102.4) {
+        c.y_label = format!("{}(GiB)", c.y_label.trim_end_matches("(MiB)"));
+        for p in c.series.iter_mut().flat_map(|s| s.points.iter_mut()) {
+            p.y /= 1024.0;
+            p.y_low = p.y_low.map(|v| v / 1024.0);
+            p.y_high = p.y_high.map(|v| v / 1024.0);
+        }
+        for p in c.series.iter_mut().flat_map(|s| s.marked.iter_mut()) {
+            p.y /= 1024.0;
+        }
+    }
+    let x_lo = values(&c, true).into_iter().fold(f64::INFINITY, f64::min);
+    if c.categories.is_empty() && c.x_label.ends_with("(MiB)") && x_lo.is_finite() && x_lo >= 1024.0
+    {
+        c.x_label = format!("{}(GiB)", c.x_label.trim_end_matches("(MiB)"));
+        for p in c
+            .series
+            .iter_mut()
+            .flat_map(|s| s.points.iter_mut().chain(s.marked.iter_mut()))
+        {
+            p.x /= 1024.0;
+        }
+    }
+    c
+}
+
 /// A tick value in a few characters: `1.2k`, `3.4M`, `1.21G`; small values as they are.
 pub fn si(v: f64) -> String {
     let a = v.abs();
@@ -151,11 +228,21 @@ fn description(chart: &Chart) -> String {
                 format!("{x}: {}", trim(p.y))
             })
             .collect();
+        let marked: Vec<String> = s
+            .marked
+            .iter()
+            .map(|p| format!("{}: {}", trim(p.x), trim(p.y)))
+            .collect();
         parts.push(format!(
-            "{}{}: {}.",
+            "{}{}: {}{}.",
             s.name,
             if s.predicted { " (predicted)" } else { "" },
-            points.join(", ")
+            points.join(", "),
+            if marked.is_empty() {
+                String::new()
+            } else {
+                format!("; marked {}", marked.join(", "))
+            }
         ));
     }
     parts.join(" ")
@@ -306,7 +393,7 @@ where
         .map_err(|e| err(&e))?;
 
     for (i, series) in chart.series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let (color, (dash, gap), marker) = series_style(i);
         let pts: Vec<(f64, f64)> = series
             .points
             .iter()
@@ -316,7 +403,6 @@ where
         let style = ShapeStyle::from(color).stroke_width(2);
         if categories.is_empty() {
             if series.predicted {
-                let (dash, gap) = [(8, 5), (3, 3), (12, 4)][i % 3];
                 ctx.draw_series(DashedLineSeries::new(pts.clone(), dash, gap, style))
                     .map_err(|e| err(&e))?;
             } else {
@@ -324,21 +410,36 @@ where
                     .map_err(|e| err(&e))?;
             }
         }
+        // A marked point (a peak): a large ring in the series' colour around a dot.
+        let marked: Vec<(f64, f64)> = series
+            .marked
+            .iter()
+            .map(|p| (to_x(scale, p.x), p.y))
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        ctx.draw_series(
+            marked
+                .iter()
+                .map(|&p| Circle::new(p, 8, color.stroke_width(3))),
+        )
+        .map_err(|e| err(&e))?;
+        ctx.draw_series(marked.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| err(&e))?;
         // Markers where they can be told apart: a timeline of hundreds of events is a line.
         let markers = pts.len() <= MAX_MARKERS || !categories.is_empty();
         if markers && (!series.predicted || !categories.is_empty()) {
             // A circle, a triangle, a square or a cross, in turn.
             let fill = color.filled();
-            match i % 4 {
-                0 => {
+            match marker {
+                Marker::Circle => {
                     ctx.draw_series(pts.iter().map(|&p| Circle::new(p, 4, fill)))
                         .map_err(|e| err(&e))?;
                 }
-                1 => {
+                Marker::Triangle => {
                     ctx.draw_series(pts.iter().map(|&p| TriangleMarker::new(p, 5, fill)))
                         .map_err(|e| err(&e))?;
                 }
-                2 => {
+                Marker::Square => {
                     ctx.draw_series(
                         pts.iter().map(|&p| {
                             EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], fill)
@@ -346,7 +447,7 @@ where
                     )
                     .map_err(|e| err(&e))?;
                 }
-                _ => {
+                Marker::Cross => {
                     ctx.draw_series(pts.iter().map(|&p| Cross::new(p, 5, color.stroke_width(2))))
                         .map_err(|e| err(&e))?;
                 }
@@ -370,12 +471,11 @@ fn draw_legend<DB: DrawingBackend>(
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let column = (SIZE.0 as i32 - 40) / LEGEND_COLUMNS as i32;
     for (i, series) in chart.series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let (color, (dash, gap), marker) = series_style(i);
         let x = 30 + (i % LEGEND_COLUMNS) as i32 * column;
         let y = 8 + (i / LEGEND_COLUMNS) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
         let style = ShapeStyle::from(color).stroke_width(2);
         if series.predicted && chart.categories.is_empty() {
-            let (dash, gap) = [(8, 5), (3, 3), (12, 4)][i % 3];
             let mut at = x;
             while at < x + 28 {
                 let to = (at + dash).min(x + 28);
@@ -387,14 +487,14 @@ fn draw_legend<DB: DrawingBackend>(
                 area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style))?;
             }
             let m = (x + 14, y);
-            match i % 4 {
-                0 => area.draw(&Circle::new(m, 4, color.filled()))?,
-                1 => area.draw(&TriangleMarker::new(m, 5, color.filled()))?,
-                2 => area.draw(&Rectangle::new(
+            match marker {
+                Marker::Circle => area.draw(&Circle::new(m, 4, color.filled()))?,
+                Marker::Triangle => area.draw(&TriangleMarker::new(m, 5, color.filled()))?,
+                Marker::Square => area.draw(&Rectangle::new(
                     [(m.0 - 3, m.1 - 3), (m.0 + 3, m.1 + 3)],
                     color.filled(),
                 ))?,
-                _ => area.draw(&Cross::new(m, 5, color.stroke_width(2)))?,
+                Marker::Cross => area.draw(&Cross::new(m, 5, color.stroke_width(2)))?,
             }
         }
         area.draw(&Text::new(
@@ -455,6 +555,29 @@ mod tests {
         ] {
             assert!(svg.contains(text), "missing {text}");
         }
+    }
+
+    #[test]
+    fn byte_axes_read_in_gib_from_one_gib() {
+        let mut c = chart(Scale::Linear);
+        c.series[0] = Series::line("measured", false, vec![(1.0, 512.0), (2.0, 1137.0)]);
+        c.series.truncate(1);
+        let r = in_readable_units(&c);
+        assert_eq!(r.y_label, "bytes (GiB)");
+        assert!((r.series[0].points[1].y - 1137.0 / 1024.0).abs() < 1e-12);
+        // Below 1 GiB, and on a log axis over small sizes, MiB stay.
+        assert_eq!(
+            in_readable_units(&chart(Scale::Linear)),
+            chart(Scale::Linear)
+        );
+        c.series[0] = Series::line("measured", false, vec![(1.0, 16.0), (2.0, 1024.0)]);
+        assert_eq!(in_readable_units(&c).y_label, "bytes (MiB)");
+        // An x axis of sizes all of 1 GiB or more.
+        c.x_label = "tensor size (MiB)".into();
+        c.series[0] = Series::line("measured", false, vec![(1024.0, 1.0), (4096.0, 2.0)]);
+        let r = in_readable_units(&c);
+        assert_eq!(r.x_label, "tensor size (GiB)");
+        assert_eq!(r.series[0].points[1].x, 4.0);
     }
 
     #[test]

@@ -479,7 +479,7 @@ pub fn record_charts(record: &ExperimentRecord) -> Vec<Chart> {
                 .flat_map(|s| &s.points)
                 .any(|p| p.x.is_finite() && p.y.is_finite())
         })
-        .cloned()
+        .map(crate::charts::in_readable_units)
         .collect();
     for c in record.comparisons.iter().filter(|c| !c.spec.supporting) {
         if let Some(t) = c.timing() {

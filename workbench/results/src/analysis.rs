@@ -213,6 +213,10 @@ pub struct Series {
     pub points: Vec<ChartPoint>,
     /// Drawn dashed without markers: a prediction or a fit rather than a measurement.
     pub predicted: bool,
+    /// Points of the series marked with a large marker in its colour (a timeline's peak).
+    /// Absent in records made before it existed, which drew a peak as a series of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marked: Vec<ChartPoint>,
 }
 
 impl Series {
@@ -230,7 +234,19 @@ impl Series {
                     y_high: None,
                 })
                 .collect(),
+            marked: Vec::new(),
         }
+    }
+
+    /// The series with `(x, y)` marked (its peak).
+    pub fn with_marked(mut self, (x, y): (f64, f64)) -> Self {
+        self.marked.push(ChartPoint {
+            x,
+            y,
+            y_low: None,
+            y_high: None,
+        });
+        self
     }
 
     /// Throughput of measured points with the fastest and slowest repeat as the spread.
@@ -253,6 +269,7 @@ impl Series {
                     }
                 })
                 .collect(),
+            marked: Vec::new(),
         }
     }
 }

@@ -172,6 +172,7 @@ impl Analyse for CacheRelease {
                     y_high: Some(r.result.step.max_s * 1e3),
                 })
                 .collect(),
+            marked: Vec::new(),
         };
         let counter_series = |moment: Moment, counter: Counter, name: &str| {
             Series::line(

@@ -312,6 +312,7 @@ impl Analyse for GradientCheckpointing {
                     })
                 })
                 .collect(),
+            marked: Vec::new(),
         };
         let mut charts = vec![
             Chart {

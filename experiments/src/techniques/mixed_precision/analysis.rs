@@ -415,6 +415,7 @@ impl Analyse for MixedPrecision {
                                 .collect(),
                         )
                         .points,
+                        marked: Vec::new(),
                     },
                     component_series(Metric::ParamBytes, "weights"),
                     component_series(Metric::OptimizerStateBytes, "Adam state"),
@@ -456,6 +457,18 @@ impl Analyse for MixedPrecision {
                 series: scale_series,
             },
         ];
+        let (mixed_p, storage_p) = row_precisions(&rows);
+        let timeline_rows: Vec<&R<'_>> = std::iter::once(f32_row)
+            .chain([mixed_p, storage_p].into_iter().flatten().filter_map(find))
+            .collect();
+        if let Some((chart, lines)) = workloads::timeline_chart(
+            "memory-timeline",
+            "Memory through one training step in f32, mixed and 16-bit precision",
+            &timeline_rows,
+        ) {
+            charts.insert(1, chart);
+            findings.extend(lines);
+        }
 
         let published = vec![
             PublishedFigure {

@@ -44,6 +44,7 @@ use crate::harness::probe::{
 };
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
+use crate::harness::train;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{forward_mixed, unscale, DynamicLossScale};
 
@@ -762,6 +763,17 @@ impl OnBackend for MixedPoint {
             .unzip();
         // On a probe without an exact peak, one more step, untimed, brackets the phases.
         let bracketed = bracketed_step(probe, |runs| runs.push(train_step().1));
+        // Where the probe sees every allocation (the CPU), one more step, untimed, with its
+        // memory timeline (the step's loss is kept in the loss curve).
+        let timeline = if !timing::timing_only() && probe.start_timeline() {
+            let (_, phases) = train_step();
+            match probe.stop_timeline() {
+                Some(t) if !t.cut => train::timeline_traces(&t, &phases),
+                _ => BTreeMap::new(),
+            }
+        } else {
+            BTreeMap::new()
+        };
         count_zeros(model.as_ref().expect("model is back"), When::Final);
         let timing = Timing::from_samples(samples_s);
         let phases = bracketed.unwrap_or_else(|| last_repeat(&runs));
@@ -788,7 +800,7 @@ impl OnBackend for MixedPoint {
             Metric::RepeatDeltaSpreadBytes,
             delta_spread_bytes(&runs) as f64,
         );
-        let mut traces = BTreeMap::new();
+        let mut traces = timeline;
         traces.insert(Trace::LossByStep, losses);
         if p.loss_scaled() {
             traces.insert(Trace::LossScaleByStep, scales);
