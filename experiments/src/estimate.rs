@@ -226,40 +226,9 @@ impl Precision {
     }
 }
 
-/// The optimizer, by the values it keeps per parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Optimizer {
-    /// Adam: two moments per parameter (the measured one).
-    Adam,
-    /// SGD with momentum: one value per parameter.
-    Momentum,
-    /// Plain SGD: nothing.
-    Sgd,
-}
-
-impl Optimizer {
-    /// Every optimizer.
-    pub const ALL: [Optimizer; 3] = [Self::Adam, Self::Momentum, Self::Sgd];
-
-    /// Its name on the command line and in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Adam => "adam",
-            Self::Momentum => "momentum",
-            Self::Sgd => "sgd",
-        }
-    }
-
-    /// Values kept per parameter.
-    pub fn values_per_param(self) -> u64 {
-        match self {
-            Self::Adam => ADAM_MOMENTS,
-            Self::Momentum => 1,
-            Self::Sgd => 0,
-        }
-    }
-}
+/// The optimizer, by the values it keeps per parameter: the harness's (Burn 0.21's
+/// optimizers, each with its state as read in `burn-optim`'s source).
+pub use crate::harness::optim::Optimizer;
 
 /// One training step as the rules see it: the model, the batch, and the techniques applied.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -298,6 +267,7 @@ impl StepPlan {
         Self {
             micro_batches: config.micro_batches,
             checkpointing: config.checkpointing,
+            optimizer: config.optimizer,
             ..Self::f32_adam(config.shape, config.batch as f64)
         }
     }

@@ -30,6 +30,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &techniques::batch_size::BatchSize,
         &techniques::accumulation::Accumulation,
         &techniques::mixed_precision::MixedPrecision,
+        &techniques::optimizer_state::OptimizerState,
         &techniques::checkpointing::GradientCheckpointing,
         &techniques::sequence_length::SequenceLength,
         &techniques::in_place::InPlace,

@@ -35,6 +35,7 @@ fn setup() -> (TrainConfig, ModelShape) {
         seed: 3,
         micro_batches: 4,
         checkpointing: Checkpointing::None,
+        optimizer: Default::default(),
     };
     (config, shape)
 }

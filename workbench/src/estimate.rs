@@ -141,7 +141,7 @@ pub struct EstimateArgs {
     /// How parameters are stored and the forward pass computes: f32, bf16, mixed-bf16.
     #[arg(long, default_value = "f32")]
     pub precision: String,
-    /// The optimizer: adam, momentum, sgd.
+    /// The optimizer: sgd, momentum, adagrad, rmsprop, adam, adamw, adan (Burn 0.21's, at its defaults).
     #[arg(long, default_value = "adam")]
     pub optimizer: String,
     /// Print JSON instead of tables.

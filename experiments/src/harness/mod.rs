@@ -6,6 +6,7 @@ pub mod backend;
 pub mod calibration;
 pub mod driver;
 pub mod models;
+pub mod optim;
 pub mod paired;
 pub mod probe;
 pub mod profile;

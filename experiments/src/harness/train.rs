@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
 use burn::tensor::backend::AutodiffBackend;
 use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing, Trace};
 use serde::{Deserialize, Serialize};
@@ -13,6 +13,7 @@ use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
 use crate::harness::models::mlp;
 use crate::harness::models::{self, Batch, Model, ModelShape};
+use crate::harness::optim::{Optimizer, UseOptimizer};
 use crate::harness::probe::{
     bracketed_step, collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
     Timeline,
@@ -37,6 +38,9 @@ pub struct TrainConfig {
     /// What the autodiff backend keeps for backward.
     #[serde(default)]
     pub checkpointing: Checkpointing,
+    /// The optimizer stepped (Adam, in records made before it could be chosen).
+    #[serde(default)]
+    pub optimizer: Optimizer,
 }
 
 fn one() -> usize {
@@ -54,6 +58,7 @@ impl TrainConfig {
             seed: 42,
             micro_batches: 1,
             checkpointing: Checkpointing::None,
+            optimizer: Optimizer::Adam,
         }
     }
 }
@@ -72,19 +77,38 @@ pub struct Trained<'a, B: AutodiffBackend> {
     pub probe: &'a dyn MemoryProbe,
 }
 
+/// What a technique's proof gives: its checks, and the traces it recorded on the way (a loss
+/// curve), kept in the point's result.
+#[derive(Debug, Default)]
+pub struct Proof {
+    /// The checks (empty where there is nothing to prove).
+    pub checks: Vec<Check>,
+    /// Traces the proof recorded.
+    pub traces: BTreeMap<Trace, Vec<f64>>,
+}
+
+impl From<Vec<Check>> for Proof {
+    fn from(checks: Vec<Check>) -> Self {
+        Self {
+            checks,
+            traces: BTreeMap::new(),
+        }
+    }
+}
+
 /// A technique's proof that its training step computes the same thing, run by the training
 /// point after its measured steps.
 pub trait TrainChecks {
-    /// The checks of the trained point (empty where it has nothing to prove).
-    fn checks<B: AutodiffBackend>(&self, trained: Trained<'_, B>) -> Vec<Check>;
+    /// The proof of the trained point (empty where it has nothing to prove).
+    fn checks<B: AutodiffBackend>(&self, trained: Trained<'_, B>) -> Proof;
 }
 
 /// Nothing to prove: a sweep, not a substitute.
 pub struct NoChecks;
 
 impl TrainChecks for NoChecks {
-    fn checks<B: AutodiffBackend>(&self, _: Trained<'_, B>) -> Vec<Check> {
-        Vec::new()
+    fn checks<B: AutodiffBackend>(&self, _: Trained<'_, B>) -> Proof {
+        Proof::default()
     }
 }
 
@@ -331,7 +355,49 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         sync();
         let after_runtime = probe.read().in_use_bytes;
 
-        let mut optim = AdamConfig::new().init::<B, Model<B>>();
+        let readings = Readings {
+            start,
+            after_init,
+            after_model,
+            after_inputs,
+            after_runtime,
+            optimizer_state_bytes: 0,
+        };
+        c.optimizer.with::<B, _>(Steps {
+            point: self,
+            device: &device,
+            probe,
+            model,
+            batch: &batch,
+            readings,
+        })
+    }
+}
+
+/// The measured steps of a training point with its optimizer, once built.
+struct Steps<'a, B: AutodiffBackend, K> {
+    point: TrainPoint<K>,
+    device: &'a B::Device,
+    probe: &'a dyn MemoryProbe,
+    model: Model<B>,
+    batch: &'a Batch<B>,
+    readings: Readings,
+}
+
+impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
+    type Output = PointResult;
+
+    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> PointResult {
+        let Steps {
+            point,
+            device,
+            probe,
+            model,
+            batch,
+            mut readings,
+        } = self;
+        let c = point.config;
+        let sync = || backend::sync::<B>(device);
         let mut model = Some(model);
         let step = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
@@ -341,22 +407,22 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
                 m,
                 &mut optim,
                 c.lr,
-                &batch,
+                batch,
                 c.micro_batches,
             ));
             runs.push(meter.finish());
         };
 
         let (unit, units) = c.shape.units(c.batch);
-        let steps = measured_steps(probe, &sync, after_runtime, self.repeats, units, step);
-        let readings = Readings {
-            start,
-            after_init,
-            after_model,
-            after_inputs,
-            after_runtime,
-            optimizer_state_bytes: steps.optimizer_state_bytes,
-        };
+        let steps = measured_steps(
+            probe,
+            &sync,
+            readings.after_runtime,
+            point.repeats,
+            units,
+            step,
+        );
+        readings.optimizer_state_bytes = steps.optimizer_state_bytes;
         let metrics = readings.metrics(
             &steps.phases,
             &steps.runs,
@@ -365,21 +431,23 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
         );
 
         let model = model.take().expect("model is back");
-        let checks = if timing::timing_only() {
-            Vec::new()
+        let proof = if timing::timing_only() {
+            Proof::default()
         } else {
-            self.checks.checks(Trained {
+            point.checks.checks(Trained {
                 config: &c,
-                batch: &batch,
+                batch,
                 model,
-                device: &device,
+                device,
                 probe,
             })
         };
+        let mut traces = steps.timeline;
+        traces.extend(proof.traces);
         PointResult {
             metrics,
-            checks,
-            traces: steps.timeline,
+            checks: proof.checks,
+            traces,
             phase_times: PhaseTiming::of_runs(&steps.runs),
             ..PointResult::new(probe.info(), steps.phases, steps.timing, units).in_unit(unit)
         }
@@ -394,16 +462,17 @@ pub struct CheckpointingCheck {
 }
 
 impl TrainChecks for CheckpointingCheck {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
         drop(t.model);
         if t.config.checkpointing == Checkpointing::None {
-            Vec::new()
+            Proof::default()
         } else {
             vec![gradients_unchanged_by_checkpointing::<B>(
                 t.config,
                 t.device,
                 self.tolerance,
             )]
+            .into()
         }
     }
 }

@@ -10,5 +10,6 @@ pub mod checkpointing;
 pub mod in_place;
 pub mod mixed_precision;
 pub mod no_grad;
+pub mod optimizer_state;
 pub mod sequence_length;
 pub mod views;

@@ -28,7 +28,7 @@ use crate::harness::models::mlp;
 use crate::harness::models::{self, training_mlp, training_transformer, Batch, Model};
 use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::train::{run_train_point, TrainChecks, TrainConfig, Trained};
+use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// Relative tolerance of the gradient and parameter comparisons: the same sums in another order
@@ -124,11 +124,11 @@ impl Technique for Accumulation {
 struct AccumulationChecks;
 
 impl TrainChecks for AccumulationChecks {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Vec<Check> {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
         if t.config.micro_batches > 1 {
-            checks(t.config, t.batch, t.model, t.probe)
+            checks(t.config, t.batch, t.model, t.probe).into()
         } else {
-            Vec::new()
+            Proof::default()
         }
     }
 }

@@ -197,6 +197,7 @@ impl SeqConfig {
             seed: self.seed,
             micro_batches: 1,
             checkpointing: self.checkpointing,
+            optimizer: crate::harness::optim::Optimizer::Adam,
         }
     }
 }
