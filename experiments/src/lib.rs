@@ -30,13 +30,13 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &techniques::batch_size::BatchSize,
         &techniques::accumulation::Accumulation,
         &techniques::mixed_precision::MixedPrecision,
-        &techniques::optimizer_state::OptimizerState,
         &techniques::checkpointing::GradientCheckpointing,
         &techniques::sequence_length::SequenceLength,
         &techniques::in_place::InPlace,
         &techniques::views::Views,
         &techniques::no_grad::NoGrad,
         &techniques::cache_release::CacheRelease,
+        &techniques::optimizer_state::OptimizerState,
     ]
 }
 
