@@ -282,8 +282,8 @@ fn the_landing_page_orders_the_fixes_by_their_figures() {
     let records = load_dir(&crate::fixtures()).unwrap();
     let order = guide::fix_order::FixOrder::new(&records).expect("an order");
     let tiers = [
-        "saves memory, computes the same, no slowdown resolved",
-        "saves memory and computes the same, at a measured cost in time",
+        "saves memory, passes its own check, no slowdown resolved",
+        "saves memory and passes its own check, at a measured cost in time",
         "saves memory; its time was not compared in pairs",
         "saves memory, but its correctness check failed",
         "does not lower this peak on this device",

@@ -3,8 +3,8 @@
 //! Question: with an out-of-memory error, what to try first, second, third, and what does each
 //! cost?
 //! Method: the headlines of the first device's result sets (the CPU's where there is one) are
-//! sorted into tiers by their own figures: saves memory and computes the same with no slowdown
-//! resolved (largest saving first); saves and costs time, resolved (most saved per percent of
+//! sorted into tiers by their own figures: saves memory and passes its own check with no
+//! slowdown resolved (largest saving first); saves and costs time, resolved (most saved per percent of
 //! time first); saves but not timed in pairs; saves but its check failed; does not lower the
 //! peak here. Other devices' figures for the same headline stand beside each row.
 //! Answer: the ordered list the landing page shows; the rule is printed with it.
@@ -17,9 +17,9 @@ use crate::context::{device_label, memory_change};
 /// Where a headline falls in the order, by its measured figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Tier {
-    /// Saves memory, computes the same, and no slowdown is resolved.
+    /// Saves memory, passes its own check, and no slowdown is resolved.
     Free,
-    /// Saves memory, computes the same, and costs time (resolved).
+    /// Saves memory, passes its own check, and costs time (resolved).
     Costs,
     /// Saves memory; its time was not compared in pairs.
     Untimed,
@@ -32,8 +32,8 @@ enum Tier {
 impl Tier {
     fn why(self) -> &'static str {
         match self {
-            Self::Free => "saves memory, computes the same, no slowdown resolved",
-            Self::Costs => "saves memory and computes the same, at a measured cost in time",
+            Self::Free => "saves memory, passes its own check, no slowdown resolved",
+            Self::Costs => "saves memory and passes its own check, at a measured cost in time",
             Self::Untimed => "saves memory; its time was not compared in pairs",
             Self::ChangesResult => "saves memory, but its correctness check failed",
             Self::NoSaving => "does not lower this peak on this device",
