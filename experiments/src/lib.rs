@@ -37,6 +37,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &techniques::no_grad::NoGrad,
         &techniques::cache_release::CacheRelease,
         &techniques::optimizer_state::OptimizerState,
+        &techniques::quantization::Quantization,
     ]
 }
 

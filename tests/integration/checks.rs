@@ -255,3 +255,55 @@ fn in_place_outputs_are_checked_against_the_host_and_a_wrong_one_fails() {
     );
     assert!(!caught.passed, "{caught:?}");
 }
+
+/// Quantization's proof holds 8-bit and 16-bit weights' outputs to f32's and fails 2-bit ones:
+/// the check can fail, and does where the format changes the result.
+#[test]
+fn quantized_outputs_pass_at_eight_bits_and_fail_at_two() {
+    use burn::tensor::{Distribution, Tensor};
+    use experiments::techniques::quantization::{
+        convert, output_check, outputs, Bits, WeightFormat, BLOCK,
+    };
+    use results::FloatStorage;
+
+    let _rng = flex_rng();
+    let device = Default::default();
+    let shape = MlpShape {
+        width: 64,
+        depth: 3,
+    };
+    let verdict = |format: WeightFormat| {
+        let model = shape.init::<Flex>(&device);
+        let x = Tensor::<Flex, 2>::random([8, 64], Distribution::Normal(0.0, 1.0), &device);
+        let reference = outputs(model.forward(x.clone()));
+        let model = convert(model, format);
+        let x = match format {
+            WeightFormat::Float { float } => {
+                x.cast(experiments::harness::backend::float_dtype(float))
+            }
+            WeightFormat::Quantized { .. } => x,
+        };
+        output_check(&reference, &outputs(model.forward(x)))
+    };
+    for format in [
+        WeightFormat::Quantized {
+            bits: Bits::Q8,
+            block: Some(BLOCK),
+        },
+        WeightFormat::Float {
+            float: FloatStorage::Bf16,
+        },
+    ] {
+        let check = verdict(format);
+        assert!(check.passed, "{format:?}: {check:?}");
+        assert!(
+            check.max_rel_diff > 0.0,
+            "{format:?} changes the output a little"
+        );
+    }
+    let two_bits = verdict(WeightFormat::Quantized {
+        bits: Bits::Q2,
+        block: Some(BLOCK),
+    });
+    assert!(!two_bits.passed, "{two_bits:?}");
+}

@@ -231,6 +231,33 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     // Tensor handles and bookkeeping: well under 1 KiB per operation.
     const HANDLES: f64 = 1024.0;
 
+    // quantization: every format's weights within 1% of the byte model; 4-bit values take a
+    // byte each on Flex, as 8-bit ones; a quantized pass holds a layer's weight dequantized to
+    // f32 on top of what the f32 pass holds.
+    {
+        use experiments::estimate::Allocator;
+        use experiments::harness::models::MlpShape;
+        use experiments::techniques::quantization::{predict, QuantConfig};
+        for p in &record("quantization").points {
+            let config: QuantConfig = serde_json::from_value(p.point.config.clone()).unwrap();
+            let predicted = predict::weight_bytes(config.shape, config.format, Allocator::Flex);
+            let measured = metric(p, Metric::WeightBytes);
+            assert!(
+                (measured - predicted).abs() < 0.01 * predicted,
+                "{}: {measured} against {predicted}",
+                p.point.id
+            );
+        }
+        let bytes = |id: &str| metric(&point("quantization", id), Metric::WeightBytes);
+        assert_eq!(bytes("q4-block-32"), bytes("q8-block-32"));
+        assert!(bytes("q8-tensor") < 0.26 * bytes("f32"));
+        let config: QuantConfig =
+            serde_json::from_value(point("quantization", "f32").point.config).unwrap();
+        let MlpShape { width, .. } = config.shape;
+        let eval = |id: &str| metric(&point("quantization", id), Metric::EvalBytes);
+        assert!(eval("q8-block-32") - eval("f32") >= (width * width * 4) as f64);
+    }
+
     // in-place: consuming the input saves exactly one tensor's elements (up to its handle).
     for p in &record("in-place").points {
         if let Some(rest) = p.point.id.strip_prefix("chain-keep-clone-") {

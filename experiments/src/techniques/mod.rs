@@ -11,5 +11,6 @@ pub mod in_place;
 pub mod mixed_precision;
 pub mod no_grad;
 pub mod optimizer_state;
+pub mod quantization;
 pub mod sequence_length;
 pub mod views;

@@ -141,6 +141,9 @@ pub enum Metric {
     NumParams,
     /// Optimizer state (Adam's moments): what stays live after the first step.
     OptimizerStateBytes,
+    /// Root-mean-square of an output's difference from the f32 reference, over the reference's
+    /// root-mean-square (a ratio, no unit).
+    OutputRmsRelativeError,
     /// Parameters, once materialised.
     ParamBytes,
     /// Parameters right after `init()` (Burn initialises lazily).
@@ -169,6 +172,9 @@ pub enum Metric {
     StepFlop,
     /// The measured tensor's bytes.
     TensorBytes,
+    /// A model's weights as stored in the point's format (quantized values with their scales,
+    /// or floats of the point's type).
+    WeightBytes,
     /// Exactly-zero gradient elements with the loss scale, at the trained weights.
     ZeroGradElementsScaledFinal,
     /// Exactly-zero gradient elements with the loss scale, at the initial weights.

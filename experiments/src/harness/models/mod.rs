@@ -333,7 +333,7 @@ impl<B: Backend> Model<B> {
 
 /// The module with every float parameter cast to `dtype`, as operations on the originals (so
 /// that the gradients flow back to them through the casts).
-fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
+pub fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
     use burn::module::{ModuleMapper, Param};
     struct Cast(FloatDType);
     impl<B: Backend> ModuleMapper<B> for Cast {
