@@ -29,13 +29,10 @@ fn setup() -> (TrainConfig, ModelShape) {
         depth: 3,
     });
     let config = TrainConfig {
-        shape,
-        batch: 64,
         lr: 1e-3,
         seed: 3,
         micro_batches: 4,
-        checkpointing: Checkpointing::None,
-        optimizer: Default::default(),
+        ..TrainConfig::adam(shape, 64)
     };
     (config, shape)
 }

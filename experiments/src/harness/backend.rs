@@ -60,11 +60,39 @@ pub struct Setup {
     pub checkpointing: Checkpointing,
     /// The device's default float type.
     pub float: FloatStorage,
-    /// Whether a CubeCL pool should give each allocation a page of its own
-    /// (`ExclusivePages`), so that the bytes it reserves after a phase bound the phase's peak
-    /// closely (training points, whose phases are bracketed). Honoured on wgpu; cubecl 0.10
-    /// cannot set CUDA's pool, which keeps its default. No effect on the CPU.
-    pub exclusive_pages: bool,
+    /// How a CubeCL device pools its memory: [`Pool::ExclusivePages`] gives each allocation a
+    /// page of its own, so that the bytes it reserves after a phase bound the phase's peak
+    /// closely (the points whose phases are bracketed ask for it). Honoured on wgpu; cubecl
+    /// 0.10 cannot set CUDA's pool, which keeps its default. No effect on the CPU.
+    pub pool: Pool,
+}
+
+/// How a CubeCL device's memory manager pools device memory: cubecl 0.10's
+/// `MemoryConfiguration`, set before the device's first use (`init_setup` on wgpu; CUDA's is
+/// fixed at its default in cubecl 0.10). The CPU backend has no pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pool {
+    /// CubeCL's default (`SubSlices`): an allocation is a slice of a larger page shared with
+    /// others, pages in a few sizes; tiny allocations get pages of their own.
+    #[default]
+    SubSlices,
+    /// The `ExclusivePages` preset: every allocation a page of its own, rounded up to one of
+    /// 24 bucket sizes; an unused page is freed after a period that grows with its size.
+    ExclusivePages,
+}
+
+impl Pool {
+    /// Every setting, CubeCL's default first.
+    pub const ALL: [Pool; 2] = [Pool::SubSlices, Pool::ExclusivePages];
+
+    /// Kebab-case name, as in records and ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pool::SubSlices => "sub-slices",
+            Pool::ExclusivePages => "exclusive-pages",
+        }
+    }
 }
 
 /// The backend dispatch table of a [`DeviceKind`].
@@ -155,7 +183,7 @@ where
     W: OnBackend,
 {
     use crate::harness::probe::cube::CubeProbe;
-    let pool = configure_pool::<R>(&device, setup.exclusive_pages);
+    let pool = configure_pool::<R>(&device, setup.pool);
     set_float_storage::<B>(&device, setup.float)?;
     let probe = CubeProbe::<R>::new(&device, pool);
     Ok(match setup.checkpointing {
@@ -164,15 +192,11 @@ where
     })
 }
 
-/// Sets the pool of a wgpu device to `ExclusivePages` where asked, before the device's first
-/// use (a later call would panic in CubeCL); says which pool the device has.
+/// Sets the pool of a wgpu device as `pool` says, before the device's first use (a later call
+/// would panic in CubeCL); says which pool the device has (CUDA keeps its default).
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
-fn configure_pool<R: cubecl::Runtime>(
-    device: &R::Device,
-    exclusive_pages: bool,
-) -> crate::harness::probe::cube::Pool {
-    use crate::harness::probe::cube::Pool;
-    if !exclusive_pages {
+fn configure_pool<R: cubecl::Runtime>(device: &R::Device, pool: Pool) -> Pool {
+    if pool == Pool::SubSlices {
         return Pool::SubSlices;
     }
     #[cfg(feature = "wgpu")]
@@ -182,14 +206,18 @@ fn configure_pool<R: cubecl::Runtime>(
         };
         let any: &dyn std::any::Any = device;
         if let Some(wgpu) = any.downcast_ref::<WgpuDevice>() {
+            let memory_config = match pool {
+                Pool::SubSlices => MemoryConfiguration::SubSlices,
+                Pool::ExclusivePages => MemoryConfiguration::ExclusivePages,
+            };
             init_setup::<AutoGraphicsApi>(
                 wgpu,
                 RuntimeOptions {
-                    memory_config: MemoryConfiguration::ExclusivePages,
+                    memory_config,
                     ..Default::default()
                 },
             );
-            return Pool::ExclusivePages;
+            return pool;
         }
     }
     let _ = device;

@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 
 use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
 use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::ElementConversion;
 use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
-use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
+use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
 use crate::harness::models::mlp;
 use crate::harness::models::{self, Batch, Model, ModelShape};
 use crate::harness::optim::{Optimizer, UseOptimizer};
@@ -41,10 +42,26 @@ pub struct TrainConfig {
     /// The optimizer stepped (Adam, in records made before it could be chosen).
     #[serde(default)]
     pub optimizer: Optimizer,
+    /// How a CubeCL device pools its memory: exclusive pages, so that each phase's peak is
+    /// bracketed closely, unless a point measures the pool itself (written only then; records
+    /// made before it could be chosen read as exclusive pages).
+    #[serde(
+        default = "exclusive_pages",
+        skip_serializing_if = "is_exclusive_pages"
+    )]
+    pub pool: Pool,
 }
 
 fn one() -> usize {
     1
+}
+
+fn exclusive_pages() -> Pool {
+    Pool::ExclusivePages
+}
+
+fn is_exclusive_pages(pool: &Pool) -> bool {
+    *pool == Pool::ExclusivePages
 }
 
 impl TrainConfig {
@@ -59,6 +76,7 @@ impl TrainConfig {
             micro_batches: 1,
             checkpointing: Checkpointing::None,
             optimizer: Optimizer::Adam,
+            pool: Pool::ExclusivePages,
         }
     }
 }
@@ -75,6 +93,48 @@ pub struct Trained<'a, B: AutodiffBackend> {
     pub device: &'a B::Device,
     /// The point's memory probe (a proof that runs a metered step reads it).
     pub probe: &'a dyn MemoryProbe,
+}
+
+impl<B: AutodiffBackend> Trained<'_, B> {
+    /// A fresh run of `steps` steps from the point's seed (its weights drawn anew, the
+    /// measured model dropped first), with a fresh optimizer of the point's kind on the point's
+    /// batch: the loss of every step, read before the step updates the weights.
+    pub fn loss_curve(self, steps: usize) -> Vec<f64> {
+        drop(self.model);
+        let c = self.config;
+        B::seed(self.device, c.seed);
+        let model = c.shape.init::<B>(self.device);
+        c.optimizer.with::<B, _>(Curve {
+            model,
+            batch: self.batch,
+            lr: c.lr,
+            steps,
+        })
+    }
+}
+
+/// A training run that records its losses.
+struct Curve<'a, B: AutodiffBackend> {
+    model: Model<B>,
+    batch: &'a Batch<B>,
+    lr: f64,
+    steps: usize,
+}
+
+impl<B: AutodiffBackend> UseOptimizer<B> for Curve<'_, B> {
+    type Output = Vec<f64>;
+
+    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> Vec<f64> {
+        let mut model = self.model;
+        let mut losses = Vec::with_capacity(self.steps);
+        for _ in 0..self.steps {
+            let loss = model.loss(self.batch);
+            losses.push(loss.clone().into_scalar().elem::<f64>());
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            model = optim.step(self.lr, model, grads);
+        }
+        losses
+    }
 }
 
 /// What a technique's proof gives: its checks, and the traces it recorded on the way (a loss
@@ -122,7 +182,7 @@ pub fn run_train_point<K: TrainChecks>(
     device.dispatch(
         Setup {
             checkpointing: config.checkpointing,
-            exclusive_pages: true,
+            pool: config.pool,
             ..Default::default()
         },
         TrainPoint {

@@ -4,6 +4,7 @@
 //! its page, compiled here so that it stays true to Burn 0.21).
 
 pub mod accumulation;
+pub mod allocator_settings;
 pub mod batch_size;
 pub mod cache_release;
 pub mod checkpointing;

@@ -158,6 +158,8 @@ pub enum Metric {
     ReservedAliveBytes,
     /// Reserved once the tensor was dropped (cache release).
     ReservedDroppedBytes,
+    /// The most the pools held at once over a sequence of allocations.
+    ReservedPeakBytes,
     /// Reserved after `memory_cleanup()` (cache release).
     ReservedReleasedBytes,
     /// Reserved at the start (cache release).
@@ -209,6 +211,10 @@ pub enum Trace {
     MemoryTimelinePhaseStart,
     /// Each phase's kind, by the same index: 0 forward, 1 backward, 2 optimizer, 3 other.
     MemoryTimelinePhaseKind,
+    /// Bytes of live tensors after each allocation of a sequence.
+    InUseBytesByAllocation,
+    /// Bytes the allocator's pools held after each allocation of a sequence (devices only).
+    ReservedBytesByAllocation,
 }
 
 /// What a point's throughput counts.

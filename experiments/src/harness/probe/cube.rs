@@ -26,25 +26,7 @@ use cubecl::stream_id::StreamId;
 use cubecl::Runtime;
 
 use super::{MemoryProbe, MemoryReading, MemorySummary, PeakBracket, ProbeInfo};
-
-/// The pool configuration a probe reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pool {
-    /// CubeCL's default: pages shared by sub-slices.
-    SubSlices,
-    /// One page per allocation, in size buckets (set by the workbench on wgpu).
-    ExclusivePages,
-}
-
-impl Pool {
-    /// Name recorded in a bracket.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pool::SubSlices => "sub-slices",
-            Pool::ExclusivePages => "exclusive-pages",
-        }
-    }
-}
+pub use crate::harness::backend::Pool;
 
 /// Pause between two of the sampling thread's readings (each also runs the stream's queued
 /// work, so a shorter pause slows the phase more than it sharpens the bound).

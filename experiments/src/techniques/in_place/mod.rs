@@ -24,7 +24,7 @@ use results::{Check, ComparisonSpec, DeviceKind, Metric, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::F32_BYTES;
-use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
@@ -193,7 +193,7 @@ impl Technique for InPlace {
         // The operation's phase is bracketed on a device: one page per allocation.
         device.dispatch(
             Setup {
-                exclusive_pages: true,
+                pool: Pool::ExclusivePages,
                 ..Setup::default()
             },
             InPlacePoint {

@@ -35,7 +35,7 @@ pub use analysis::{drift, drift_check};
 
 use crate::error::ExperimentError;
 use crate::estimate::{self, StepPlan};
-use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::{
     mlp, training_transformer, Batch, MlpShape, Model, ModelShape, TransformerShape,
 };
@@ -323,7 +323,7 @@ impl Technique for MixedPrecision {
         device.dispatch(
             Setup {
                 float: config.precision.storage(),
-                exclusive_pages: true,
+                pool: Pool::ExclusivePages,
                 ..Default::default()
             },
             MixedPoint {

@@ -26,7 +26,7 @@ use results::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::{training_mlp, training_transformer, ModelShape};
 use crate::harness::probe::{
     bracketed_step, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
@@ -152,7 +152,7 @@ impl Technique for NoGrad {
     fn run_point(&self, config: &EvalConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup {
-                exclusive_pages: true,
+                pool: Pool::ExclusivePages,
                 ..Setup::default()
             },
             EvalPoint {

@@ -20,15 +20,13 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::ElementConversion;
 use results::{Check, ComparisonSpec, DeviceKind, Profile, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::StepPlan;
-use crate::harness::models::{training_mlp, training_transformer, Batch, Model, ModelShape};
-use crate::harness::optim::{Optimizer, UseOptimizer};
+use crate::harness::models::{training_mlp, training_transformer, ModelShape};
+use crate::harness::optim::Optimizer;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
@@ -193,16 +191,7 @@ pub struct LossFalls {
 
 impl TrainChecks for LossFalls {
     fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
-        drop(t.model);
-        let c = t.config;
-        B::seed(t.device, c.seed);
-        let model = c.shape.init::<B>(t.device);
-        let losses = c.optimizer.with::<B, _>(Curve {
-            model,
-            batch: t.batch,
-            lr: c.lr,
-            steps: self.steps,
-        });
+        let losses = t.loss_curve(self.steps);
         let mut proof = Proof::from(vec![loss_fell(&losses)]);
         proof.traces.insert(Trace::LossByStep, losses);
         proof
@@ -227,30 +216,6 @@ pub fn loss_fell(losses: &[f64]) -> Check {
         max_rel_diff: ratio,
         tolerance: 1.0,
         passed: first.is_finite() && last.is_finite() && ratio < 1.0,
-    }
-}
-
-/// A training run that records its losses.
-struct Curve<'a, B: AutodiffBackend> {
-    model: Model<B>,
-    batch: &'a Batch<B>,
-    lr: f64,
-    steps: usize,
-}
-
-impl<B: AutodiffBackend> UseOptimizer<B> for Curve<'_, B> {
-    type Output = Vec<f64>;
-
-    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> Vec<f64> {
-        let mut model = self.model;
-        let mut losses = Vec::with_capacity(self.steps);
-        for _ in 0..self.steps {
-            let loss = model.loss(self.batch);
-            losses.push(loss.clone().into_scalar().elem::<f64>());
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(self.lr, model, grads);
-        }
-        losses
     }
 }
 

@@ -148,8 +148,10 @@ impl Analyse for Quantization {
                 },
             ));
         }
+        // Where the probe is exact (no bracket): how far each pass measured above its rule.
         let excess: Vec<f64> = rows
             .iter()
+            .filter(|r| bracket::of(r, "evaluation").is_none())
             .map(|r| {
                 r.result.metric(Metric::EvalBytes)
                     - predict::eval_bytes(shape, r.config.format, r.config.batch, allocator)

@@ -34,7 +34,7 @@ use burn::tensor::{Distribution, FloatDType, Tensor};
 use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile};
 use serde::{Deserialize, Serialize};
 
-use crate::harness::backend::{self, Backends, OnBackend, Setup};
+use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::mlp::{self, Mlp};
 use crate::harness::models::{training_mlp, MlpShape};
 use crate::harness::probe::{bracketed_step, last_repeat, MemoryProbe, PhaseMeter};
@@ -281,7 +281,7 @@ impl Technique for Quantization {
     fn run_point(&self, config: &QuantConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         device.dispatch(
             Setup {
-                exclusive_pages: true,
+                pool: Pool::ExclusivePages,
                 ..Setup::default()
             },
             QuantPoint {

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::estimate::StepPlan;
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::{ModelShape, TransformerShape};
+use crate::harness::models::TransformerShape;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, CheckpointingCheck, TrainConfig};
 use crate::technique::{Measurement, Planned, Row, Technique};
@@ -191,13 +191,10 @@ impl SeqConfig {
     /// transformer, no accumulation.
     pub fn train(&self) -> TrainConfig {
         TrainConfig {
-            shape: ModelShape::Transformer(self.shape),
-            batch: self.batch,
             lr: self.lr,
             seed: self.seed,
-            micro_batches: 1,
             checkpointing: self.checkpointing,
-            optimizer: crate::harness::optim::Optimizer::Adam,
+            ..TrainConfig::adam(self.shape, self.batch)
         }
     }
 }
