@@ -27,16 +27,7 @@ pub fn worst_check(points: &[MeasuredPoint]) -> String {
     }
     by_what
         .iter()
-        .map(|c| {
-            format!(
-                "{}: largest difference {:.3e} (relative {:.3e}, tolerance {:.0e}){}",
-                c.what,
-                c.max_abs_diff,
-                c.max_rel_diff,
-                c.tolerance,
-                if c.passed { "" } else { ", FAILED" }
-            )
-        })
+        .map(|c| c.sentence())
         .collect::<Vec<_>>()
         .join("; ")
 }

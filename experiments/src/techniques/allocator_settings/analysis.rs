@@ -277,15 +277,7 @@ impl Analyse for AllocatorSettings {
         };
         let detail = proof.as_ref().map_or_else(
             || "the losses' finiteness (one setting: nothing to compare)".to_string(),
-            |c| {
-                format!(
-                    "{}: largest relative difference {:.3e} (tolerance {:.0e}){}",
-                    c.what,
-                    c.max_rel_diff,
-                    c.tolerance,
-                    if c.passed { "" } else { ", FAILED" }
-                )
-            },
+            Check::sentence,
         );
         // The headline: the default against the setting that reserved least at the sequence's
         // peak, where there is a pool and more than one setting.

@@ -5,8 +5,8 @@
 use results::format::{self, mib};
 use results::paired::find;
 use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
-    PairedComparison, PublishedFigure, Scale, Series, Side,
+    Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Metric, PairedComparison, PublishedFigure, Scale, Series, Side,
 };
 
 use super::{predict, Bits, QuantConfig, Quantization, WeightFormat, TOLERANCE};
@@ -70,19 +70,10 @@ fn verdict(r: &R<'_>) -> Correctness {
 
 /// The row's check, in one sentence.
 fn check_detail(r: &R<'_>) -> String {
-    r.result.checks.first().map_or_else(
-        || "no check ran".to_string(),
-        |c| {
-            format!(
-                "{}: largest difference {:.3e} (relative {:.3e}, tolerance {:.0e}){}",
-                c.what,
-                c.max_abs_diff,
-                c.max_rel_diff,
-                c.tolerance,
-                if c.passed { "" } else { ", FAILED" }
-            )
-        },
-    )
+    r.result
+        .checks
+        .first()
+        .map_or_else(|| "no check ran".to_string(), Check::sentence)
 }
 
 impl Analyse for Quantization {
@@ -270,7 +261,7 @@ impl Analyse for Quantization {
             }
         }));
 
-        let categories: Vec<String> = WeightFormat::ALL.iter().map(|f| f.label()).collect();
+        let categories: Vec<String> = WeightFormat::ALL.iter().map(|f| f.short()).collect();
         let by_format = |name: &str, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
             Series::line(
                 name,
@@ -281,7 +272,7 @@ impl Analyse for Quantization {
         let chart = |id: &str, title: &str, y_label: &str, series: Vec<Series>| Chart {
             id: id.into(),
             title: title.into(),
-            x_label: "weight format".into(),
+            x_label: "weight format (q8 /32: 8-bit values, a scale per block of 32)".into(),
             y_label: y_label.into(),
             x_scale: Scale::Linear,
             categories: categories.clone(),

@@ -168,6 +168,19 @@ impl WeightFormat {
         }
     }
 
+    /// A chart's category: short enough to sit under a tick (`q8 /32`: 8-bit values, a scale
+    /// per block of 32; `q8 tensor`: one scale per tensor).
+    pub fn short(self) -> String {
+        match self {
+            Self::Float { float } => float.name().into(),
+            Self::Quantized { bits, block } => format!(
+                "q{} {}",
+                bits.bits(),
+                block.map_or_else(|| "tensor".to_string(), |b| format!("/{b}"))
+            ),
+        }
+    }
+
     /// The float type a cast model computes in, if the format is a float one other than f32.
     fn cast_to(self) -> Option<FloatDType> {
         match self {
