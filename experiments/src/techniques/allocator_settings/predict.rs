@@ -1,5 +1,5 @@
 //! The byte model of the growing sequence: what its live tensors hold after each allocation
-//! (exact on every backend: the last [`KEEP`](super::KEEP) tensors, `i` times the base each),
+//! (exact on every backend: the last [`KEEP`] tensors, `i` times the base each),
 //! and, as a reference line rather than a prediction, what a pool would hold that never reused
 //! a freed page for a larger tensor: every tensor of the sequence so far. No rule here predicts
 //! a pool's reserved bytes: they depend on its page sizes, its running average of allocation
