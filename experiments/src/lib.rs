@@ -38,6 +38,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &techniques::cache_release::CacheRelease,
         &techniques::optimizer_state::OptimizerState,
         &techniques::quantization::Quantization,
+        &techniques::offload::Offload,
         &techniques::allocator_settings::AllocatorSettings,
     ]
 }

@@ -218,6 +218,41 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
 }
 
 #[test]
+fn offload_on_wgpu_moves_adams_state_off_the_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    workbench()
+        .args(["run", "offload", "--quick", "--device", "wgpu", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let records = load_dir(&out.join("data")).unwrap();
+    let points = &records[0].points;
+    let point = |id: &str| {
+        points
+            .iter()
+            .find(|p| p.point.id == id)
+            .unwrap()
+            .result()
+            .unwrap()
+    };
+    let (usual, offloaded) = (point("optimizer-on-device"), point("optimizer-on-host"));
+    let params = usual.metric(Metric::NumParams);
+    // The device no longer keeps Adam's two moments between steps: exactly 8 B per parameter
+    // (the pool rounds each tensor's page, not its bytes in use).
+    let saved =
+        usual.metric(Metric::LiveBeforeStepBytes) - offloaded.metric(Metric::LiveBeforeStepBytes);
+    assert_eq!(saved, 8.0 * params);
+    assert!(offloaded.peak_bytes() < usual.peak_bytes());
+    assert_eq!(offloaded.metric(Metric::TransferBytes), 8.0 * params);
+    // The host keeps the master weights and the moments, 12 B per parameter, within 5%.
+    let host = offloaded.metric(Metric::HostStateBytes);
+    assert!((host / (12.0 * params) - 1.0).abs() < 0.05, "host: {host}");
+    // Adam on Flex and Adam on wgpu give the same parameters within f32 rounding.
+    assert!(offloaded.checks[0].passed, "{:?}", offloaded.checks[0]);
+}
+
+#[test]
 fn wgpu_without_a_vulkan_driver_exits_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let out = workbench()

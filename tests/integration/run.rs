@@ -264,6 +264,27 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
         assert!(eval("q8-block-32") - eval("f32") >= (width * width * 4) as f64);
     }
 
+    // offload on the CPU: nothing moves, so the offloaded step holds one more copy of the
+    // weights (the host's) between steps, within bookkeeping; each step copies every gradient
+    // and every weight (8 B per parameter); Adam on the host computes the very same
+    // parameters as Adam beside the model (the same backend: no rounding to differ).
+    {
+        let (usual, offloaded) = (
+            point("offload", "optimizer-on-device"),
+            point("offload", "optimizer-on-host"),
+        );
+        let params = metric(&usual, Metric::NumParams);
+        let held = |p: &results::MeasuredPoint| metric(p, Metric::LiveBeforeStepBytes);
+        let extra = held(&offloaded) - held(&usual);
+        assert!(
+            (extra - 4.0 * params).abs() < 0.01 * 4.0 * params + HANDLES,
+            "offload's second copy: {extra} B for {params} parameters"
+        );
+        assert_eq!(metric(&offloaded, Metric::TransferBytes), 8.0 * params);
+        let proof = &offloaded.result().unwrap().checks[0];
+        assert!(proof.passed && proof.max_abs_diff == 0.0, "{proof:?}");
+    }
+
     // in-place: consuming the input saves exactly one tensor's elements (up to its handle).
     for p in &record("in-place").points {
         if let Some(rest) = p.point.id.strip_prefix("chain-keep-clone-") {

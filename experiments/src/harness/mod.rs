@@ -1,6 +1,6 @@
 //! What every technique shares, and none is named in: the backends and the device dispatch,
 //! the drivers, memory probes, timing and paired timing, the training step, single-operation
-//! measurement and the models.
+//! measurement, the models, and moving a model between backends.
 
 pub mod backend;
 pub mod calibration;
@@ -14,3 +14,4 @@ pub mod single_op;
 pub mod summary;
 pub mod timing;
 pub mod train;
+pub mod transfer;

@@ -11,6 +11,7 @@ pub mod checkpointing;
 pub mod in_place;
 pub mod mixed_precision;
 pub mod no_grad;
+pub mod offload;
 pub mod optimizer_state;
 pub mod quantization;
 pub mod sequence_length;

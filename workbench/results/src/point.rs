@@ -137,6 +137,9 @@ pub enum Metric {
     HeldBeforeBackwardBytes,
     /// Bytes held after an operation.
     HeldBytes,
+    /// Bytes the host keeps between steps for an optimizer moved there: its copy of the
+    /// weights and the optimizer's state.
+    HostStateBytes,
     /// In use with the tensor alive (cache release).
     InUseAliveBytes,
     /// In use once the tensor was dropped (cache release).
@@ -188,6 +191,8 @@ pub enum Metric {
     StepFlop,
     /// The measured tensor's bytes.
     TensorBytes,
+    /// Bytes one step moves between the device and the host, both ways.
+    TransferBytes,
     /// A model's weights as stored in the point's format (quantized values with their scales,
     /// or floats of the point's type).
     WeightBytes,

@@ -1,0 +1,175 @@
+//! Moving a model's parameters and gradients between two backends: Burn 0.21's only route from
+//! one backend to another is `TensorData` (read back to host memory, then written to the other
+//! backend), and every read of a device tensor waits for the device: the copies are
+//! synchronous.
+//!
+//! Parameters keep their `ParamId` on both sides, so that gradients taken on one backend are
+//! registered under the ids the other side's optimizer looks up.
+
+use std::collections::VecDeque;
+
+use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
+use burn::optim::GradientsParams;
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Tensor, TensorData};
+
+/// Parameters or gradients read back as host data, in visit order, each with its parameter's
+/// id.
+#[derive(Debug, Default)]
+pub struct Moved {
+    /// Each float parameter's id and values.
+    pub values: VecDeque<(ParamId, TensorData)>,
+}
+
+impl Moved {
+    /// Bytes of the values moved (what crossed from one backend to the other).
+    pub fn bytes(&self) -> u64 {
+        self.values
+            .iter()
+            .map(|(_, d)| d.as_bytes().len() as u64)
+            .sum()
+    }
+
+    /// The values copied into memory of the host's own heap. A read of a wgpu tensor returns
+    /// the device's mapped staging buffer (cubecl-wgpu's `WgpuAllocController`: pinned memory
+    /// lent by CubeCL's staging pool), which Flex takes without a copy: a host tensor made from
+    /// it stays in that buffer, holds it, and is not counted by the host's allocator. Values the
+    /// host keeps (a master copy of the weights) are copied out once.
+    pub fn owned(self) -> Self {
+        Self {
+            values: self
+                .values
+                .into_iter()
+                .map(|(id, d)| {
+                    let owned = TensorData::from_bytes_vec(d.as_bytes().to_vec(), d.shape, d.dtype);
+                    (id, owned)
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Every float parameter of `module`, read back as host data (a device read waits for the
+/// device).
+pub fn read_params<B: Backend, M: Module<B>>(module: &M) -> Moved {
+    struct Read(Moved);
+    impl<B: Backend> ModuleVisitor<B> for Read {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            self.0.values.push_back((param.id, param.val().into_data()));
+        }
+    }
+    let mut read = Read(Moved::default());
+    module.visit(&mut read);
+    read.0
+}
+
+/// Every float parameter's gradient, taken out of `grads` (so that the device frees it once
+/// read) and read back as host data. A parameter without a gradient is skipped.
+pub fn take_gradients<B: AutodiffBackend, M: Module<B>>(
+    module: &M,
+    grads: &mut GradientsParams,
+) -> Moved {
+    struct Take<'a>(&'a mut GradientsParams, Moved);
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Take<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if let Some(g) = self.0.remove::<B::InnerBackend, D>(param.id) {
+                self.1.values.push_back((param.id, g.into_data()));
+            }
+        }
+    }
+    let mut take = Take(grads, Moved::default());
+    module.visit(&mut take);
+    take.1
+}
+
+/// Gradients moved from another backend, as `B`'s optimizer takes them: each registered
+/// under its parameter's id on `device`. `module` gives each gradient its rank.
+pub fn gradients_on<B: AutodiffBackend, M: Module<B>>(
+    module: &M,
+    moved: Moved,
+    device: &B::Device,
+) -> GradientsParams {
+    struct Register<'a, B: AutodiffBackend> {
+        moved: Moved,
+        grads: GradientsParams,
+        device: &'a B::Device,
+    }
+    impl<B: AutodiffBackend> ModuleVisitor<B> for Register<'_, B> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            let at = self.moved.values.iter().position(|(id, _)| *id == param.id);
+            if let Some((id, data)) = at.and_then(|i| self.moved.values.remove(i)) {
+                let grad = Tensor::<B::InnerBackend, D>::from_data(data, self.device);
+                self.grads.register::<B::InnerBackend, D>(id, grad);
+            }
+        }
+    }
+    let mut register = Register {
+        moved,
+        grads: GradientsParams::new(),
+        device,
+    };
+    module.visit(&mut register);
+    register.grads
+}
+
+/// `module` with its float parameters replaced, in visit order, by `moved`'s values written to
+/// `device` under `moved`'s ids; each old value is dropped before its replacement is written,
+/// so that at most one parameter exists twice. Whether a parameter requires a gradient is kept.
+///
+/// # Panics
+///
+/// If `moved` holds fewer parameters than `module` (it was read from another model).
+pub fn load_params<B: Backend, M: Module<B>>(module: M, moved: Moved, device: &B::Device) -> M {
+    struct Load<'a, B: Backend> {
+        moved: Moved,
+        device: &'a B::Device,
+    }
+    impl<B: Backend> ModuleMapper<B> for Load<'_, B> {
+        fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+            let (_, old, mapper) = param.consume();
+            let require_grad = old.is_require_grad();
+            drop(old);
+            let (id, data) = self
+                .moved
+                .values
+                .pop_front()
+                .expect("one value per parameter, read from the same model");
+            let value = Tensor::<B, D>::from_data(data, self.device).set_require_grad(require_grad);
+            Param::from_mapped_value(id, value, mapper)
+        }
+    }
+    module.map(&mut Load { moved, device })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::backend::CpuBackend;
+    use crate::harness::models::{mlp, MlpShape, ModelShape};
+
+    #[test]
+    fn parameters_and_gradients_cross_with_their_ids() {
+        let device = Default::default();
+        let shape = ModelShape::Mlp(MlpShape { width: 8, depth: 2 });
+        let a = shape.init::<CpuBackend>(&device);
+        let b = load_params(shape.init::<CpuBackend>(&device), read_params(&a), &device);
+        assert_eq!(mlp::flatten(&a, None), mlp::flatten(&b, None));
+        let ids = |m: &crate::harness::models::Model<CpuBackend>| {
+            read_params(m)
+                .values
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&a), ids(&b), "the ids cross with the values");
+
+        let batch = shape.batch::<CpuBackend>(4, 1, &device);
+        let mut grads = GradientsParams::from_grads(a.loss(&batch).backward(), &a);
+        let expected = mlp::flatten(&a, Some(&grads));
+        let moved = take_gradients(&a, &mut grads);
+        assert_eq!(moved.bytes(), 4 * shape.num_params());
+        assert!(grads.is_empty(), "every gradient was taken out");
+        let on_b = gradients_on(&b, moved, &device);
+        assert_eq!(mlp::flatten(&b, Some(&on_b)), expected);
+    }
+}

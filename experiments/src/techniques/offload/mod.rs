@@ -1,0 +1,483 @@
+//! Offload: the optimizer on the host, forward and backward on the device.
+//!
+//! Question: how much device memory does moving Adam's state (and the master copy of the
+//! weights) to the host save, the idea of ZeRO-Offload, and what does a step pay for the copies?
+//! Method: the MLP's Adam step two ways, each in its own process: as usual on the device, and
+//! offloaded: forward and backward on the device, the gradients read back to the host, Adam
+//! stepped there on Flex (an autodiff copy of the model, the gradients handed in through
+//! `GradientsParams` under the same parameter ids), the updated weights written back to the
+//! device. Burn 0.21's only route between backends is `TensorData`, and a read of a device
+//! tensor waits for the device: the copies are synchronous. Device bytes come from the device's
+//! probe, host bytes from the counting allocator; the bytes copied are counted as they cross.
+//! The proof trains a few steps both ways from the same weights and compares the parameters.
+//! Answer: on a device, the state leaves the device (8 B per parameter for Adam) and each step
+//! copies 8 B per parameter (gradients down, weights up); on the CPU the host is the device,
+//! nothing moves, and the offloaded step only adds a second copy of the weights.
+
+mod analysis;
+pub mod predict;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use std::cell::Cell;
+
+use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
+use burn::tensor::backend::AutodiffBackend;
+use results::{Check, ComparisonSpec, DeviceKind, Metric, PhaseTiming, PointResult, Profile};
+use serde::{Deserialize, Serialize};
+
+use crate::estimate::StepPlan;
+use crate::harness::backend::{self, Backends, CpuBackend, OnBackend, Setup};
+use crate::harness::models::{mlp, training_mlp, Batch, Model, ModelShape};
+use crate::harness::optim::{Optimizer, UseOptimizer};
+use crate::harness::probe::host::HostProbe;
+use crate::harness::probe::{MemoryProbe, PhaseMeter};
+use crate::harness::profile::{Repeats, Sizes};
+use crate::harness::timing;
+use crate::harness::train::{measured_steps, run_train_point, NoChecks, Readings, TrainConfig};
+use crate::harness::transfer::{gradients_on, load_params, read_params, take_gradients};
+use crate::technique::{Measurement, Planned, Row, Technique};
+use crate::workloads::HasModel;
+
+/// The offload experiment.
+pub struct Offload;
+
+/// Steps of the proof's two runs from the same weights.
+pub const PROOF_STEPS: usize = 5;
+
+/// Largest difference allowed between the two runs' parameters, relative to the largest
+/// parameter: a few units in the last place of an f32 (its epsilon is 1.2e-7). The same
+/// gradients reach the same Adam; only the backend that runs Adam's arithmetic differs.
+/// Chosen before measuring.
+pub const TOLERANCE: f64 = 1e-6;
+
+/// The MLP's batch at each size: small, so that the weights and the optimizer's state, not the
+/// activations, fill the device (the case offload is for).
+fn batch(sizes: Sizes) -> usize {
+    match sizes {
+        Sizes::Quick => 64,
+        Sizes::Full => 256,
+        Sizes::FullCuda => 1024,
+    }
+}
+
+/// Where the optimizer steps, and so where its state and the master weights live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// On the device, beside the model: the usual step.
+    Device,
+    /// On the host (Flex), the device keeping the weights it computes with.
+    Host,
+}
+
+impl Placement {
+    /// Both, the usual first.
+    pub const ALL: [Placement; 2] = [Placement::Device, Placement::Host];
+
+    /// Kebab-case name, as in ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Placement::Device => "device",
+            Placement::Host => "host",
+        }
+    }
+
+    /// In words, for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Placement::Device => "optimizer on the device",
+            Placement::Host => "optimizer on the host (offloaded)",
+        }
+    }
+}
+
+/// One point: a training step with its optimizer in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OffloadConfig {
+    /// The step (model, batch, optimizer, learning rate, seed).
+    pub train: TrainConfig,
+    /// Where the optimizer steps.
+    pub placement: Placement,
+}
+
+impl HasModel for OffloadConfig {
+    fn model(&self) -> ModelShape {
+        self.train.shape
+    }
+}
+
+impl Technique for Offload {
+    type Config = OffloadConfig;
+    const ID: &'static str = "offload";
+    const TITLE: &'static str = "Offload to the CPU";
+    const EXPLANATION: &'static str =
+        "The optimizer's state (Adam's two moments) and the master copy of the weights do not \
+         have to live on the GPU: forward and backward need only the weights they compute with. \
+         Offloading, the idea of ZeRO-Offload, sends the gradients to the host after backward, \
+         steps the optimizer there in host memory, and sends the updated weights back. The \
+         device saves the state; every step pays two copies across the bus and the host's \
+         slower optimizer step. In Burn 0.21 the only route between backends is TensorData, and \
+         reading a device tensor waits for the device: the copies are synchronous.";
+    const FIX: &'static str = "Step the optimizer on the host: read the gradients back with into_data after backward, step an Autodiff<Flex> copy of the model, and write its weights back to the device.";
+    const ON_DEVICES: &'static str =
+        "This is a device technique: the device's bytes come from CubeCL's memory manager, the \
+         host's from the counting allocator, and the bytes copied are counted as they cross. On \
+         lavapipe (wgpu in software) the 'device' is the CPU too, so its times say what the \
+         copies cost there, not across a PCIe bus. On the CPU backend alone nothing moves: the \
+         host is the device.";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<OffloadConfig>> {
+        let sizes = Sizes::of(profile, device);
+        Placement::ALL
+            .into_iter()
+            .map(|placement| {
+                Planned::new(
+                    format!("optimizer-on-{}", placement.name()),
+                    placement.label().to_string(),
+                    profile,
+                    OffloadConfig {
+                        train: TrainConfig::adam(training_mlp(sizes), batch(sizes)),
+                        placement,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn run_point(
+        &self,
+        config: &OffloadConfig,
+        repeats: Repeats,
+        device: DeviceKind,
+    ) -> Measurement {
+        match config.placement {
+            Placement::Device => run_train_point(config.train, repeats, device, NoChecks),
+            Placement::Host => device.dispatch(
+                Setup {
+                    pool: config.train.pool,
+                    ..Default::default()
+                },
+                OffloadPoint {
+                    config: config.train,
+                    repeats,
+                },
+            ),
+        }
+    }
+
+    fn step_plan(&self, config: &OffloadConfig) -> Option<StepPlan> {
+        // The estimator models the usual step only.
+        (config.placement == Placement::Device).then(|| StepPlan::of_training(&config.train))
+    }
+
+    fn comparisons(&self, rows: &[Row<'_, OffloadConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
+    }
+}
+
+/// One offloaded training step, each phase metered on the device's probe: forward and backward
+/// on the device, the gradients read back and handed to the host's copy of the model ("to
+/// host"), the host's optimizer step ("optimizer"), the updated weights written back to the
+/// device ("to device"). Returns both models and the bytes that crossed, both ways.
+#[allow(clippy::too_many_arguments)]
+pub fn offloaded_step<B, O>(
+    meter: &mut PhaseMeter<'_>,
+    model: Model<B>,
+    host: Model<CpuBackend>,
+    optim: &mut O,
+    lr: f64,
+    batch: &Batch<B>,
+    device: &B::Device,
+) -> (Model<B>, Model<CpuBackend>, u64)
+where
+    B: AutodiffBackend,
+    O: BurnOptimizer<Model<CpuBackend>, CpuBackend>,
+{
+    let host_device = Default::default();
+    let loss = meter.phase("forward", || model.loss(batch));
+    let grads = meter.phase("backward", || loss.backward());
+    let (host_grads, down) = meter.phase("to host", || {
+        let mut grads = GradientsParams::from_grads(grads, &model);
+        let moved = take_gradients(&model, &mut grads);
+        let down = moved.bytes();
+        (gradients_on(&host, moved, &host_device), down)
+    });
+    let host = meter.phase("optimizer", || optim.step(lr, host, host_grads));
+    let (model, up) = meter.phase("to device", || {
+        let moved = read_params(&host);
+        let up = moved.bytes();
+        (load_params(model, moved, device), up)
+    });
+    (model, host, down + up)
+}
+
+/// The host's copy of a device model: the same values under the same parameter ids, on Flex
+/// with autodiff (Burn's optimizers step autodiff modules), in the host's own heap
+/// ([`Moved::owned`](crate::harness::transfer::Moved::owned): a first run on wgpu found the
+/// master weights left in the device's mapped staging buffers, unseen by the host's counter).
+pub fn host_copy<B: AutodiffBackend>(shape: ModelShape, model: &Model<B>) -> Model<CpuBackend> {
+    let host_device = Default::default();
+    load_params(
+        shape.init::<CpuBackend>(&host_device),
+        read_params(model).owned(),
+        &host_device,
+    )
+}
+
+/// Measures the offloaded step of one configuration.
+struct OffloadPoint {
+    config: TrainConfig,
+    repeats: Repeats,
+}
+
+impl OnBackend for OffloadPoint {
+    type Output = PointResult;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
+        let c = self.config;
+        let sync = || backend::sync::<B>(&device);
+        B::seed(&device, c.seed);
+        // The device's side, read as the shared training point reads it.
+        let start = probe.read().in_use_bytes;
+        let model = c.shape.init::<B>(&device);
+        sync();
+        let after_init = probe.read().in_use_bytes;
+        mlp::materialize(&model);
+        sync();
+        let after_model = probe.read().in_use_bytes;
+        let batch = c.shape.batch::<B>(c.batch, c.seed, &device);
+        sync();
+        let after_inputs = probe.read().in_use_bytes;
+        drop(model.loss(&batch).backward());
+        sync();
+        let after_runtime = probe.read().in_use_bytes;
+
+        // The host's side: Flex's matmul workspaces made before anything is read there (a
+        // no-op repeat on the CPU), then the host's copy of the model.
+        backend::warm_matmul_workspaces();
+        let host_before = HostProbe.read().in_use_bytes;
+        let host = host_copy(c.shape, &model);
+        let readings = Readings {
+            start,
+            after_init,
+            after_model,
+            after_inputs,
+            after_runtime,
+            optimizer_state_bytes: 0,
+        };
+        c.optimizer.with::<CpuBackend, _>(HostSteps {
+            point: self,
+            device: &device,
+            probe,
+            model,
+            host,
+            batch: &batch,
+            readings,
+            host_before,
+        })
+    }
+}
+
+/// The measured steps of an offloaded point, once the host's optimizer is built.
+struct HostSteps<'a, B: AutodiffBackend> {
+    point: OffloadPoint,
+    device: &'a B::Device,
+    probe: &'a dyn MemoryProbe,
+    model: Model<B>,
+    host: Model<CpuBackend>,
+    batch: &'a Batch<B>,
+    readings: Readings,
+    host_before: u64,
+}
+
+impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for HostSteps<'_, B> {
+    type Output = PointResult;
+
+    fn with<O: BurnOptimizer<Model<CpuBackend>, CpuBackend>>(self, mut optim: O) -> PointResult {
+        let HostSteps {
+            point,
+            device,
+            probe,
+            model,
+            host,
+            batch,
+            mut readings,
+            host_before,
+        } = self;
+        let c = point.config;
+        let sync = || backend::sync::<B>(device);
+        let mut models = Some((model, host));
+        let moved_bytes = Cell::new(0_u64);
+        // Host bytes after the first step (which makes the host optimizer's state).
+        let host_after_first = Cell::new(None::<u64>);
+        let step = |runs: &mut Vec<_>| {
+            let mut meter = PhaseMeter::new(probe, &sync);
+            let (m, h) = models
+                .take()
+                .expect("the models are put back after each step");
+            let (m, h, moved) = offloaded_step(&mut meter, m, h, &mut optim, c.lr, batch, device);
+            models = Some((m, h));
+            moved_bytes.set(moved);
+            if host_after_first.get().is_none() {
+                host_after_first.set(Some(HostProbe.read().in_use_bytes));
+            }
+            runs.push(meter.finish());
+        };
+        let (unit, units) = c.shape.units(c.batch);
+        let steps = measured_steps(
+            probe,
+            &sync,
+            readings.after_runtime,
+            point.repeats,
+            units,
+            step,
+        );
+        readings.optimizer_state_bytes = steps.optimizer_state_bytes;
+        let mut metrics = readings.metrics(
+            &steps.phases,
+            &steps.runs,
+            c.shape.num_params(),
+            c.shape.step_matmul_flop(c.batch),
+        );
+        metrics.insert(Metric::TransferBytes, moved_bytes.get() as f64);
+        if HostProbe::is_installed() {
+            if let Some(after) = host_after_first.get() {
+                metrics.insert(
+                    Metric::HostStateBytes,
+                    after.saturating_sub(host_before) as f64,
+                );
+            }
+        }
+
+        drop(models);
+        let checks = if timing::timing_only() {
+            Vec::new()
+        } else {
+            vec![same_parameters::<B>(&c, batch, device, probe)]
+        };
+        PointResult {
+            metrics,
+            checks,
+            traces: steps.timeline,
+            phase_times: PhaseTiming::of_runs(&steps.runs),
+            ..PointResult::new(probe.info(), steps.phases, steps.timing, units).in_unit(unit)
+        }
+    }
+}
+
+/// The proof: [`PROOF_STEPS`] steps from the point's seed with the optimizer on the device and
+/// as many offloaded, from the same weights on the same batch; every parameter compared within
+/// [`TOLERANCE`].
+fn same_parameters<B: AutodiffBackend>(
+    c: &TrainConfig,
+    batch: &Batch<B>,
+    device: &B::Device,
+    probe: &dyn MemoryProbe,
+) -> Check {
+    let fresh = || {
+        B::seed(device, c.seed);
+        let model = c.shape.init::<B>(device);
+        mlp::materialize(&model);
+        model
+    };
+    let on_device = c.optimizer.with::<B, _>(OnDevice {
+        model: fresh(),
+        batch,
+        lr: c.lr,
+    });
+    let model = fresh();
+    let host = host_copy(c.shape, &model);
+    let offloaded = c.optimizer.with::<CpuBackend, _>(Offloaded {
+        model,
+        host,
+        batch,
+        lr: c.lr,
+        device,
+        probe,
+    });
+    Check::compare(
+        &format!(
+            "parameters after {PROOF_STEPS} steps, the optimizer on the host against on the device"
+        ),
+        &on_device,
+        &offloaded,
+        TOLERANCE,
+    )
+}
+
+/// [`PROOF_STEPS`] usual steps; the parameters after them.
+struct OnDevice<'a, B: AutodiffBackend> {
+    model: Model<B>,
+    batch: &'a Batch<B>,
+    lr: f64,
+}
+
+impl<B: AutodiffBackend> UseOptimizer<B> for OnDevice<'_, B> {
+    type Output = Vec<f32>;
+
+    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> Vec<f32> {
+        let mut model = self.model;
+        for _ in 0..PROOF_STEPS {
+            let grads = GradientsParams::from_grads(model.loss(self.batch).backward(), &model);
+            model = optim.step(self.lr, model, grads);
+        }
+        mlp::flatten(&model, None)
+    }
+}
+
+/// [`PROOF_STEPS`] offloaded steps; the device's parameters after them.
+struct Offloaded<'a, B: AutodiffBackend> {
+    model: Model<B>,
+    host: Model<CpuBackend>,
+    batch: &'a Batch<B>,
+    lr: f64,
+    device: &'a B::Device,
+    probe: &'a dyn MemoryProbe,
+}
+
+impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for Offloaded<'_, B> {
+    type Output = Vec<f32>;
+
+    fn with<O: BurnOptimizer<Model<CpuBackend>, CpuBackend>>(self, mut optim: O) -> Vec<f32> {
+        let sync = || backend::sync::<B>(self.device);
+        let (mut model, mut host) = (self.model, self.host);
+        for _ in 0..PROOF_STEPS {
+            let mut meter = PhaseMeter::new(self.probe, &sync);
+            (model, host, _) = offloaded_step(
+                &mut meter,
+                model,
+                host,
+                &mut optim,
+                self.lr,
+                self.batch,
+                self.device,
+            );
+        }
+        mlp::flatten(&model, None)
+    }
+}
+
+/// The optimizer every point steps (Adam, the state offload is for).
+pub const OPTIMIZER: Optimizer = Optimizer::Adam;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_placements_are_planned_with_adam() {
+        for (profile, device) in [
+            (Profile::Quick, DeviceKind::Cpu),
+            (Profile::Full, DeviceKind::Wgpu),
+            (Profile::Full, DeviceKind::Cuda),
+        ] {
+            let points = Offload.points(profile, device);
+            assert_eq!(points.len(), 2);
+            assert!(points.iter().all(|p| p.config.train.optimizer == OPTIMIZER));
+            assert_eq!(points[0].config.placement, Placement::Device);
+        }
+    }
+}
