@@ -248,14 +248,13 @@ impl Analyse for Offload {
 
         let headline = Headline::versus(
             format!(
-                "{} on the {} against on the host, MLP, batch {} (step peak{}; time per sample)",
+                "{} beside the model against on the host, MLP, batch {} ({}; time per sample)",
                 optimizer.name(),
-                if same_memory { "CPU" } else { "device" },
                 usual.config.train.batch,
                 if same_memory {
-                    "; the CPU: nothing to move"
+                    "step peak; the CPU: one memory, nothing to move"
                 } else {
-                    " on the device"
+                    "the device's step peak"
                 }
             ),
             Side::step(usual.result),
