@@ -21,6 +21,10 @@ pub enum ExperimentError {
         "the counting allocator is not this binary's global allocator: host memory cannot be measured"
     )]
     ProbeNotInstalled,
+    /// The device cannot run the point: it lacks a float type the point stores or computes
+    /// in (`Backend::supports_dtype`).
+    #[error("not supported on this device: {0}")]
+    Unsupported(String),
     /// The backend failed to run the work.
     #[error("backend error: {0}")]
     Backend(String),

@@ -99,7 +99,9 @@ fn missing_results_folder_is_refused() {
 #[test]
 fn results_folder_without_records_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = render(dir.path(), &dir.path().join("site"));
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let out = render(&results, &dir.path().join("site"));
     let err = one_line_error(&out);
     assert!(err.contains("no result records"), "{err}");
 }
@@ -125,8 +127,10 @@ fn malformed_record_is_refused_and_named() {
 #[test]
 fn record_of_another_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("x.json"), "{\"schema_version\": 999}").unwrap();
-    let out = render(dir.path(), &dir.path().join("site"));
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    std::fs::write(results.join("x.json"), "{\"schema_version\": 999}").unwrap();
+    let out = render(&results, &dir.path().join("site"));
     let err = one_line_error(&out);
     assert!(err.contains("schema version 999"), "{err}");
 }
@@ -226,4 +230,167 @@ fn calibrate_measures_the_matmul_rate_and_copy_bandwidth() {
     assert!(c.matmul_gflop_s > 0.1, "{c:?}");
     assert!(c.copy_gb_s > 0.01, "{c:?}");
     assert_eq!(c.matmul.samples_s.len(), c.copy.samples_s.len());
+}
+
+/// Every bad input tried: one line naming it, exit 2, no backtrace, nothing written. (The
+/// README's table of bad inputs is this list.)
+#[test]
+fn every_bad_input_gets_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let fixtures = crate::fixtures();
+    let inside = fixtures.join("site");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["memory-summary", "--tensor-mib", "0"],
+            "0 is not in 1..",
+        ),
+        (vec!["memory-summary", "--tensor-mib", "-5"], "'-5'"),
+        (
+            vec!["memory-summary", "--tensor-mib", "abc"],
+            "invalid digit",
+        ),
+        (
+            vec!["memory-summary", "--tensor-mib", "99999999999"],
+            "is not in 1..",
+        ),
+        (
+            vec!["memory-summary", "--tensor-mib", "1000000000"],
+            "does not fit in",
+        ),
+        (
+            vec!["run", "batch-size", "--point-timeout-s", "0"],
+            "0 is not in 1..",
+        ),
+        (vec!["run", "batch-size", "--point-timeout-s", "-1"], "'-1'"),
+        (
+            vec!["run", "batch-size", "--point-timeout-s", "soon"],
+            "invalid digit",
+        ),
+        (vec!["run", "nope"], "unknown experiment 'nope'"),
+        (vec!["run", "all", "--device", "tpu"], "invalid value 'tpu'"),
+        (vec!["run"], "required arguments"),
+        (vec!["frobnicate"], "unrecognized subcommand"),
+        (
+            vec!["run", "all", "--out", file.to_str().unwrap()],
+            "is a file",
+        ),
+        (vec!["run", "all", "--out", "/"], "refusing to replace /"),
+        (
+            vec![
+                "render",
+                "--results",
+                fixtures.to_str().unwrap(),
+                "--out",
+                inside.to_str().unwrap(),
+            ],
+            "inside the results folder",
+        ),
+        (
+            vec![
+                "render",
+                "--results",
+                fixtures.to_str().unwrap(),
+                "--out",
+                fixtures.to_str().unwrap(),
+            ],
+            "inside the results folder",
+        ),
+        (
+            vec!["estimate", "--preset", "nope"],
+            "unknown preset 'nope'",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = workbench().args(&args).output().unwrap();
+        let err = one_line_error(&out);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    assert!(!inside.exists(), "nothing was written inside the results");
+}
+
+/// The lock beside an output folder: a live holder refuses a second run with one line; a dead
+/// one's lock is taken over.
+#[cfg(unix)]
+#[test]
+fn a_second_run_into_the_same_folder_is_refused_and_a_dead_lock_is_taken_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    let lock = dir.path().join(".site.lock");
+    // This test's own process is alive.
+    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    let err = one_line_error(&render(&crate::fixtures(), &out));
+    assert!(err.contains("another workbench run"), "{err}");
+    assert!(!out.exists());
+    // A process id no process has (above Linux's largest).
+    std::fs::write(&lock, "4194305\n").unwrap();
+    let done = render(&crate::fixtures(), &out);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(out.join("index.html").exists());
+    assert!(!lock.exists(), "the lock is given back");
+}
+
+/// SIGINT and SIGTERM: the running child is stopped, the finished points are kept and
+/// rendered (the unfinished experiment marked incomplete), one line says what was kept, and the
+/// exit status is 128 + the signal.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_keeps_its_finished_points_and_exits_128_plus_the_signal() {
+    for (signal, code) in [("INT", 130), ("TERM", 143)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site");
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_workbench"))
+            .args(["run", "batch-size", "accumulation", "--quick", "--out"])
+            .arg(&out)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until batch-size's record is written (in the staging folder), then signal.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let staged = std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .any(|e| e.path().join("data/batch-size.json").exists());
+            if staged || std::time::Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let killed = std::process::Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{stderr}");
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert!(
+            lines[0].contains(&format!("interrupted by SIG{signal}")),
+            "{stderr}"
+        );
+        assert!(lines[0].contains("run the same command again"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let records = results::record::load_dir(&out.join("data")).unwrap();
+        let batch = records
+            .iter()
+            .find(|r| r.experiment == "batch-size")
+            .unwrap();
+        assert!(batch.incomplete.is_none());
+        assert_eq!(batch.failed_points(), 0);
+        if let Some(acc) = records.iter().find(|r| r.experiment == "accumulation") {
+            assert!(acc.incomplete.is_some());
+            assert!(acc.comparisons.is_empty());
+        }
+        assert!(out.join("index.html").exists());
+        assert!(!dir.path().join(".site.lock").exists());
+    }
 }

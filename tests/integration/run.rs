@@ -372,7 +372,7 @@ fn crashing_child_is_a_failed_point_with_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let exe = fake_child(
         dir.path(),
-        "echo 'thread main panicked: out of memory' >&2; exit 101",
+        "echo 'thread main panicked: index out of bounds' >&2; exit 101",
     );
     match runner(exe, Duration::from_secs(30)).run_point("batch-size", &point()) {
         Outcome::Failed {
@@ -380,9 +380,65 @@ fn crashing_child_is_a_failed_point_with_its_stderr() {
             stderr_tail,
         } => {
             assert!(reason.contains("status 101"), "{reason}");
-            assert!(stderr_tail.contains("out of memory"), "{stderr_tail}");
+            assert!(stderr_tail.contains("index out of bounds"), "{stderr_tail}");
         }
         other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_child_out_of_memory_is_an_outcome_with_the_bytes_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    // std's allocation error handler on the host, then an abort.
+    let exe = fake_child(
+        dir.path(),
+        "echo 'memory allocation of 104857599998951424 bytes failed' >&2; kill -ABRT $$",
+    );
+    match runner(exe, Duration::from_secs(30)).run_point("batch-size", &point()) {
+        Outcome::OutOfMemory {
+            reason,
+            requested_bytes,
+            ..
+        } => {
+            assert_eq!(requested_bytes, Some(104_857_599_998_951_424));
+            assert!(reason.contains("signal 6"), "{reason}");
+        }
+        other => panic!("expected out of memory, got {other:?}"),
+    }
+    // A device allocator's error, as a panic: out of memory, bytes not said.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = fake_child(
+        dir.path(),
+        "echo 'thread main panicked: called Result::unwrap() on an Err value: OutOfMemory' >&2; \
+         exit 101",
+    );
+    let outcome = runner(exe, Duration::from_secs(30)).run_point("batch-size", &point());
+    assert!(
+        matches!(
+            outcome,
+            Outcome::OutOfMemory {
+                requested_bytes: None,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    assert!(!outcome.is_failure());
+}
+
+#[test]
+fn a_point_the_device_cannot_run_is_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = fake_child(
+        dir.path(),
+        "echo 'error: mixed-precision: bf16: not supported on this device: the device has no bf16' >&2; exit 3",
+    );
+    match runner(exe, Duration::from_secs(30)).run_point("batch-size", &point()) {
+        Outcome::Unsupported { reason } => {
+            assert!(reason.contains("the device has no bf16"), "{reason}");
+            assert!(!reason.starts_with("error"), "{reason}");
+        }
+        other => panic!("expected not supported, got {other:?}"),
     }
 }
 

@@ -35,11 +35,42 @@ fn failed_points_are_shown_with_their_stderr() {
     };
     let context = SiteContext::new(&records, None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
-    assert!(html.contains("Failed points"));
-    assert!(html.contains("killed by signal 9"));
+    assert!(html.contains("Points without a result"));
+    assert!(html.contains("(failed): the child was killed by signal 9"));
     assert!(html.contains("memory allocation of 17179869184 bytes failed"));
     let index = HtmlRenderer.index_html(&context).unwrap();
     assert!(index.contains("1 failed points"));
+
+    // Not supported and out of memory are answers: shown with what happened, not counted as
+    // failures.
+    record_answers(&mut records);
+    let context = SiteContext::new(&records, None);
+    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    assert!(html.contains("(not supported on this device): the device has no bf16"));
+    assert!(html.contains("(out of memory): memory allocation of 99 bytes failed"));
+    let index = HtmlRenderer.index_html(&context).unwrap();
+    assert!(!index.contains("failed points"), "answers are not failures");
+    // An interrupted record says so on its page and in the index.
+    records[0].incomplete = Some("interrupted by SIGINT after 1 of 8 points".into());
+    let context = SiteContext::new(&records, None);
+    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    assert!(html.contains("Incomplete:</strong> interrupted by SIGINT after 1 of 8 points"));
+    assert!(HtmlRenderer
+        .index_html(&context)
+        .unwrap()
+        .contains("(incomplete: interrupted)"));
+}
+
+fn record_answers(records: &mut [results::ExperimentRecord]) {
+    let record = &mut records[0];
+    record.points[0].outcome = results::Outcome::Unsupported {
+        reason: "the device has no bf16".into(),
+    };
+    record.points[1].outcome = results::Outcome::OutOfMemory {
+        reason: "memory allocation of 99 bytes failed".into(),
+        requested_bytes: Some(99),
+        stderr_tail: String::new(),
+    };
 }
 
 #[test]

@@ -16,7 +16,7 @@ use results::{
     format, record, CapacityRecord, DeviceIdentity, DeviceKind, ExperimentRecord, Point, Profile,
 };
 
-use crate::error::BadInput;
+use crate::error::{BadInput, Interrupted};
 use crate::output::Staging;
 use crate::report::{JsonExport, Progress, Report, Reports};
 use crate::runner::{CompareRequest, Runner};
@@ -48,8 +48,9 @@ enum Command {
         /// Device to measure on.
         #[arg(long, default_value_t = DeviceKind::Cpu, value_parser = device_parser())]
         device: DeviceKind,
-        /// Kill a point still running after this many seconds and record it as failed.
-        #[arg(long, default_value_t = 900)]
+        /// Kill a point still running after this many seconds and record it as failed (1 s to
+        /// a week).
+        #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=604_800))]
         point_timeout_s: u64,
     },
     /// Rebuild the guide from saved records, running nothing.
@@ -72,8 +73,9 @@ enum Command {
         /// Device to inspect.
         #[arg(long, default_value_t = DeviceKind::Cpu, value_parser = device_parser())]
         device: DeviceKind,
-        /// Size of the tensor allocated and dropped, in MiB.
-        #[arg(long, default_value_t = 64)]
+        /// Size of the tensor allocated and dropped, in MiB (at least 1; at most what the
+        /// device's memory holds).
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
         tensor_mib: u64,
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -163,19 +165,61 @@ fn experiment_error(device: DeviceKind, e: ExperimentError, context: String) -> 
 
 /// Parses the command line, runs it, and maps the outcome to an exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             let chain: Vec<String> = err.chain().map(|c| c.to_string()).collect();
             eprintln!("error: {}", chain.join(": "));
-            if err.chain().any(|c| c.downcast_ref::<BadInput>().is_some()) {
+            if let Some(Interrupted { signal, .. }) = err.downcast_ref::<Interrupted>() {
+                ExitCode::from((128 + signal) as u8)
+            } else if err.chain().any(|c| c.downcast_ref::<BadInput>().is_some()) {
                 ExitCode::from(2)
+            } else if err.chain().any(|c| {
+                matches!(
+                    c.downcast_ref::<ExperimentError>(),
+                    Some(ExperimentError::Unsupported(_))
+                )
+            }) {
+                // A point child whose device cannot run it: the runner records the answer.
+                ExitCode::from(crate::runner::UNSUPPORTED_EXIT)
             } else {
                 ExitCode::FAILURE
             }
         }
     }
+}
+
+/// Help and version as clap prints them; any other parse error as one line (clap's message
+/// and its hints joined), exit 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let text = e.render().to_string();
+    let line = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information") && *l != "Usage:")
+        .filter(|l| !l.starts_with("Usage: "))
+        .collect::<Vec<_>>()
+        .join("; ");
+    eprintln!("{line}");
+    ExitCode::from(2)
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -209,6 +253,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out,
             criterion,
         } => {
+            refuse_output_among(&out, &results)?;
+            let _lock = crate::output::RunLock::acquire(&out)?;
             let mut records = record::load_dirs(&results).map_err(BadInput::from)?;
             let capacity = CapacityRecord::find(&results).map_err(BadInput::from)?;
             if let Some(dir) = criterion {
@@ -247,6 +293,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
+/// Refuses an output folder that is a results folder being read, or inside one: replacing it
+/// would delete the records the guide is made from. (The guide's own folder, which holds its
+/// `data/`, is fine: the records are read before it is replaced, and written into the new one.)
+fn refuse_output_among(out: &Path, results: &[PathBuf]) -> Result<(), BadInput> {
+    let resolve = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let out_path = resolve(out);
+    for dir in results {
+        let dir_path = resolve(dir);
+        if out_path.starts_with(&dir_path) {
+            return Err(BadInput::OutputAmongResults {
+                out: out.to_path_buf(),
+                results: dir.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Attaches criterion's estimates in `dir` to the records they match; says what matched nothing.
 fn attach_estimates(records: &mut [ExperimentRecord], dir: &Path) -> Result<(), BadInput> {
     let sets = results::criterion::load(dir)?;
@@ -272,7 +336,27 @@ fn attach_estimates(records: &mut [ExperimentRecord], dir: &Path) -> Result<(), 
 }
 
 fn memory_summary(device: DeviceKind, tensor_mib: u64, json: bool) -> anyhow::Result<()> {
-    let summary = experiments::harness::summary::summarise(device, tensor_mib << 20)
+    let identity = check_device(device)?;
+    let bytes = tensor_mib << 20;
+    // Refused up front rather than crash: the device's memory where it says, else the host's
+    // available memory (the CPU, and a software driver's "device").
+    let room = identity
+        .total_memory_bytes
+        .filter(|_| !identity.software)
+        .map(|b| (b, "the device's memory"))
+        .or_else(|| host_available_bytes().map(|b| (b, "the host's available memory")));
+    if let Some((room, what)) = room {
+        if bytes > room {
+            return Err(BadInput::TooLarge(format!(
+                "--tensor-mib {tensor_mib}: {} does not fit in {what} ({}); give at most {}",
+                format::bytes(bytes as f64),
+                format::bytes(room as f64),
+                room >> 20
+            ))
+            .into());
+        }
+    }
+    let summary = experiments::harness::summary::summarise(device, bytes)
         .map_err(|e| experiment_error(device, e, format!("memory summary of {}", device.name())))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -308,6 +392,14 @@ fn memory_summary(device: DeviceKind, tensor_mib: u64, json: bool) -> anyhow::Re
         );
     }
     Ok(())
+}
+
+/// The host's available memory (`MemAvailable` in /proc/meminfo), where the system says.
+fn host_available_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The experiments named on the command line, in the guide's order.
@@ -353,6 +445,7 @@ fn run_experiments(
         compare_times: runner.compare_times && !identity.software,
         ..runner.clone()
     };
+    let _lock = crate::output::RunLock::acquire(out)?;
     let calibration = runner.calibrate();
     match &calibration {
         Ok(c) => println!(
@@ -377,8 +470,12 @@ fn run_experiments(
             dir: data_dir.clone(),
         }),
     ]);
+    crate::runner::catch_interrupts().context("cannot install the SIGINT and SIGTERM handlers")?;
     let mut records = Vec::new();
     for experiment in selected {
+        if crate::runner::interrupted().is_some() {
+            break;
+        }
         let mut record = runner.run(*experiment, &reports);
         record.device.identity = Some(identity.clone());
         record.calibration = calibration.clone();
@@ -393,16 +490,47 @@ fn run_experiments(
         records.push(record);
     }
     let failures = progress.finish();
-    let capacity = if with_capacity {
+    let capacity = if with_capacity && crate::runner::interrupted().is_none() {
         let record = crate::fit::capacity_record(&runner.exe, runner.device, runner.profile);
         let path = data_dir.join(results::CAPACITY_FILE);
-        std::fs::write(&path, record.to_json())
+        crate::output::write_atomic(&path, record.to_json().as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         Some(record)
     } else {
         None
     };
+    // A search the interruption stopped half-way is not kept.
+    let capacity = capacity.filter(|_| crate::runner::interrupted().is_none());
     write_site(&records, capacity.as_ref(), staging)?;
+    if let Some(signal) = crate::runner::interrupted() {
+        let kept: usize = records.iter().map(|r| r.points.len()).sum();
+        let missing: Vec<&str> = selected
+            .iter()
+            .map(|e| e.id())
+            .filter(|id| !records.iter().any(|r| r.experiment == *id))
+            .collect();
+        return Err(Interrupted {
+            signal,
+            message: format!(
+                "interrupted by {}: {kept} finished point(s) of {total} kept and rendered into \
+                 {} (incomplete: {}{}); run the same command again to measure everything",
+                crate::runner::signal_name(signal),
+                out.display(),
+                records
+                    .iter()
+                    .filter(|r| r.incomplete.is_some())
+                    .map(|r| r.experiment.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; not started: {}", missing.join(", "))
+                }
+            ),
+        }
+        .into());
+    }
     println!(
         "wrote the guide to {} ({} experiments, device {})",
         out.display(),

@@ -41,7 +41,45 @@ pub enum BadInput {
     /// A stored result (a record, a results folder, criterion's output) that cannot be read.
     #[error(transparent)]
     Load(#[from] results::LoadError),
+    /// Another run is writing the same output folder.
+    #[error(
+        "another workbench run (process {pid}) is writing {out}; wait for it to end (a lock \
+         left by a process that is gone is taken over: {lock})"
+    )]
+    Busy {
+        /// The output folder.
+        out: PathBuf,
+        /// The process holding the lock.
+        pid: u32,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// A size that the machine cannot hold.
+    #[error("{0}")]
+    TooLarge(String),
+    /// `--out` is a results folder being read, or inside one.
+    #[error(
+        "--out {out} is inside the results folder {results}: writing the guide there would \
+         replace the records it is made from; choose another folder"
+    )]
+    OutputAmongResults {
+        /// The output folder.
+        out: PathBuf,
+        /// The results folder it is in.
+        results: PathBuf,
+    },
     /// A device this binary cannot use.
     #[error("{0}")]
     DeviceUnavailable(String),
+}
+
+/// A run ended by SIGINT or SIGTERM after keeping and rendering what it had measured: the CLI
+/// exits 128 + the signal's number (130, 143) with this one line.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Interrupted {
+    /// The signal's number.
+    pub signal: i32,
+    /// What was kept, and what to do next.
+    pub message: String,
 }

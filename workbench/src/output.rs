@@ -81,3 +81,102 @@ impl Staging {
         self.dir.keep()
     }
 }
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed to disk,
+/// then renamed over `path`, so that a kill at any moment leaves the old file or the new one,
+/// never a torn one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Holds `.<name>.lock` beside an output folder while a run writes it: a second run into the
+/// same folder is refused with one line. The file names the holder's process id; a lock whose
+/// process is gone (killed, crashed) is taken over, so a dead run never leaves it stuck.
+pub struct RunLock {
+    path: PathBuf,
+}
+
+impl RunLock {
+    /// Takes the lock of `target`, or says who holds it.
+    pub fn acquire(target: &Path) -> Result<Self, BadInput> {
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "site".into());
+        let path = parent.join(format!(".{name}.lock"));
+        let not_writable = |e: std::io::Error| BadInput::OutputNotWritable {
+            path: target.to_path_buf(),
+            reason: e.to_string(),
+        };
+        std::fs::create_dir_all(&parent).map_err(not_writable)?;
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    use std::io::Write;
+                    writeln!(file, "{}", std::process::id()).map_err(not_writable)?;
+                    return Ok(Self { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder = std::fs::read_to_string(&path)
+                        .ok()
+                        .and_then(|s| s.trim().parse::<u32>().ok());
+                    match holder {
+                        Some(pid) if process_alive(pid) => {
+                            return Err(BadInput::Busy {
+                                out: target.to_path_buf(),
+                                pid,
+                                lock: path,
+                            })
+                        }
+                        // Its process is gone (or the file is unreadable): take it over.
+                        _ => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e) => return Err(not_writable(e)),
+            }
+        }
+        Err(not_writable(std::io::Error::other(format!(
+            "cannot take the lock {}",
+            path.display()
+        ))))
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Whether process `pid` exists (Linux's /proc; elsewhere assumed alive, so a lock is never
+/// taken from a live run).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc_root = Path::new("/proc");
+    if proc_root.join("self").exists() {
+        proc_root.join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}

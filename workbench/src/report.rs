@@ -94,8 +94,9 @@ impl Report for Reports {
     }
 }
 
-/// Writes each record to `<dir>/<id>.json` the moment its experiment ends, so that a run that
-/// dies later keeps what it measured.
+/// Writes each record to `<dir>/<id>.json` the moment its experiment ends, atomically (a
+/// temporary file renamed into place), so that a run that dies later keeps what it measured and
+/// no record is ever torn.
 pub struct JsonExport {
     /// The folder records go to.
     pub dir: PathBuf,
@@ -103,7 +104,11 @@ pub struct JsonExport {
 
 impl Report for JsonExport {
     fn experiment_finished(&self, record: &ExperimentRecord) -> std::io::Result<()> {
-        record.save(&self.dir).map(|_| ())
+        let path = self.dir.join(record.data_file());
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        crate::output::write_atomic(&path, record.to_json().as_bytes())
     }
 }
 
@@ -144,12 +149,22 @@ impl Report for Progress {
 
     fn point_finished(&self, experiment: &str, point: &MeasuredPoint) {
         self.bar.inc(1);
-        if let results::Outcome::Failed { reason, .. } = &point.outcome {
-            let line = format!("{experiment}: {} failed: {reason}", point.point.label);
-            self.bar.println(format!("warning: {line}"));
-            if let Ok(mut f) = self.failures.lock() {
-                f.push(line);
+        match &point.outcome {
+            results::Outcome::Failed { reason, .. } => {
+                let line = format!("{experiment}: {} failed: {reason}", point.point.label);
+                self.bar.println(format!("warning: {line}"));
+                if let Ok(mut f) = self.failures.lock() {
+                    f.push(line);
+                }
             }
+            results::Outcome::Measured { .. } => {}
+            // An answer about the device, said once, not counted as a failure.
+            other => self.bar.println(format!(
+                "note: {experiment}: {}: {}: {}",
+                point.point.label,
+                other.status(),
+                other.reason()
+            )),
         }
     }
 

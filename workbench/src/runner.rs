@@ -14,6 +14,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -29,6 +30,29 @@ use results::{
 use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
+
+/// The signal that interrupted the run (SIGINT or SIGTERM), 0 while none has: set by the
+/// handlers [`catch_interrupts`] installs, read by the child loop, which then stops its child.
+static INTERRUPT: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs handlers for SIGINT (Ctrl-C) and SIGTERM that record the signal instead of ending
+/// the process: the running child is stopped, no further point starts, and the caller keeps
+/// what was measured ([`interrupted`]).
+pub fn catch_interrupts() -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for signal in [SIGINT, SIGTERM] {
+        signal_hook::flag::register_usize(signal, &INTERRUPT, signal as usize)?;
+    }
+    Ok(())
+}
+
+/// The signal that interrupted the run, if one has.
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPT.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(signal as i32),
+    }
+}
 
 /// How many trailing lines of a failed child's stderr are kept.
 const STDERR_TAIL_LINES: usize = 20;
@@ -58,20 +82,44 @@ impl Runner {
         let provenance = crate::provenance::current();
         let started = Instant::now();
         report.experiment_started(experiment.id(), points.len());
-        let measured: Vec<MeasuredPoint> = points
-            .into_iter()
-            .map(|point| {
-                report.point_started(experiment.id(), &point);
-                let outcome = self.run_point(experiment.id(), &point);
-                let measured = MeasuredPoint { point, outcome };
-                report.point_finished(experiment.id(), &measured);
-                measured
-            })
-            .collect();
-        let comparisons = if self.compare_times {
+        let planned = points.len();
+        let mut measured: Vec<MeasuredPoint> = Vec::with_capacity(planned);
+        for point in points {
+            if interrupted().is_some() {
+                break;
+            }
+            report.point_started(experiment.id(), &point);
+            let outcome = self.run_point(experiment.id(), &point);
+            // A point whose child was stopped by the interruption is not kept.
+            if interrupted().is_some() {
+                break;
+            }
+            let point = MeasuredPoint { point, outcome };
+            report.point_finished(experiment.id(), &point);
+            measured.push(point);
+        }
+        let comparisons = if self.compare_times && interrupted().is_none() {
             self.run_comparisons(experiment, &measured, report)
         } else {
             Vec::new()
+        };
+        // Comparisons stopped half-way are not kept either.
+        let incomplete = interrupted().map(|signal| {
+            format!(
+                "interrupted by {} after {} of {planned} points{}",
+                signal_name(signal),
+                measured.len(),
+                if self.compare_times {
+                    "; no comparison timed"
+                } else {
+                    ""
+                }
+            )
+        });
+        let comparisons = if incomplete.is_some() {
+            Vec::new()
+        } else {
+            comparisons
         };
         let analysis = experiment.analyse(&measured, &comparisons, self.device);
         let estimator = experiment.estimator(&measured, self.device);
@@ -101,6 +149,7 @@ impl Runner {
             analysis,
             estimator,
             criterion: Vec::new(),
+            incomplete,
         }
     }
 
@@ -245,7 +294,7 @@ impl Runner {
                 Outcome::Measured { result, .. } => {
                     Ok((median(&result.step.samples_s), result.samples_per_step))
                 }
-                Outcome::Failed { reason, .. } => Err(reason),
+                other => Err(format!("{}: {}", other.status(), other.reason())),
             }
         };
         let mut samples = [1_u64; 3];
@@ -283,9 +332,71 @@ impl Runner {
                 result: Box::new(result),
                 wall_s: started.elapsed().as_secs_f64(),
             },
-            Err(reason) => failed(reason, &child.stderr),
+            Err(reason) => classify_failure(&child, reason),
         }
     }
+}
+
+/// A signal's name (`SIGINT`), or its number.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        2 => "SIGINT".into(),
+        15 => "SIGTERM".into(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// The exit status of a point child whose device cannot run the point (a float type it lacks):
+/// its last stderr line says why.
+pub const UNSUPPORTED_EXIT: u8 = 3;
+
+/// What a child that printed no result means: the device cannot run the point (it exited
+/// [`UNSUPPORTED_EXIT`]); it ran out of memory (a host allocation failed, which Rust reports
+/// as "memory allocation of N bytes failed" before it aborts, or the device's allocator said
+/// out of memory); or it failed (anything else: a panic, a timeout, garbage output).
+pub fn classify_failure(child: &ChildRun, reason: String) -> Outcome {
+    let last_line = tail(&child.stderr, 1);
+    if matches!(&child.status, Ok(s) if s.code() == Some(i32::from(UNSUPPORTED_EXIT))) {
+        return Outcome::Unsupported {
+            reason: last_line.trim().trim_start_matches("error: ").to_string(),
+        };
+    }
+    if let Some((line, requested_bytes)) = out_of_memory(&child.stderr) {
+        return Outcome::OutOfMemory {
+            reason: format!("{reason}: {line}"),
+            requested_bytes,
+            stderr_tail: tail(&child.stderr, STDERR_TAIL_LINES),
+        };
+    }
+    Outcome::Failed {
+        reason,
+        stderr_tail: tail(&child.stderr, STDERR_TAIL_LINES),
+    }
+}
+
+/// The line of `stderr` that says memory ran out, and the bytes asked for where it says them.
+fn out_of_memory(stderr: &str) -> Option<(String, Option<u64>)> {
+    for line in stderr.lines() {
+        let line = line.trim();
+        // std's allocation error handler: "memory allocation of 123 bytes failed".
+        if let Some(rest) = line.strip_prefix("memory allocation of ") {
+            let bytes = rest.split_whitespace().next().and_then(|n| n.parse().ok());
+            return Some((line.to_string(), bytes));
+        }
+        let lower = line.to_ascii_lowercase();
+        if [
+            "out of memory",
+            "outofmemory",
+            "out_of_memory",
+            "not enough memory",
+        ]
+        .iter()
+        .any(|p| lower.contains(p))
+        {
+            return Some((line.to_string(), None));
+        }
+    }
+    None
 }
 
 /// The allocator's settings in every measuring child (points, comparisons, benches), so that a
@@ -380,6 +491,11 @@ pub fn run_child(
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
+            Ok(None) if interrupted().is_some() => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err("interrupted".into());
+            }
             Ok(None) if timeout.is_some_and(|t| started.elapsed() > t) => {
                 let _ = child.kill();
                 let _ = child.wait();

@@ -65,6 +65,10 @@ pub struct Setup {
     /// closely (the points whose phases are bracketed ask for it). Honoured on wgpu; cubecl
     /// 0.10 cannot set CUDA's pool, which keeps its default. No effect on the CPU.
     pub pool: Pool,
+    /// A float type the work computes in beside the one it stores (mixed precision's half
+    /// forward pass, a model cast to half): checked, with the stored one, against what the
+    /// device supports before anything runs.
+    pub compute: Option<FloatStorage>,
 }
 
 /// How a CubeCL device's memory manager pools device memory: cubecl 0.10's
@@ -126,6 +130,7 @@ fn dispatch<W: OnBackend>(
             {
                 return Err(ExperimentError::ProbeNotInstalled);
             }
+            require_floats::<Flex>(&Default::default(), setup)?;
             // Before the first tensor (the warm-up below then multiplies in the same type the
             // work will).
             set_float_storage::<Flex>(&Default::default(), setup.float)?;
@@ -184,6 +189,7 @@ where
 {
     use crate::harness::probe::cube::CubeProbe;
     let pool = configure_pool::<R>(&device, setup.pool);
+    require_floats::<B>(&device, setup)?;
     set_float_storage::<B>(&device, setup.float)?;
     let probe = CubeProbe::<R>::new(&device, pool);
     Ok(match setup.checkpointing {
@@ -222,6 +228,29 @@ fn configure_pool<R: cubecl::Runtime>(device: &R::Device, pool: Pool) -> Pool {
     }
     let _ = device;
     Pool::SubSlices
+}
+
+/// Refuses work whose stored or computed float type the device lacks (lavapipe has no bf16):
+/// [`ExperimentError::Unsupported`], which the runner records as "not supported on this
+/// device" rather than as a failure.
+fn require_floats<B: burn::tensor::backend::Backend>(
+    device: &B::Device,
+    setup: Setup,
+) -> Result<(), ExperimentError> {
+    for float in std::iter::once(setup.float).chain(setup.compute) {
+        let dtype = float_dtype(float);
+        // Storage and arithmetic (Burn's "general" usage); CubeCL's own supports_dtype also
+        // asks for dot products, which the points do not need in that type.
+        let usage = B::dtype_usage(device, dtype.into());
+        if !usage.is_superset(burn::tensor::backend::DTypeUsage::general()) {
+            return Err(ExperimentError::Unsupported(format!(
+                "the device has no {} ({:?}: its Backend::dtype_usage lacks storage or arithmetic)",
+                float.name(),
+                dtype
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Makes `float` the default float type of `device`. Burn sets it once per device and process,

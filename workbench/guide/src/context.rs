@@ -100,6 +100,8 @@ pub struct IndexRow {
     pub verdict_detail: String,
     /// Points that failed, if any.
     pub failed_points: usize,
+    /// Whether the record is incomplete (an interrupted run).
+    pub incomplete: bool,
 }
 
 /// One experiment's page: the technique, then one result set per device it was measured on.
@@ -162,6 +164,8 @@ pub struct ResultSet {
     pub phase_times: Vec<PhaseTimeRow>,
     /// Points that failed, with the child's stderr.
     pub failures: Vec<FailureRow>,
+    /// Why the set holds fewer points than planned (an interrupted run); `None` when complete.
+    pub incomplete: Option<String>,
     /// Criterion's estimates of the same steps beside the workbench's timings, where attached.
     pub criterion: Vec<CriterionRow>,
     /// The comparisons timed in pairs.
@@ -433,6 +437,8 @@ pub struct PairedRow {
 /// A failed point.
 #[derive(Debug, Serialize)]
 pub struct FailureRow {
+    /// What happened: failed, not supported on this device, out of memory.
+    pub status: String,
     /// Label.
     pub label: String,
     /// Why.
@@ -694,6 +700,7 @@ pub(crate) fn headline_row(record: &ExperimentRecord, h: &Headline) -> IndexRow 
         verdict_class: verdict_class.into(),
         verdict_detail: h.correctness_detail.clone(),
         failed_points: record.failed_points(),
+        incomplete: record.incomplete.is_some(),
     }
 }
 
@@ -821,15 +828,13 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         .points
         .iter()
         .filter_map(|p| match &p.outcome {
-            Outcome::Failed {
-                reason,
-                stderr_tail,
-            } => Some(FailureRow {
-                label: p.point.label.clone(),
-                reason: reason.clone(),
-                stderr_tail: stderr_tail.clone(),
-            }),
             Outcome::Measured { .. } => None,
+            other => Some(FailureRow {
+                label: p.point.label.clone(),
+                status: other.status().into(),
+                reason: other.reason().into(),
+                stderr_tail: other.stderr_tail().into(),
+            }),
         })
         .collect();
     let comparisons = a.comparisons.iter().map(comparison_row).collect();
@@ -926,6 +931,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         phase_time_names,
         phase_times,
         failures,
+        incomplete: record.incomplete.clone(),
         probe: record.device.probe.as_ref().map_or_else(
             || "no point was measured".into(),
             |p| {

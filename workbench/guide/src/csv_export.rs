@@ -101,10 +101,10 @@ pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
                     row.push(r.metrics.get(m).map_or(String::new(), |v| num(*v)));
                 }
             }
-            Outcome::Failed { reason, .. } => {
-                row.push("failed".into());
+            other => {
+                row.push(other.status().into());
                 row.extend(std::iter::repeat_n(String::new(), 2 + phases.len() + 7));
-                row.push(reason.clone());
+                row.push(other.reason().into());
                 row.extend(std::iter::repeat_n(String::new(), metrics.len()));
             }
         }

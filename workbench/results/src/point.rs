@@ -417,6 +417,61 @@ pub enum Outcome {
         /// The last lines the child wrote to stderr.
         stderr_tail: String,
     },
+    /// The device cannot run the point (a float type it lacks): an answer about the device,
+    /// not a failure of the run.
+    Unsupported {
+        /// What the device lacks, in one line.
+        reason: String,
+    },
+    /// The point ran out of memory (a host or device allocation failed): where the technique
+    /// stops fitting, an outcome of a sweep, not a failure of the run.
+    OutOfMemory {
+        /// What failed, in one line.
+        reason: String,
+        /// The bytes the failed allocation asked for, where the backend says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        requested_bytes: Option<u64>,
+        /// The last lines the child wrote to stderr.
+        stderr_tail: String,
+    },
+}
+
+impl Outcome {
+    /// What happened, in a word or two, as tables and the CSV say it.
+    pub fn status(&self) -> &'static str {
+        match self {
+            Outcome::Measured { .. } => "measured",
+            Outcome::Failed { .. } => "failed",
+            Outcome::Unsupported { .. } => "not supported on this device",
+            Outcome::OutOfMemory { .. } => "out of memory",
+        }
+    }
+
+    /// Whether the run failed to measure the point (a crash, a timeout, garbage output); a
+    /// point the device cannot run or that ran out of memory is an answer, not a failure.
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Outcome::Failed { .. })
+    }
+
+    /// Why there is no result, in one line (empty where there is one).
+    pub fn reason(&self) -> &str {
+        match self {
+            Outcome::Measured { .. } => "",
+            Outcome::Failed { reason, .. }
+            | Outcome::Unsupported { reason }
+            | Outcome::OutOfMemory { reason, .. } => reason,
+        }
+    }
+
+    /// The child's stderr tail, where one was kept.
+    pub fn stderr_tail(&self) -> &str {
+        match self {
+            Outcome::Failed { stderr_tail, .. } | Outcome::OutOfMemory { stderr_tail, .. } => {
+                stderr_tail
+            }
+            Outcome::Measured { .. } | Outcome::Unsupported { .. } => "",
+        }
+    }
 }
 
 impl MeasuredPoint {
@@ -424,7 +479,7 @@ impl MeasuredPoint {
     pub fn result(&self) -> Option<&PointResult> {
         match &self.outcome {
             Outcome::Measured { result, .. } => Some(result),
-            Outcome::Failed { .. } => None,
+            _ => None,
         }
     }
 }

@@ -147,12 +147,20 @@ pub struct ExperimentRecord {
     /// the benches were run at the same sizes on the same device.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub criterion: Vec<CriterionEstimate>,
+    /// Why the record holds fewer points than planned (the run was interrupted); `None` for a
+    /// complete record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 impl ExperimentRecord {
-    /// Points that failed.
+    /// Points that failed (not those the device cannot run or that ran out of memory: those
+    /// are answers).
     pub fn failed_points(&self) -> usize {
-        self.points.iter().filter(|p| p.result().is_none()).count()
+        self.points
+            .iter()
+            .filter(|p| p.outcome.is_failure())
+            .count()
     }
 
     /// Where the record goes in a guide's `data/` folder: `<id>.json` for the CPU,
@@ -188,6 +196,11 @@ impl ExperimentRecord {
     /// Reads one record, refusing malformed JSON and other schema versions.
     pub fn load(path: &Path) -> Result<Self, LoadError> {
         load_versioned(path, OLDEST_READABLE_VERSION..=SCHEMA_VERSION)
+    }
+
+    /// Parses one record's text as [`Self::load`] reads it (`path` names it in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Self, LoadError> {
+        parse_versioned(text, path, OLDEST_READABLE_VERSION..=SCHEMA_VERSION)
     }
 
     /// Attaches each set of criterion's estimates to the record of the same experiment,
@@ -283,12 +296,23 @@ pub(crate) fn load_versioned<T: serde::de::DeserializeOwned>(
         path: path.to_path_buf(),
         reason: e.to_string(),
     })?;
+    parse_versioned(&text, path, versions)
+}
+
+/// Parses the text of a record read from `path` (named in errors), as [`load_versioned`]
+/// does: malformed JSON, a missing or other schema version and a field of the wrong type are
+/// errors, never a panic.
+pub fn parse_versioned<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &Path,
+    versions: std::ops::RangeInclusive<u32>,
+) -> Result<T, LoadError> {
     let malformed = |reason: String| LoadError::MalformedRecord {
         path: path.to_path_buf(),
         reason,
     };
     let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
+        serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
     let (first, last) = (*versions.start(), *versions.end());
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if (first as u64..=last as u64).contains(&v) => {}

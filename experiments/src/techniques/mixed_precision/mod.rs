@@ -323,6 +323,7 @@ impl Technique for MixedPrecision {
         device.dispatch(
             Setup {
                 float: config.precision.storage(),
+                compute: config.precision.compute(),
                 pool: Pool::ExclusivePages,
                 ..Default::default()
             },

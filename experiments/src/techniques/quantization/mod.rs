@@ -295,6 +295,10 @@ impl Technique for Quantization {
         device.dispatch(
             Setup {
                 pool: Pool::ExclusivePages,
+                compute: match config.format {
+                    WeightFormat::Float { float } => Some(float),
+                    WeightFormat::Quantized { .. } => None,
+                },
                 ..Setup::default()
             },
             QuantPoint {
