@@ -394,3 +394,47 @@ fn an_interrupted_run_keeps_its_finished_points_and_exits_128_plus_the_signal() 
         assert!(!dir.path().join(".site.lock").exists());
     }
 }
+
+/// `run --from-record FILE --point ID` measures a stored point again and prints both side by
+/// side; a point the record does not hold is bad input.
+#[test]
+fn a_stored_point_is_measured_again_beside_the_record() {
+    let file = crate::fixtures().join("cache-release.json");
+    let out = workbench()
+        .args(["run", "--from-record"])
+        .arg(&file)
+        .args(["--point", "cached-4-mib"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("stored: commit"), "{stdout}");
+    assert!(stdout.contains("step peak (bytes)"), "{stdout}");
+    assert!(stdout.contains("in_use_alive_bytes"), "{stdout}");
+    let err = one_line_error(
+        &workbench()
+            .args(["run", "--from-record"])
+            .arg(&file)
+            .args(["--point", "nope"])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("has no such point"), "{err}");
+    let err = one_line_error(
+        &workbench()
+            .args([
+                "run",
+                "--from-record",
+                "/no/such/record.json",
+                "--point",
+                "x",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("record.json"), "{err}");
+}

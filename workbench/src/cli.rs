@@ -37,8 +37,15 @@ enum Command {
     /// Run experiments (each point in its own process) and write the guide.
     Run {
         /// Experiment ids, or `all`.
-        #[arg(required = true)]
+        #[arg(required_unless_present = "from_record")]
         experiments: Vec<String>,
+        /// Measure one point of a saved record again (with `--point`) and print it beside the
+        /// stored one: the record holds its configuration, seed, device, versions and commit.
+        #[arg(long, requires = "point", conflicts_with = "experiments")]
+        from_record: Option<PathBuf>,
+        /// The id of the point to measure again (with `--from-record`).
+        #[arg(long, requires = "from_record")]
+        point: Option<String>,
         /// Folder of the guide; replaced as a whole when the run ends.
         #[arg(long, default_value = "site")]
         out: PathBuf,
@@ -232,11 +239,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Run {
             experiments: ids,
+            from_record,
+            point,
             out,
             quick,
             device,
             point_timeout_s,
         } => {
+            if let (Some(file), Some(point)) = (from_record, point) {
+                return measure_again(&file, &point, Duration::from_secs(point_timeout_s));
+            }
             let profile = if quick { Profile::Quick } else { Profile::Full };
             let runner = Runner {
                 exe: std::env::current_exe().context("cannot locate the workbench binary")?,
@@ -392,6 +404,155 @@ fn memory_summary(device: DeviceKind, tensor_mib: u64, json: bool) -> anyhow::Re
         );
     }
     Ok(())
+}
+
+/// `run --from-record FILE --point ID`: measures the stored point again, as the record says
+/// (configuration, repeats, device), in a fresh child, and prints both results side by side.
+fn measure_again(file: &Path, id: &str, point_timeout: Duration) -> anyhow::Result<()> {
+    let record = ExperimentRecord::load(file).map_err(BadInput::from)?;
+    let stored = record
+        .points
+        .iter()
+        .find(|p| p.point.id == id)
+        .ok_or_else(|| {
+            BadInput::BadModel(format!(
+                "--point {id}: {} has no such point (its points: {})",
+                file.display(),
+                record
+                    .points
+                    .iter()
+                    .map(|p| p.point.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+    experiment(&record.experiment)?;
+    let device = record.device.kind;
+    check_device(device)?;
+    let runner = Runner {
+        exe: std::env::current_exe().context("cannot locate the workbench binary")?,
+        device,
+        profile: record.profile,
+        point_timeout,
+        compare_times: false,
+    };
+    let now = crate::provenance::current();
+    let p = &record.provenance;
+    println!(
+        "{} / {} on {} ({} profile)",
+        record.experiment,
+        stored.point.label,
+        device.name(),
+        record.profile.name()
+    );
+    println!(
+        "stored: commit {}, Burn {}, {} ({} cores), {}{}",
+        p.git_commit,
+        p.burn_version,
+        p.cpu_model,
+        p.cpu_cores,
+        p.started_at,
+        p.command_line
+            .as_deref()
+            .map_or(String::new(), |c| format!(", `{c}`"))
+    );
+    println!(
+        "now:    commit {}, Burn {}, {} ({} cores)",
+        now.git_commit, now.burn_version, now.cpu_model, now.cpu_cores
+    );
+    let again = runner.run_point(&record.experiment, &stored.point);
+    println!();
+    let rows = compare_outcomes(&stored.outcome, &again);
+    println!(
+        "{:<36} {:>18} {:>18} {:>10}",
+        "figure", "stored", "again", "change"
+    );
+    for (name, a, b) in rows {
+        // Two times taken minutes apart are not a comparison: no change is printed for them.
+        let change = if !name.ends_with("(s)") && a != 0.0 && a.is_finite() && b.is_finite() {
+            format::pct((b - a) / a * 100.0)
+        } else {
+            String::new()
+        };
+        println!("{name:<36} {:>18} {:>18} {change:>10}", num(a), num(b));
+    }
+    println!(
+        "(times: one run each, minutes apart, not a comparison; bytes on the CPU repeat within \
+         the autodiff graph's bookkeeping)"
+    );
+    if !again.is_failure() && again.result().is_none() {
+        println!("again: {}: {}", again.status(), again.reason());
+    }
+    if let results::Outcome::Failed { reason, .. } = &again {
+        bail!("measuring {id} again failed: {reason}");
+    }
+    Ok(())
+}
+
+/// A figure for the side-by-side table: bytes and times as they are measured.
+fn num(v: f64) -> String {
+    if !v.is_finite() {
+        "n/a".into()
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+/// The figures of two outcomes of one point, row by row: the step's peak and time, each
+/// phase's peak, every metric either has, and the checks passed.
+fn compare_outcomes(a: &results::Outcome, b: &results::Outcome) -> Vec<(String, f64, f64)> {
+    let (ra, rb) = (a.result(), b.result());
+    let get = |r: Option<&results::PointResult>, f: &dyn Fn(&results::PointResult) -> f64| {
+        r.map_or(f64::NAN, f)
+    };
+    let mut rows = vec![
+        (
+            "step peak (bytes)".to_string(),
+            get(ra, &|r| r.peak_bytes() as f64),
+            get(rb, &|r| r.peak_bytes() as f64),
+        ),
+        (
+            "step median (s)".to_string(),
+            get(ra, &|r| r.step.median_s),
+            get(rb, &|r| r.step.median_s),
+        ),
+    ];
+    let phases: Vec<String> = ra
+        .into_iter()
+        .chain(rb)
+        .flat_map(|r| r.phases.iter().map(|p| p.phase.to_string()))
+        .fold(Vec::new(), |mut v, p| {
+            if !v.contains(&p) {
+                v.push(p);
+            }
+            v
+        });
+    for phase in phases {
+        let peak =
+            |r: &results::PointResult| r.phase(&phase).map_or(f64::NAN, |p| p.peak_bytes as f64);
+        rows.push((
+            format!("{phase} peak (bytes)"),
+            get(ra, &peak),
+            get(rb, &peak),
+        ));
+    }
+    let metrics: std::collections::BTreeSet<results::Metric> = ra
+        .into_iter()
+        .chain(rb)
+        .flat_map(|r| r.metrics.keys().copied())
+        .collect();
+    for m in metrics {
+        let name = serde_json::to_value(m)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        rows.push((name, get(ra, &|r| r.metric(m)), get(rb, &|r| r.metric(m))));
+    }
+    let passed = |r: &results::PointResult| r.checks.iter().filter(|c| c.passed).count() as f64;
+    rows.push(("checks passed".into(), get(ra, &passed), get(rb, &passed)));
+    rows
 }
 
 /// The host's available memory (`MemAvailable` in /proc/meminfo), where the system says.

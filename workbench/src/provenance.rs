@@ -19,6 +19,7 @@ pub fn current() -> Provenance {
         cpu_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
         started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        command_line: Some(std::env::args().collect::<Vec<_>>().join(" ")),
     }
 }
 

@@ -437,6 +437,14 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The result, where the point was measured.
+    pub fn result(&self) -> Option<&PointResult> {
+        match self {
+            Outcome::Measured { result, .. } => Some(result),
+            _ => None,
+        }
+    }
+
     /// What happened, in a word or two, as tables and the CSV say it.
     pub fn status(&self) -> &'static str {
         match self {
@@ -477,10 +485,7 @@ impl Outcome {
 impl MeasuredPoint {
     /// The result, where the point was measured.
     pub fn result(&self) -> Option<&PointResult> {
-        match &self.outcome {
-            Outcome::Measured { result, .. } => Some(result),
-            _ => None,
-        }
+        self.outcome.result()
     }
 }
 

@@ -54,6 +54,9 @@ pub struct Provenance {
     pub os: String,
     /// When the experiment started, RFC 3339, UTC.
     pub started_at: String,
+    /// The command line of the run (records made before it was kept have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_line: Option<String>,
 }
 
 /// The device a record was measured on.

@@ -312,7 +312,10 @@ impl Technique for MixedPrecision {
     fn run_point(&self, config: &MixedConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
         if config.seeds > 0 {
             return device.dispatch(
-                Setup::default(),
+                Setup {
+                    compute: config.precision.compute(),
+                    ..Default::default()
+                },
                 SeedStudy {
                     config: *config,
                     repeats,
@@ -636,8 +639,8 @@ impl OnBackend for MixedPoint {
         if let Some(compute) = p.compute() {
             let dtype = burn::tensor::DType::from(backend::float_dtype(compute));
             if !B::supports_dtype(&device, dtype) {
-                return Err(ExperimentError::Backend(format!(
-                    "this device does not support {dtype:?}"
+                return Err(ExperimentError::Unsupported(format!(
+                    "this device does not support {dtype:?} (Backend::supports_dtype)"
                 )));
             }
         }
