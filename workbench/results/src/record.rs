@@ -302,7 +302,7 @@ pub(crate) fn load_versioned<T: serde::de::DeserializeOwned>(
     parse_versioned(&text, path, versions)
 }
 
-/// Parses the text of a record read from `path` (named in errors), as [`load_versioned`]
+/// Parses the text of a record read from `path` (named in errors), as `load_versioned`
 /// does: malformed JSON, a missing or other schema version and a field of the wrong type are
 /// errors, never a panic.
 pub fn parse_versioned<T: serde::de::DeserializeOwned>(
