@@ -9,7 +9,12 @@ fn fixture_records_round_trip() {
         assert_eq!(record.schema_version, SCHEMA_VERSION);
         let json = serde_json::to_string(&record).unwrap();
         let back: ExperimentRecord = serde_json::from_str(&json).unwrap();
-        assert_eq!(back, record);
+        // Compared as JSON: a figure that is NaN (a phase one point does not have, drawn as a
+        // gap) is written as null and read back as NaN, which is never equal to itself.
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&record).unwrap()
+        );
     }
 }
 

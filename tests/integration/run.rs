@@ -265,7 +265,8 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     }
 
     // offload on the CPU: nothing moves, so the offloaded step holds one more copy of the
-    // weights (the host's) between steps, within bookkeeping; each step copies every gradient
+    // weights (the host's) between steps, within 1% and 4 KiB of bookkeeping per tensor (seen:
+    // about 2.7 KiB per tensor, +21.6 KB at the quick size); each step copies every gradient
     // and every weight (8 B per parameter); Adam on the host computes the very same
     // parameters as Adam beside the model (the same backend: no rounding to differ).
     {
@@ -276,8 +277,11 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
         let params = metric(&usual, Metric::NumParams);
         let held = |p: &results::MeasuredPoint| metric(p, Metric::LiveBeforeStepBytes);
         let extra = held(&offloaded) - held(&usual);
+        let config: experiments::techniques::offload::OffloadConfig =
+            serde_json::from_value(usual.point.config.clone()).unwrap();
+        let tensors = 2.0 * config.train.shape.depth() as f64;
         assert!(
-            (extra - 4.0 * params).abs() < 0.01 * 4.0 * params + HANDLES,
+            (extra - 4.0 * params).abs() < 0.01 * 4.0 * params + 4.0 * HANDLES * tensors,
             "offload's second copy: {extra} B for {params} parameters"
         );
         assert_eq!(metric(&offloaded, Metric::TransferBytes), 8.0 * params);
