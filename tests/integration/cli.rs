@@ -297,6 +297,17 @@ fn every_bad_input_gets_one_line_and_exit_2() {
             ],
             "inside the results folder",
         ),
+        // The same, relative (the tests run in the package's root).
+        (
+            vec![
+                "render",
+                "--results",
+                "tests/fixtures/results",
+                "--out",
+                "tests/fixtures/results/new-site",
+            ],
+            "inside the results folder",
+        ),
         (
             vec!["estimate", "--preset", "nope"],
             "unknown preset 'nope'",

@@ -309,7 +309,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 /// would delete the records the guide is made from. (The guide's own folder, which holds its
 /// `data/`, is fine: the records are read before it is replaced, and written into the new one.)
 fn refuse_output_among(out: &Path, results: &[PathBuf]) -> Result<(), BadInput> {
-    let resolve = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // An output that does not exist yet: its parent resolved, its name joined, so that a
+    // relative path is compared as the absolute one it names.
+    let resolve = |p: &Path| -> PathBuf {
+        if let Ok(resolved) = std::fs::canonicalize(p) {
+            return resolved;
+        }
+        let absolute = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        match (absolute.parent(), absolute.file_name()) {
+            (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+                .map(|c| c.join(name))
+                .unwrap_or(absolute),
+            _ => absolute,
+        }
+    };
     let out_path = resolve(out);
     for dir in results {
         let dir_path = resolve(dir);
