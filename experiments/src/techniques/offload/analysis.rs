@@ -161,29 +161,27 @@ impl Analyse for Offload {
         }
         findings.extend(paired.iter().map(PairedComparison::finding));
 
-        let mut comparisons = vec![
+        let between_steps = if same_memory {
             Comparison::new(
-                if same_memory {
-                    "held between steps, offloaded less usual (a second copy of the weights)"
-                } else {
-                    "device bytes saved between steps (the optimizer's state)"
-                },
-                if same_memory {
-                    predict::same_memory_extra(shape)
-                } else {
-                    predict::device_saved_between_steps(shape, optimizer)
-                },
-                if same_memory {
-                    -saved_between
-                } else {
-                    saved_between
-                },
+                "held between steps, offloaded less usual (a second copy of the weights)",
+                predict::same_memory_extra(shape),
+                -saved_between,
+                "the host's copy of the weights, one f32 (4 B) per parameter",
+            )
+        } else {
+            Comparison::new(
+                "device bytes saved between steps (the optimizer's state)",
+                predict::device_saved_between_steps(shape, optimizer),
+                saved_between,
                 format!(
                     "{} value(s) of {} state per parameter, 4 B each",
                     optimizer.values_per_param(),
                     optimizer.name()
                 ),
-            ),
+            )
+        };
+        let mut comparisons = vec![
+            between_steps,
             Comparison::new(
                 "bytes copied per step",
                 predict::transfer_per_step(shape),
