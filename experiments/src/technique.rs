@@ -189,6 +189,10 @@ pub trait Experiment: Sync {
     /// `device`, both above the process's own bytes (the point's bracket on CubeCL): how far
     /// `workbench estimate` can be trusted, point by point.
     fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison>;
+    /// The estimator's step peak of `point` in bytes, before it runs (none where the point is
+    /// not a training step the estimator models): the runner refuses a point whose estimate
+    /// exceeds the device's memory instead of running it out of memory.
+    fn estimated_peak_bytes(&self, point: &Point) -> Option<f64>;
 }
 
 impl<T: Analyse> Experiment for T {
@@ -229,6 +233,11 @@ impl<T: Analyse> Experiment for T {
 
     fn float_storage(&self, point: &Point) -> FloatStorage {
         config::<T>(point).map_or(FloatStorage::F32, |c| Technique::float_storage(self, &c))
+    }
+
+    fn estimated_peak_bytes(&self, point: &Point) -> Option<f64> {
+        let plan = Technique::step_plan(self, &config::<T>(point).ok()?)?;
+        Some(plan.bytes().step_peak())
     }
 
     fn comparisons(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<ComparisonSpec> {

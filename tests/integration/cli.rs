@@ -319,6 +319,53 @@ fn every_bad_input_gets_one_line_and_exit_2() {
         assert!(err.contains(expected), "{args:?}: {err}");
     }
     assert!(!inside.exists(), "nothing was written inside the results");
+    // Nor beside the refused outputs (`--out /` would put its lock and journal in the current
+    // folder, `--out a-file` beside the file): the output is checked before anything is written.
+    for left in [
+        ".site.journal",
+        ".site.lock",
+        ".a-file.journal",
+        ".a-file.lock",
+    ] {
+        assert!(!Path::new(left).exists(), "{left} was written");
+        assert!(!dir.path().join(left).exists(), "{left} was written");
+    }
+}
+
+/// A results folder mixing devices, or holding two records of one experiment and device, is
+/// refused with one line: which record the guide should show is not for the workbench to guess.
+#[test]
+fn results_mixing_devices_or_doubling_a_record_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("data");
+    std::fs::create_dir_all(&results).unwrap();
+    let text = std::fs::read_to_string(crate::fixtures().join("batch-size.json")).unwrap();
+    std::fs::write(results.join("batch-size.json"), &text).unwrap();
+    let mut wgpu: serde_json::Value = serde_json::from_str(&text).unwrap();
+    wgpu["device"]["kind"] = "wgpu".into();
+    wgpu["experiment"] = "no-grad".into();
+    std::fs::write(results.join("no-grad.json"), wgpu.to_string()).unwrap();
+    let out = dir.path().join("site");
+    let err = one_line_error(&render(&results, &out));
+    assert!(err.contains("mixes devices"), "{err}");
+    assert!(!out.exists());
+
+    std::fs::remove_file(results.join("no-grad.json")).unwrap();
+    std::fs::write(results.join("batch-size-again.json"), &text).unwrap();
+    let err = one_line_error(&render(&results, &out));
+    assert!(err.contains("two records of batch-size on cpu"), "{err}");
+    assert!(!out.exists());
+
+    // Each device in a folder of its own is how a run writes them: accepted.
+    std::fs::remove_file(results.join("batch-size-again.json")).unwrap();
+    std::fs::create_dir_all(results.join("wgpu")).unwrap();
+    std::fs::write(results.join("wgpu/no-grad.json"), wgpu.to_string()).unwrap();
+    let done = render(&results, &out);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
 }
 
 /// The lock beside an output folder: a live holder refuses a second run with one line; a dead
@@ -388,7 +435,10 @@ fn an_interrupted_run_keeps_its_finished_points_and_exits_128_plus_the_signal() 
             lines[0].contains(&format!("interrupted by SIG{signal}")),
             "{stderr}"
         );
-        assert!(lines[0].contains("run the same command again"), "{stderr}");
+        assert!(
+            lines[0].contains("run the same command with --resume"),
+            "{stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{stderr}");
         let records = results::record::load_dir(&out.join("data")).unwrap();
         let batch = records

@@ -17,6 +17,7 @@ mod criterion;
 mod device;
 mod probe;
 mod record;
+mod resume;
 mod run;
 mod site;
 

@@ -367,6 +367,8 @@ fn runner(exe: std::path::PathBuf, timeout: Duration) -> Runner {
         profile: Profile::Quick,
         point_timeout: timeout,
         compare_times: true,
+        journal: None,
+        memory_bytes: None,
     }
 }
 
@@ -428,6 +430,56 @@ fn a_child_out_of_memory_is_an_outcome_with_the_bytes_asked_for() {
         "{outcome:?}"
     );
     assert!(!outcome.is_failure());
+    // The counting allocator under a budget (`fit`'s children): the bytes asked for, and what
+    // was in use in the reason.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = fake_child(
+        dir.path(),
+        "echo 'out of memory: tried to allocate 4194304 bytes; 1000 bytes in use; budget 2000000 \
+         bytes' >&2; kill -ABRT $$",
+    );
+    match runner(exe, Duration::from_secs(30)).run_point("batch-size", &point()) {
+        Outcome::OutOfMemory {
+            reason,
+            requested_bytes,
+            ..
+        } => {
+            assert_eq!(requested_bytes, Some(4_194_304));
+            assert!(reason.contains("1000 bytes in use"), "{reason}");
+        }
+        other => panic!("expected out of memory, got {other:?}"),
+    }
+}
+
+/// A point whose estimated step peak exceeds the device's memory is recorded as out of memory
+/// without a child being started (the runner's binary here does not exist).
+#[test]
+fn a_point_larger_than_the_device_is_refused_up_front() {
+    let experiment = experiments::find("batch-size").unwrap();
+    let points = experiment.points(Profile::Quick, DeviceKind::Cpu);
+    let training = points
+        .iter()
+        .find(|p| experiment.estimated_peak_bytes(p).is_some())
+        .expect("batch-size has training-step points");
+    let estimate = experiment.estimated_peak_bytes(training).unwrap();
+    let mut small = runner("/no/such/workbench".into(), Duration::from_secs(5));
+    small.memory_bytes = Some((estimate / 2.0) as u64);
+    match small.refuse_up_front(experiment, training) {
+        Some(Outcome::OutOfMemory {
+            reason,
+            requested_bytes,
+            ..
+        }) => {
+            assert!(reason.starts_with("not run: the estimator"), "{reason}");
+            assert_eq!(requested_bytes, Some(estimate as u64));
+        }
+        other => panic!("expected out of memory up front, got {other:?}"),
+    }
+    // Room enough: it runs.
+    small.memory_bytes = Some((estimate * 2.0) as u64);
+    assert!(small.refuse_up_front(experiment, training).is_none());
+    small.memory_bytes = None;
+    assert!(small.refuse_up_front(experiment, training).is_none());
 }
 
 #[test]

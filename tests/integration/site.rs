@@ -59,6 +59,32 @@ fn failed_points_are_shown_with_their_stderr() {
         .index_html(&context)
         .unwrap()
         .contains("(incomplete: interrupted)"));
+    // A resumed record says which points came from which run, and what was measured again.
+    records[0].incomplete = None;
+    let kept = records[0].points[2].point.id.clone();
+    records[0].resumed = Some(results::Resumed {
+        run_started_at: "2026-12-02T11:00:00Z".into(),
+        kept: vec![results::KeptFromRun {
+            run_started_at: "2026-12-02T10:00:00Z".into(),
+            git_commit: "0123456789abcdef".into(),
+            points: vec![kept.clone()],
+            comparisons: Vec::new(),
+        }],
+        measured_again: vec![results::MeasuredAgain {
+            id: "other".into(),
+            reason: "its configuration has changed".into(),
+        }],
+    });
+    let context = SiteContext::new(&records, None);
+    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    assert!(html.contains(&format!(
+        "Kept from the earlier run started 2026-12-02T10:00:00Z (commit 0123456): 1 point(s) \
+         ({kept})"
+    )));
+    assert!(html.contains("Measured by the resumed run started 2026-12-02T11:00:00Z"));
+    assert!(html.contains(
+        "Measured again, not kept from the journal: other (its configuration has changed)"
+    ));
 }
 
 fn record_answers(records: &mut [results::ExperimentRecord]) {

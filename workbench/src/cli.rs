@@ -17,6 +17,7 @@ use results::{
 };
 
 use crate::error::{BadInput, Interrupted};
+use crate::journal::{Journal, RunKey};
 use crate::output::Staging;
 use crate::report::{JsonExport, Progress, Report, Reports};
 use crate::runner::{CompareRequest, Runner};
@@ -59,6 +60,11 @@ enum Command {
         /// a week).
         #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=604_800))]
         point_timeout_s: u64,
+        /// Keep the points and comparisons an interrupted or killed run into the same `--out`
+        /// journaled (`.<out>.journal/`), where their configuration, profile, device and
+        /// workbench build match this run's; measure the rest. Failed points are measured again.
+        #[arg(long)]
+        resume: bool,
     },
     /// Rebuild the guide from saved records, running nothing.
     Render {
@@ -245,6 +251,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             quick,
             device,
             point_timeout_s,
+            resume,
         } => {
             if let (Some(file), Some(point)) = (from_record, point) {
                 return measure_again(&file, &point, Duration::from_secs(point_timeout_s));
@@ -256,9 +263,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 profile,
                 point_timeout: Duration::from_secs(point_timeout_s),
                 compare_times: true,
+                journal: None,
+                memory_bytes: None,
             };
             let with_capacity = ids.iter().any(|id| id == "all");
-            run_experiments(&select(&ids)?, &runner, &out, with_capacity)
+            run_experiments(&select(&ids)?, &runner, &out, with_capacity, resume)
         }
         Command::Render {
             results,
@@ -266,7 +275,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             criterion,
         } => {
             refuse_output_among(&out, &results)?;
+            Staging::check(&out)?;
             let _lock = crate::output::RunLock::acquire(&out)?;
+            crate::output::clean_stale_staging(&out);
             let mut records = record::load_dirs(&results).map_err(BadInput::from)?;
             let capacity = CapacityRecord::find(&results).map_err(BadInput::from)?;
             if let Some(dir) = criterion {
@@ -448,6 +459,8 @@ fn measure_again(file: &Path, id: &str, point_timeout: Duration) -> anyhow::Resu
         profile: record.profile,
         point_timeout,
         compare_times: false,
+        journal: None,
+        memory_bytes: None,
     };
     let now = crate::provenance::current();
     let p = &record.provenance;
@@ -607,6 +620,7 @@ fn run_experiments(
     runner: &Runner,
     out: &Path,
     with_capacity: bool,
+    resume: bool,
 ) -> anyhow::Result<()> {
     let identity = check_device(runner.device)?;
     if identity.software {
@@ -615,17 +629,51 @@ fn run_experiments(
             identity.name
         );
     }
+    // Nothing touches the disk before the output folder is known to be replaceable.
+    Staging::check(out)?;
+    let _lock = crate::output::RunLock::acquire(out)?;
+    crate::output::clean_stale_staging(out);
+    let provenance = crate::provenance::current();
+    let key = RunKey {
+        device: runner.device,
+        device_name: identity.name.clone(),
+        profile: runner.profile,
+        workbench_version: provenance.workbench_version.clone(),
+        git_commit: provenance.git_commit.clone(),
+        build_profile: provenance.build_profile.clone(),
+        binary_hash: crate::journal::file_hash(&runner.exe),
+    };
+    let (journal, note) =
+        Journal::open(out, key, provenance.started_at.clone(), resume).map_err(|e| {
+            BadInput::OutputNotWritable {
+                path: out.to_path_buf(),
+                reason: format!("cannot open the run's journal: {e}"),
+            }
+        })?;
+    if let Some(note) = note {
+        println!("{note}");
+    }
+    let journal = std::sync::Arc::new(journal);
     let runner = &Runner {
         compare_times: runner.compare_times && !identity.software,
+        journal: Some(journal.clone()),
+        memory_bytes: identity.total_memory_bytes,
         ..runner.clone()
     };
-    let _lock = crate::output::RunLock::acquire(out)?;
-    let calibration = runner.calibrate();
+    let calibration = match journal.calibration() {
+        Some(kept) => Ok(kept),
+        None => runner.calibrate(),
+    };
     match &calibration {
-        Ok(c) => println!(
-            "calibration: f32 matmul {}^3 at {:.1} GFLOP/s, element-wise add at {:.1} GB/s",
-            c.matmul_n, c.matmul_gflop_s, c.copy_gb_s
-        ),
+        Ok(c) => {
+            println!(
+                "calibration: f32 matmul {}^3 at {:.1} GFLOP/s, element-wise add at {:.1} GB/s",
+                c.matmul_n, c.matmul_gflop_s, c.copy_gb_s
+            );
+            if let Err(e) = journal.save_calibration(c) {
+                eprintln!("warning: cannot journal the calibration: {e}");
+            }
+        }
         Err(why) => eprintln!("note: no calibration in the records: {why}"),
     }
     let calibration = calibration.ok();
@@ -665,7 +713,15 @@ fn run_experiments(
     }
     let failures = progress.finish();
     let capacity = if with_capacity && crate::runner::interrupted().is_none() {
-        let record = crate::fit::capacity_record(&runner.exe, runner.device, runner.profile);
+        let record = match journal.capacity() {
+            Some(kept) => kept,
+            None => crate::fit::capacity_record(&runner.exe, runner.device, runner.profile),
+        };
+        if crate::runner::interrupted().is_none() {
+            if let Err(e) = journal.save_capacity(&record) {
+                eprintln!("warning: cannot journal the capacity search: {e}");
+            }
+        }
         let path = data_dir.join(results::CAPACITY_FILE);
         crate::output::write_atomic(&path, record.to_json().as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -687,7 +743,8 @@ fn run_experiments(
             signal,
             message: format!(
                 "interrupted by {}: {kept} finished point(s) of {total} kept and rendered into \
-                 {} (incomplete: {}{}); run the same command again to measure everything",
+                 {} (incomplete: {}{}); run the same command with --resume to keep them and \
+                 measure the rest",
                 crate::runner::signal_name(signal),
                 out.display(),
                 records
@@ -713,9 +770,17 @@ fn run_experiments(
     );
     if !failures.is_empty() {
         bail!(
-            "{} point(s) failed; the guide shows their errors: {}",
+            "{} point(s) failed; the guide shows their errors: {} (the same command with \
+             --resume measures only those again)",
             failures.len(),
             failures.join("; ")
+        );
+    }
+    // Complete: nothing is left to resume.
+    if let Err(e) = journal.remove() {
+        eprintln!(
+            "warning: cannot remove the finished run's journal {}: {e}",
+            journal.dir().display()
         );
     }
     Ok(())

@@ -21,16 +21,15 @@ use experiments::capacity::{self, Sharding};
 use experiments::estimate::StepPlan;
 use experiments::harness::backend::Checkpointing;
 use experiments::harness::models::{training_mlp, training_transformer, ModelShape};
-use experiments::harness::probe::host::OUT_OF_MEMORY;
 use experiments::harness::profile::Sizes;
 use experiments::harness::train::TrainConfig;
 use results::capacity::{CapacityRecord, MeasuredFit};
-use results::{format, DeviceKind, Metric, PointResult, Profile};
+use results::{format, DeviceKind, Metric, Outcome, PointResult, Profile};
 use serde::Serialize;
 
 use crate::error::BadInput;
 use crate::estimate::{emit, positive};
-use crate::runner::run_child;
+use crate::runner::{classify_failure, out_of_memory, run_child};
 
 /// `workbench fit`'s options.
 #[derive(Debug, Clone, Args)]
@@ -143,6 +142,9 @@ pub enum Try {
         batch: u64,
         /// The allocator's message, or the peak against the budget.
         message: String,
+        /// The bytes the refused allocation asked for, where the message says (on a device,
+        /// the step's peak that passed the budget).
+        requested_bytes: Option<u64>,
     },
 }
 
@@ -281,18 +283,33 @@ fn attempt(
     let input = serde_json::to_vec(config)?;
     let child = run_child(command, &input, Some(Duration::from_secs(600)), false)?;
     let batch = config.batch as u64;
-    if let Some(line) = child.stderr.lines().find(|l| l.starts_with(OUT_OF_MEMORY)) {
-        return Ok(Try::OutOfMemory {
-            batch,
-            message: line.to_string(),
-        });
-    }
-    let result: PointResult = child.json().map_err(|why| {
-        anyhow::anyhow!(
-            "batch {batch} failed other than by running out of memory: {why}: {}",
-            child.stderr.lines().last().unwrap_or("")
-        )
-    })?;
+    // The run's own classification of a child that printed no result: out of memory (the
+    // budget's message, a host allocation failure, a device allocator's error) is this
+    // search's answer; anything else is a failure of the try.
+    let result: PointResult = match child.json() {
+        Ok(result) => result,
+        Err(why) => {
+            return match classify_failure(&child, why) {
+                Outcome::OutOfMemory {
+                    requested_bytes, ..
+                } => {
+                    let line = out_of_memory(&child.stderr)
+                        .map(|(line, _)| line)
+                        .unwrap_or_default();
+                    Ok(Try::OutOfMemory {
+                        batch,
+                        message: line,
+                        requested_bytes,
+                    })
+                }
+                other => Err(anyhow::anyhow!(
+                    "batch {batch} failed other than by running out of memory: {}: {}",
+                    other.reason(),
+                    child.stderr.lines().last().unwrap_or("")
+                )),
+            };
+        }
+    };
     // On a device the bracket's upper bound, so that a batch said to fit surely does.
     let peak = result
         .peak_upper_bytes()
@@ -303,6 +320,7 @@ fn attempt(
             message: format!(
                 "step peak {peak} bytes (bracket's upper bound) over the budget of {budget}"
             ),
+            requested_bytes: Some(peak),
         }
     } else {
         Try::Fits {

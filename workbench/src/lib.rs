@@ -9,6 +9,7 @@ pub mod cli;
 pub mod error;
 pub mod estimate;
 pub mod fit;
+pub mod journal;
 pub mod output;
 pub mod provenance;
 pub mod report;

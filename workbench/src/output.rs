@@ -19,17 +19,7 @@ pub struct Staging {
 impl Staging {
     /// Checks `target` and makes the temporary folder beside it.
     pub fn new(target: &Path) -> Result<Self, BadInput> {
-        if target.is_file() {
-            return Err(BadInput::OutputIsFile(target.to_path_buf()));
-        }
-        if target.is_dir() && !target.join(MARKER).exists() {
-            let empty = std::fs::read_dir(target)
-                .map(|mut d| d.next().is_none())
-                .unwrap_or(false);
-            if !empty {
-                return Err(BadInput::OutputNotOurs(target.to_path_buf()));
-            }
-        }
+        Self::check(target)?;
         let not_writable = |e: std::io::Error| BadInput::OutputNotWritable {
             path: target.to_path_buf(),
             reason: e.to_string(),
@@ -53,6 +43,24 @@ impl Staging {
         })
     }
 
+    /// Refuses a `target` that may not be replaced (a file, or a folder that is not empty and
+    /// was not written by the workbench), writing nothing: a run checks it before anything
+    /// else touches the disk.
+    pub fn check(target: &Path) -> Result<(), BadInput> {
+        if target.is_file() {
+            return Err(BadInput::OutputIsFile(target.to_path_buf()));
+        }
+        if target.is_dir() && !target.join(MARKER).exists() {
+            let empty = std::fs::read_dir(target)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
+            if !empty {
+                return Err(BadInput::OutputNotOurs(target.to_path_buf()));
+            }
+        }
+        Ok(())
+    }
+
     /// The temporary folder to write into.
     pub fn path(&self) -> &Path {
         self.dir.path()
@@ -66,7 +74,11 @@ impl Staging {
         )?;
         let staged = self.dir.keep();
         if self.target.exists() {
-            let old = staged.with_extension("old");
+            // `.<name>.partial-XXXX.old`: found and put back by the next run if a kill lands
+            // between the two renames.
+            let mut old_name = staged.file_name().unwrap_or_default().to_os_string();
+            old_name.push(".old");
+            let old = staged.with_file_name(old_name);
             std::fs::rename(&self.target, &old)?;
             std::fs::rename(&staged, &self.target)?;
             std::fs::remove_dir_all(&old)?;
@@ -167,16 +179,117 @@ impl Drop for RunLock {
     }
 }
 
-/// Whether process `pid` exists (Linux's /proc; elsewhere assumed alive, so a lock is never
-/// taken from a live run).
+/// Whether process `pid` exists and is not a zombie (Linux's /proc; elsewhere assumed alive, so
+/// a lock is never taken from a live run).
 fn process_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
     let proc_root = Path::new("/proc");
-    if proc_root.join("self").exists() {
-        proc_root.join(pid.to_string()).exists()
-    } else {
-        true
+    if !proc_root.join("self").exists() {
+        return true;
+    }
+    // A killed process stays a zombie (state Z) until its parent reaps it: it is gone.
+    match std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            !matches!(state, Some("Z" | "X"))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Tidies what runs that died left beside `target`; call with `target`'s [`RunLock`] held (so
+/// that no live run owns them). A run killed between [`Staging::commit`]'s two renames left
+/// the old guide as `.<name>.partial-*.old` and no `target`: it is put back. Every other
+/// staging folder is removed. Each is said in one line.
+pub fn clean_stale_staging(target: &Path) {
+    for stale in stale_staging(target) {
+        let is_old = stale.extension().is_some_and(|x| x == "old");
+        if is_old && !target.exists() && std::fs::rename(&stale, target).is_ok() {
+            println!(
+                "note: put back {} as {}: a run was killed while replacing it",
+                stale.display(),
+                target.display()
+            );
+        } else if std::fs::remove_dir_all(&stale).is_ok() {
+            println!(
+                "note: removed {}, left by a run that did not finish",
+                stale.display()
+            );
+        }
+    }
+}
+
+/// The staging folders (`.<name>.partial-*`, and their `.old` siblings) beside `target`: left
+/// by runs that died, when no run holds `target`'s [`RunLock`]; the `.old` ones first.
+pub fn stale_staging(target: &Path) -> Vec<PathBuf> {
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let Some(name) = target.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    let prefix = format!(".{name}.partial-");
+    let Ok(entries) = std::fs::read_dir(&parent) else {
+        return Vec::new();
+    };
+    let mut stale: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    stale.sort_by_key(|p| (p.extension().is_none_or(|x| x != "old"), p.clone()));
+    stale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guide_killed_half_way_through_its_replacement_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("site");
+        let old = dir.path().join(".site.partial-Ab12.old");
+        let new = dir.path().join(".site.partial-Ab12");
+        let other = dir.path().join(".site.partial-Cd34");
+        for folder in [&old, &new, &other] {
+            std::fs::create_dir_all(folder).unwrap();
+        }
+        std::fs::write(old.join("index.html"), "the old guide").unwrap();
+        clean_stale_staging(&target);
+        assert_eq!(
+            std::fs::read_to_string(target.join("index.html")).unwrap(),
+            "the old guide"
+        );
+        assert!(stale_staging(&target).is_empty());
+
+        // With the guide in place, a leftover `.old` is only removed.
+        std::fs::create_dir_all(&old).unwrap();
+        clean_stale_staging(&target);
+        assert!(target.join("index.html").exists());
+        assert!(stale_staging(&target).is_empty());
+    }
+
+    #[test]
+    fn a_commit_replaces_the_guide_and_leaves_nothing_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("site");
+        for text in ["first", "second"] {
+            let staging = Staging::new(&target).unwrap();
+            std::fs::write(staging.path().join("index.html"), text).unwrap();
+            staging.commit().unwrap();
+            assert_eq!(
+                std::fs::read_to_string(target.join("index.html")).unwrap(),
+                text
+            );
+        }
+        let beside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(beside.len(), 1);
     }
 }

@@ -15,6 +15,8 @@ pub trait Report {
     fn point_started(&self, _experiment: &str, _point: &Point) {}
     /// A point has been measured, or has failed.
     fn point_finished(&self, _experiment: &str, _point: &MeasuredPoint) {}
+    /// A point was kept from an earlier run's journal (`run --resume`), not measured.
+    fn point_kept(&self, _experiment: &str, _point: &MeasuredPoint) {}
     /// A paired comparison is about to be timed.
     fn comparison_started(&self, _experiment: &str, _spec: &ComparisonSpec) {}
     /// A paired comparison has been timed, or has failed.
@@ -37,6 +39,10 @@ impl<R: Report + ?Sized> Report for std::sync::Arc<R> {
 
     fn point_finished(&self, experiment: &str, point: &MeasuredPoint) {
         (**self).point_finished(experiment, point);
+    }
+
+    fn point_kept(&self, experiment: &str, point: &MeasuredPoint) {
+        (**self).point_kept(experiment, point);
     }
 
     fn comparison_started(&self, experiment: &str, spec: &ComparisonSpec) {
@@ -73,6 +79,10 @@ impl Report for Reports {
         self.0
             .iter()
             .for_each(|r| r.point_finished(experiment, point));
+    }
+
+    fn point_kept(&self, experiment: &str, point: &MeasuredPoint) {
+        self.0.iter().for_each(|r| r.point_kept(experiment, point));
     }
 
     fn comparison_started(&self, experiment: &str, spec: &ComparisonSpec) {
@@ -166,6 +176,10 @@ impl Report for Progress {
                 other.reason()
             )),
         }
+    }
+
+    fn point_kept(&self, _experiment: &str, _point: &MeasuredPoint) {
+        self.bar.inc(1);
     }
 
     fn comparison_started(&self, experiment: &str, spec: &ComparisonSpec) {

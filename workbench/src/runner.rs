@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,7 @@ use results::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::journal::{Journal, Lookup};
 use crate::report::Report;
 
 /// The signal that interrupted the run (SIGINT or SIGTERM), 0 while none has: set by the
@@ -73,6 +75,11 @@ pub struct Runner {
     /// Whether the comparisons are timed: not on a software driver (lavapipe), whose times are
     /// the CPU's, not a GPU's.
     pub compare_times: bool,
+    /// Where finished points and comparisons are journaled, and (with `--resume`) kept from.
+    pub journal: Option<Arc<Journal>>,
+    /// The device's memory, where its driver says: a point whose estimated step peak exceeds
+    /// it is recorded as out of memory without being run.
+    pub memory_bytes: Option<u64>,
 }
 
 impl Runner {
@@ -88,14 +95,33 @@ impl Runner {
             if interrupted().is_some() {
                 break;
             }
+            if let Some(journal) = &self.journal {
+                if let Lookup::Kept { value, .. } = journal.point(experiment.id(), &point) {
+                    report.point_kept(experiment.id(), &value);
+                    measured.push(value);
+                    continue;
+                }
+            }
             report.point_started(experiment.id(), &point);
-            let outcome = self.run_point(experiment.id(), &point);
+            let outcome = self
+                .refuse_up_front(experiment, &point)
+                .unwrap_or_else(|| self.run_point(experiment.id(), &point));
             // A point whose child was stopped by the interruption is not kept.
             if interrupted().is_some() {
                 break;
             }
             let point = MeasuredPoint { point, outcome };
             report.point_finished(experiment.id(), &point);
+            if let Some(journal) = &self.journal {
+                if let Err(e) = journal.save_point(experiment.id(), &point) {
+                    eprintln!(
+                        "warning: cannot journal {}/{} in {}: {e} (a resumed run measures it again)",
+                        experiment.id(),
+                        point.point.id,
+                        journal.dir().display()
+                    );
+                }
+            }
             measured.push(point);
         }
         let comparisons = if self.compare_times && interrupted().is_none() {
@@ -150,6 +176,10 @@ impl Runner {
             estimator,
             criterion: Vec::new(),
             incomplete,
+            resumed: self
+                .journal
+                .as_ref()
+                .and_then(|j| j.resumed(experiment.id())),
         }
     }
 
@@ -191,6 +221,14 @@ impl Runner {
             .filter_map(|spec| {
                 let (a, b) = (find(&spec.baseline)?, find(&spec.technique)?);
                 let (baseline, technique) = (&a.point, &b.point);
+                if let Some(journal) = &self.journal {
+                    if let Lookup::Kept { value, .. } =
+                        journal.comparison(experiment.id(), baseline, technique)
+                    {
+                        // Kept as measured, with the spec the experiment states now.
+                        return Some(PairedComparison { spec, ..value });
+                    }
+                }
                 report.comparison_started(experiment.id(), &spec);
                 let interleaving =
                     if experiment.float_storage(baseline) == experiment.float_storage(technique) {
@@ -225,7 +263,22 @@ impl Runner {
                         Err(reason) => PairedOutcome::Failed { reason },
                     },
                 };
+                // A comparison the interruption stopped half-way is not journaled.
+                if interrupted().is_some() {
+                    return None;
+                }
                 report.comparison_finished(experiment.id(), &comparison);
+                if let Some(journal) = &self.journal {
+                    if let Err(e) =
+                        journal.save_comparison(experiment.id(), baseline, technique, &comparison)
+                    {
+                        eprintln!(
+                            "warning: cannot journal the comparison {} in {}: {e}",
+                            comparison.spec.id,
+                            journal.dir().display()
+                        );
+                    }
+                }
                 Some(comparison)
             })
             .collect()
@@ -311,6 +364,22 @@ impl Runner {
         )
     }
 
+    /// Out of memory without running, where the estimator's step peak of `point` exceeds the
+    /// device's memory: said up front rather than found by a crash.
+    pub fn refuse_up_front(&self, experiment: &dyn Experiment, point: &Point) -> Option<Outcome> {
+        let memory = self.memory_bytes?;
+        let estimate = experiment.estimated_peak_bytes(point)?;
+        (estimate > memory as f64).then(|| Outcome::OutOfMemory {
+            reason: format!(
+                "not run: the estimator puts its step peak at {}, more than the device's {}",
+                results::format::bytes(estimate),
+                results::format::bytes(memory as f64)
+            ),
+            requested_bytes: Some(estimate as u64),
+            stderr_tail: String::new(),
+        })
+    }
+
     /// Runs one point in a child process.
     pub fn run_point(&self, experiment: &str, point: &Point) -> Outcome {
         let started = Instant::now();
@@ -375,7 +444,7 @@ pub fn classify_failure(child: &ChildRun, reason: String) -> Outcome {
 }
 
 /// The line of `stderr` that says memory ran out, and the bytes asked for where it says them.
-fn out_of_memory(stderr: &str) -> Option<(String, Option<u64>)> {
+pub fn out_of_memory(stderr: &str) -> Option<(String, Option<u64>)> {
     for line in stderr.lines() {
         let line = line.trim();
         // std's allocation error handler: "memory allocation of 123 bytes failed".
@@ -393,10 +462,25 @@ fn out_of_memory(stderr: &str) -> Option<(String, Option<u64>)> {
         .iter()
         .any(|p| lower.contains(p))
         {
-            return Some((line.to_string(), None));
+            // The counting allocator under a `fit` budget: "out of memory: tried to allocate N
+            // bytes; M bytes in use; budget B bytes"; a device's allocator may also say how
+            // many bytes it was asked for.
+            return Some((line.to_string(), first_byte_count(line)));
         }
     }
     None
+}
+
+/// The first number in `line` followed by the word `bytes`.
+fn first_byte_count(line: &str) -> Option<u64> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    words.windows(2).find_map(|pair| {
+        pair[1]
+            .trim_end_matches([';', ',', '.', ')'])
+            .eq_ignore_ascii_case("bytes")
+            .then(|| pair[0].replace([',', '_'], "").parse().ok())
+            .flatten()
+    })
 }
 
 /// The allocator's settings in every measuring child (points, comparisons, benches), so that a

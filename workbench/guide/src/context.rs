@@ -166,6 +166,8 @@ pub struct ResultSet {
     pub failures: Vec<FailureRow>,
     /// Why the set holds fewer points than planned (an interrupted run); `None` when complete.
     pub incomplete: Option<String>,
+    /// Which points came from which run, where a resumed run joined runs (one sentence each).
+    pub resumed: Vec<String>,
     /// Criterion's estimates of the same steps beside the workbench's timings, where attached.
     pub criterion: Vec<CriterionRow>,
     /// The comparisons timed in pairs.
@@ -932,6 +934,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         phase_times,
         failures,
         incomplete: record.incomplete.clone(),
+        resumed: resumed_lines(record),
         probe: record.device.probe.as_ref().map_or_else(
             || "no point was measured".into(),
             |p| {
@@ -1224,4 +1227,56 @@ impl SiteContext {
             pages,
         }
     }
+}
+
+/// Which points and comparisons of `record` came from which run, one sentence each, where a
+/// resumed run (`run --resume`) kept some from an earlier run's journal or measured some again.
+fn resumed_lines(record: &ExperimentRecord) -> Vec<String> {
+    let Some(resumed) = &record.resumed else {
+        return Vec::new();
+    };
+    let short = |commit: &str| commit.chars().take(7).collect::<String>();
+    let mut lines = Vec::new();
+    let mut kept_points = 0;
+    let mut kept_comparisons = 0;
+    for run in &resumed.kept {
+        kept_points += run.points.len();
+        kept_comparisons += run.comparisons.len();
+        let mut what = Vec::new();
+        if !run.points.is_empty() {
+            what.push(format!(
+                "{} point(s) ({})",
+                run.points.len(),
+                run.points.join(", ")
+            ));
+        }
+        if !run.comparisons.is_empty() {
+            what.push(format!(
+                "{} comparison(s) ({})",
+                run.comparisons.len(),
+                run.comparisons.join("; ")
+            ));
+        }
+        lines.push(format!(
+            "Kept from the earlier run started {} (commit {}): {}.",
+            run.run_started_at,
+            short(&run.git_commit),
+            what.join(" and ")
+        ));
+    }
+    if !resumed.kept.is_empty() {
+        lines.push(format!(
+            "Measured by the resumed run started {}: the other {} point(s) and {} comparison(s).",
+            resumed.run_started_at,
+            record.points.len().saturating_sub(kept_points),
+            record.comparisons.len().saturating_sub(kept_comparisons)
+        ));
+    }
+    for again in &resumed.measured_again {
+        lines.push(format!(
+            "Measured again, not kept from the journal: {} ({}).",
+            again.id, again.reason
+        ));
+    }
+    lines
 }

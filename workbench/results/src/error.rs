@@ -38,4 +38,41 @@ pub enum LoadError {
         /// What is wrong.
         reason: String,
     },
+    /// One folder holding records of several devices: a guide's `data/` holds the CPU's, each
+    /// device's set is in a subfolder of its own (`data/wgpu/`).
+    #[error(
+        "{} mixes devices: {} is a {first_device} record, {} a {other_device} one (each \
+         device's records go in a folder of their own, as a run writes them)",
+        first.parent().unwrap_or(first).display(),
+        first.display(),
+        other.display()
+    )]
+    MixedDevices {
+        /// A record of the folder's first device.
+        first: PathBuf,
+        /// Its device.
+        first_device: &'static str,
+        /// A record of another device, in the same folder.
+        other: PathBuf,
+        /// That device.
+        other_device: &'static str,
+    },
+    /// Two records of the same experiment and device in one folder: which one the guide
+    /// should show is not for the workbench to guess.
+    #[error(
+        "{} holds two records of {experiment} on {device}: {} and {}",
+        first.parent().unwrap_or(first).display(),
+        first.display(),
+        other.display()
+    )]
+    DuplicateRecord {
+        /// The experiment.
+        experiment: String,
+        /// The device.
+        device: &'static str,
+        /// The first file.
+        first: PathBuf,
+        /// The second, in the same folder.
+        other: PathBuf,
+    },
 }

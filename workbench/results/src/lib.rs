@@ -40,7 +40,7 @@ pub use point::{
     Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace, Unit,
 };
 pub use record::{
-    Calibration, DeviceInfo, ExperimentRecord, PageText, Provenance, OLDEST_READABLE_VERSION,
-    SCHEMA_VERSION,
+    Calibration, DeviceInfo, ExperimentRecord, KeptFromRun, MeasuredAgain, PageText, Provenance,
+    Resumed, OLDEST_READABLE_VERSION, SCHEMA_VERSION,
 };
 pub use timing::Timing;

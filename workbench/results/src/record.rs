@@ -154,6 +154,55 @@ pub struct ExperimentRecord {
     /// complete record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// Where the record joins runs (`run --resume`): the points and comparisons kept from an
+    /// earlier run, and those its journal held that were measured again, and why; `None` for a
+    /// record measured in one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<Resumed>,
+}
+
+/// How a resumed run made a record: what it kept from earlier runs' journals, by run, and what
+/// it measured again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resumed {
+    /// When this run started (RFC 3339, UTC): it measured every point not listed in `kept`.
+    pub run_started_at: String,
+    /// What was kept, by the run that measured it.
+    pub kept: Vec<KeptFromRun>,
+    /// Points or comparisons the journal held that were measured again, and why.
+    pub measured_again: Vec<MeasuredAgain>,
+}
+
+impl Resumed {
+    /// Whether anything came from an earlier run.
+    pub fn kept_any(&self) -> bool {
+        self.kept
+            .iter()
+            .any(|k| !k.points.is_empty() || !k.comparisons.is_empty())
+    }
+}
+
+/// Points and comparisons an earlier run measured and a resumed run kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KeptFromRun {
+    /// When that run started (RFC 3339, UTC).
+    pub run_started_at: String,
+    /// The git commit of the binary that measured them.
+    pub git_commit: String,
+    /// The ids of the points kept.
+    pub points: Vec<String>,
+    /// The comparisons kept, as `baseline vs technique` ids.
+    pub comparisons: Vec<String>,
+}
+
+/// A point (or comparison) of a journal that a resumed run measured again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredAgain {
+    /// The point's id (or `baseline vs technique`).
+    pub id: String,
+    /// Why the journal's entry was not kept (another configuration, device, profile or
+    /// version; or it had failed).
+    pub reason: String,
 }
 
 impl ExperimentRecord {
@@ -249,8 +298,33 @@ pub fn load_dirs(dirs: &[PathBuf]) -> Result<Vec<ExperimentRecord>, LoadError> {
         if files.is_empty() {
             return Err(LoadError::NoRecords(dir.to_path_buf()));
         }
+        // (record, file) of this folder, checked for mixed devices and duplicates, folder by
+        // folder (the given one, and each subfolder).
+        let mut loaded: Vec<(ExperimentRecord, PathBuf)> = Vec::new();
         for file in files {
             let record = ExperimentRecord::load(&file)?;
+            let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+            for (other, other_file) in loaded.iter().filter(|(_, f)| f.parent() == Some(&folder)) {
+                if other.device.kind != record.device.kind {
+                    return Err(LoadError::MixedDevices {
+                        first: other_file.clone(),
+                        first_device: other.device.kind.name(),
+                        other: file,
+                        other_device: record.device.kind.name(),
+                    });
+                }
+                if other.experiment == record.experiment {
+                    return Err(LoadError::DuplicateRecord {
+                        experiment: record.experiment.clone(),
+                        device: record.device.kind.name(),
+                        first: other_file.clone(),
+                        other: file,
+                    });
+                }
+            }
+            loaded.push((record, file));
+        }
+        for (record, _) in loaded {
             let seen = records
                 .iter()
                 .any(|r| r.experiment == record.experiment && r.device.kind == record.device.kind);
