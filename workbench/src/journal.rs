@@ -156,14 +156,7 @@ pub struct Journal {
 impl Journal {
     /// The journal of output folder `out`: `.<name>.journal/` beside it.
     pub fn path_for(out: &Path) -> PathBuf {
-        let parent = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "site".into());
+        let (parent, name) = crate::output::parent_and_name(out);
         parent.join(format!(".{name}.journal"))
     }
 
@@ -353,15 +346,18 @@ impl Journal {
     }
 
     fn point_file(&self, experiment: &str, id: &str) -> PathBuf {
-        self.dir
-            .join(file_name(experiment))
-            .join(format!("point-{}.json", file_name(id)))
+        self.entry_file(experiment, "point", id)
     }
 
     fn comparison_file(&self, experiment: &str, id: &str) -> PathBuf {
+        self.entry_file(experiment, "comparison", id)
+    }
+
+    /// `<journal>/<experiment>/<kind>-<id>.json`, both names made safe for a file system.
+    fn entry_file(&self, experiment: &str, kind: &str, id: &str) -> PathBuf {
         self.dir
             .join(file_name(experiment))
-            .join(format!("comparison-{}.json", file_name(id)))
+            .join(format!("{kind}-{}.json", file_name(id)))
     }
 
     fn save<T: Serialize>(&self, path: &Path, points: &[Point], value: &T) -> std::io::Result<()> {

@@ -24,15 +24,8 @@ impl Staging {
             path: target.to_path_buf(),
             reason: e.to_string(),
         };
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let (parent, name) = parent_and_name(target);
         std::fs::create_dir_all(&parent).map_err(not_writable)?;
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "site".into());
         let dir = tempfile::Builder::new()
             .prefix(&format!(".{name}.partial-"))
             .tempdir_in(&parent)
@@ -94,6 +87,20 @@ impl Staging {
     }
 }
 
+/// The folder `target` is in (`.` for a bare name) and its name (`site` for a path without
+/// one): what a run puts beside its output (staging folder, lock, journal) is named from them.
+pub fn parent_and_name(target: &Path) -> (PathBuf, String) {
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "site".into());
+    (parent, name)
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed to disk,
 /// then renamed over `path`, so that a kill at any moment leaves the old file or the new one,
 /// never a torn one.
@@ -120,14 +127,7 @@ pub struct RunLock {
 impl RunLock {
     /// Takes the lock of `target`, or says who holds it.
     pub fn acquire(target: &Path) -> Result<Self, BadInput> {
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "site".into());
+        let (parent, name) = parent_and_name(target);
         let path = parent.join(format!(".{name}.lock"));
         let not_writable = |e: std::io::Error| BadInput::OutputNotWritable {
             path: target.to_path_buf(),
@@ -226,13 +226,7 @@ pub fn clean_stale_staging(target: &Path) {
 /// The staging folders (`.<name>.partial-*`, and their `.old` siblings) beside `target`: left
 /// by runs that died, when no run holds `target`'s [`RunLock`]; the `.old` ones first.
 pub fn stale_staging(target: &Path) -> Vec<PathBuf> {
-    let parent = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let Some(name) = target.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-        return Vec::new();
-    };
+    let (parent, name) = parent_and_name(target);
     let prefix = format!(".{name}.partial-");
     let Ok(entries) = std::fs::read_dir(&parent) else {
         return Vec::new();
