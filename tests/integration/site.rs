@@ -47,7 +47,10 @@ fn failed_points_are_shown_with_their_stderr() {
     let context = SiteContext::new(&records, None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("(not supported on this device): the device has no bf16"));
-    assert!(html.contains("(out of memory): memory allocation of 99 bytes failed"));
+    assert!(html.contains("(out of memory): memory allocation of 99 bytes failed (asked for 99 B)"));
+    assert!(html.contains("Out of memory at 1 of"));
+    assert!(html.contains("the technique stops fitting on this device at"));
+    assert!(html.contains("(the first in the order run, asking for 99 B)"));
     let index = HtmlRenderer.index_html(&context).unwrap();
     assert!(!index.contains("failed points"), "answers are not failures");
     // An interrupted record says so on its page and in the index.

@@ -166,6 +166,9 @@ pub struct ResultSet {
     pub failures: Vec<FailureRow>,
     /// Why the set holds fewer points than planned (an interrupted run); `None` when complete.
     pub incomplete: Option<String>,
+    /// Where the sweep ran out of memory on this device, in a sentence (empty where it did
+    /// not).
+    pub stops_fitting: String,
     /// Which points came from which run, where a resumed run joined runs (one sentence each).
     pub resumed: Vec<String>,
     /// Criterion's estimates of the same steps beside the workbench's timings, where attached.
@@ -831,6 +834,22 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         .iter()
         .filter_map(|p| match &p.outcome {
             Outcome::Measured { .. } => None,
+            Outcome::OutOfMemory {
+                reason,
+                requested_bytes,
+                stderr_tail,
+            } => Some(FailureRow {
+                label: p.point.label.clone(),
+                status: p.outcome.status().into(),
+                // The bytes asked for, unless the reason already says them.
+                reason: match requested_bytes.map(|b| format::bytes(b as f64)) {
+                    Some(bytes) if !reason.contains(&bytes) => {
+                        format!("{reason} (asked for {bytes})")
+                    }
+                    _ => reason.clone(),
+                },
+                stderr_tail: stderr_tail.clone(),
+            }),
             other => Some(FailureRow {
                 label: p.point.label.clone(),
                 status: other.status().into(),
@@ -934,6 +953,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
         phase_times,
         failures,
         incomplete: record.incomplete.clone(),
+        stops_fitting: stops_fitting(record),
         resumed: resumed_lines(record),
         probe: record.device.probe.as_ref().map_or_else(
             || "no point was measured".into(),
@@ -1279,4 +1299,44 @@ fn resumed_lines(record: &ExperimentRecord) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// Where `record`'s sweep ran out of memory: how many points did, the first of them (in the
+/// order run) with the bytes it asked for, and the last point before it that ran; empty where
+/// none did.
+fn stops_fitting(record: &ExperimentRecord) -> String {
+    let out: Vec<usize> = record
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p.outcome, Outcome::OutOfMemory { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&first) = out.first() else {
+        return String::new();
+    };
+    let asked = match &record.points[first].outcome {
+        Outcome::OutOfMemory {
+            requested_bytes: Some(bytes),
+            ..
+        } => format!(
+            " (the first in the order run, asking for {})",
+            format::bytes(*bytes as f64)
+        ),
+        _ => " (the first in the order run)".into(),
+    };
+    let before = record.points[..first]
+        .iter()
+        .rev()
+        .find(|p| p.result().is_some())
+        .map_or(String::new(), |p| {
+            format!("; the last point before it that ran: {}", p.point.label)
+        });
+    format!(
+        "Out of memory at {} of {} points: the technique stops fitting on this device at {}\
+         {asked}{before}.",
+        out.len(),
+        record.points.len(),
+        record.points[first].point.label
+    )
 }
