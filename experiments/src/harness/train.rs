@@ -379,6 +379,59 @@ impl Readings {
     }
 }
 
+/// A training point's model and inputs, built as every training point builds them, with the
+/// probe's readings along the way.
+pub struct SetUp<B: AutodiffBackend> {
+    /// The model, every parameter materialised.
+    pub model: Model<B>,
+    /// The inputs.
+    pub batch: Batch<B>,
+    /// The readings (no optimizer state yet: `optimizer_state_bytes` is 0).
+    pub readings: Readings,
+}
+
+/// Seeds the backend, builds `c`'s model and inputs on `device`, and runs one forward and
+/// backward without an optimizer step (per micro-batch), reading `probe` after each, each
+/// reading after a sync: what a training step's components are measured from.
+pub fn set_up<B: AutodiffBackend>(
+    c: &TrainConfig,
+    device: &B::Device,
+    probe: &dyn MemoryProbe,
+) -> SetUp<B> {
+    let sync = || backend::sync::<B>(device);
+    B::seed(device, c.seed);
+
+    let start = probe.read().in_use_bytes;
+    let model = c.shape.init::<B>(device);
+    sync();
+    let after_init = probe.read().in_use_bytes;
+    mlp::materialize(&model);
+    sync();
+    let after_model = probe.read().in_use_bytes;
+    let batch = c.shape.batch::<B>(c.batch, c.seed, device);
+    sync();
+    let after_inputs = probe.read().in_use_bytes;
+    // One forward and backward without an optimizer step, so that the backend's own buffers
+    // (matmul packing workspaces, the thread pool) exist before the optimizer state is read.
+    for slice in batch.slices(c.micro_batches) {
+        drop(model.loss(&slice).backward());
+    }
+    sync();
+    let after_runtime = probe.read().in_use_bytes;
+    SetUp {
+        model,
+        batch,
+        readings: Readings {
+            start,
+            after_init,
+            after_model,
+            after_inputs,
+            after_runtime,
+            optimizer_state_bytes: 0,
+        },
+    }
+}
+
 /// Measures training steps of one configuration.
 pub struct TrainPoint<K> {
     /// What to train.
@@ -394,35 +447,11 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
 
     fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
-        let sync = || backend::sync::<B>(&device);
-        B::seed(&device, c.seed);
-
-        let start = probe.read().in_use_bytes;
-        let model = c.shape.init::<B>(&device);
-        sync();
-        let after_init = probe.read().in_use_bytes;
-        mlp::materialize(&model);
-        sync();
-        let after_model = probe.read().in_use_bytes;
-        let batch = c.shape.batch::<B>(c.batch, c.seed, &device);
-        sync();
-        let after_inputs = probe.read().in_use_bytes;
-        // One forward and backward without an optimizer step, so that the backend's own buffers
-        // (matmul packing workspaces, the thread pool) exist before the optimizer state is read.
-        for slice in batch.slices(c.micro_batches) {
-            drop(model.loss(&slice).backward());
-        }
-        sync();
-        let after_runtime = probe.read().in_use_bytes;
-
-        let readings = Readings {
-            start,
-            after_init,
-            after_model,
-            after_inputs,
-            after_runtime,
-            optimizer_state_bytes: 0,
-        };
+        let SetUp {
+            model,
+            batch,
+            readings,
+        } = set_up::<B>(&c, &device, probe);
         c.optimizer.with::<B, _>(Steps {
             point: self,
             device: &device,

@@ -35,7 +35,9 @@ use crate::harness::probe::host::HostProbe;
 use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::harness::train::{measured_steps, run_train_point, NoChecks, Readings, TrainConfig};
+use crate::harness::train::{
+    measured_steps, run_train_point, set_up, NoChecks, Readings, SetUp, TrainConfig,
+};
 use crate::harness::transfer::{gradients_on, load_params, read_params, take_gradients};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::workloads::HasModel;
@@ -238,36 +240,18 @@ impl OnBackend for OffloadPoint {
 
     fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
-        let sync = || backend::sync::<B>(&device);
-        B::seed(&device, c.seed);
-        // The device's side, read as the shared training point reads it.
-        let start = probe.read().in_use_bytes;
-        let model = c.shape.init::<B>(&device);
-        sync();
-        let after_init = probe.read().in_use_bytes;
-        mlp::materialize(&model);
-        sync();
-        let after_model = probe.read().in_use_bytes;
-        let batch = c.shape.batch::<B>(c.batch, c.seed, &device);
-        sync();
-        let after_inputs = probe.read().in_use_bytes;
-        drop(model.loss(&batch).backward());
-        sync();
-        let after_runtime = probe.read().in_use_bytes;
+        // The device's side, set up and read as every training point is.
+        let SetUp {
+            model,
+            batch,
+            readings,
+        } = set_up::<B>(&c, &device, probe);
 
         // The host's side: Flex's matmul workspaces made before anything is read there (a
         // no-op repeat on the CPU), then the host's copy of the model.
         backend::warm_matmul_workspaces();
         let host_before = HostProbe.read().in_use_bytes;
         let host = host_copy(c.shape, &model);
-        let readings = Readings {
-            start,
-            after_init,
-            after_model,
-            after_inputs,
-            after_runtime,
-            optimizer_state_bytes: 0,
-        };
         c.optimizer.with::<CpuBackend, _>(HostSteps {
             point: self,
             device: &device,
