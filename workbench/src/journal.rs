@@ -311,28 +311,35 @@ impl Journal {
 
     /// The journaled calibration.
     pub fn calibration(&self) -> Option<Calibration> {
-        match self.lookup(&self.dir.join("calibration.json"), &[]) {
-            Lookup::Kept { value, .. } => Some(value),
-            _ => None,
-        }
+        self.run_wide("calibration")
     }
 
     /// Journals the calibration.
     pub fn save_calibration(&self, calibration: &Calibration) -> std::io::Result<()> {
-        self.save(&self.dir.join("calibration.json"), &[], calibration)
+        self.save_run_wide("calibration", calibration)
     }
 
     /// The journaled capacity search.
     pub fn capacity(&self) -> Option<CapacityRecord> {
-        match self.lookup(&self.dir.join("capacity.json"), &[]) {
+        self.run_wide("capacity")
+    }
+
+    /// Journals the capacity search.
+    pub fn save_capacity(&self, capacity: &CapacityRecord) -> std::io::Result<()> {
+        self.save_run_wide("capacity", capacity)
+    }
+
+    /// A value the whole run shares (`<journal>/<name>.json`), where it matches this run's key.
+    fn run_wide<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
+        match self.lookup(&self.dir.join(format!("{name}.json")), &[]) {
             Lookup::Kept { value, .. } => Some(value),
             _ => None,
         }
     }
 
-    /// Journals the capacity search.
-    pub fn save_capacity(&self, capacity: &CapacityRecord) -> std::io::Result<()> {
-        self.save(&self.dir.join("capacity.json"), &[], capacity)
+    /// Journals a value the whole run shares.
+    fn save_run_wide<T: Serialize>(&self, name: &str, value: &T) -> std::io::Result<()> {
+        self.save(&self.dir.join(format!("{name}.json")), &[], value)
     }
 
     /// What this run kept from earlier runs and measured again, for `experiment`'s record;
