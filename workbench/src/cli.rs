@@ -660,18 +660,28 @@ fn run_experiments(
         memory_bytes: identity.total_memory_bytes,
         ..runner.clone()
     };
-    let calibration = match journal.calibration() {
-        Some(kept) => Ok(kept),
+    let kept_calibration = journal.calibration();
+    let calibration = match &kept_calibration {
+        Some(kept) => Ok(kept.clone()),
         None => runner.calibrate(),
     };
     match &calibration {
         Ok(c) => {
             println!(
-                "calibration: f32 matmul {}^3 at {:.1} GFLOP/s, element-wise add at {:.1} GB/s",
-                c.matmul_n, c.matmul_gflop_s, c.copy_gb_s
+                "calibration: f32 matmul {}^3 at {:.1} GFLOP/s, element-wise add at {:.1} GB/s{}",
+                c.matmul_n,
+                c.matmul_gflop_s,
+                c.copy_gb_s,
+                if kept_calibration.is_some() {
+                    " (kept from the journal)"
+                } else {
+                    ""
+                }
             );
-            if let Err(e) = journal.save_calibration(c) {
-                eprintln!("warning: cannot journal the calibration: {e}");
+            if kept_calibration.is_none() {
+                if let Err(e) = journal.save_calibration(c) {
+                    eprintln!("warning: cannot journal the calibration: {e}");
+                }
             }
         }
         Err(why) => eprintln!("note: no calibration in the records: {why}"),
@@ -715,13 +725,17 @@ fn run_experiments(
     let capacity = if with_capacity && crate::runner::interrupted().is_none() {
         let record = match journal.capacity() {
             Some(kept) => kept,
-            None => crate::fit::capacity_record(&runner.exe, runner.device, runner.profile),
-        };
-        if crate::runner::interrupted().is_none() {
-            if let Err(e) = journal.save_capacity(&record) {
-                eprintln!("warning: cannot journal the capacity search: {e}");
+            None => {
+                let record =
+                    crate::fit::capacity_record(&runner.exe, runner.device, runner.profile);
+                if crate::runner::interrupted().is_none() {
+                    if let Err(e) = journal.save_capacity(&record) {
+                        eprintln!("warning: cannot journal the capacity search: {e}");
+                    }
+                }
+                record
             }
-        }
+        };
         let path = data_dir.join(results::CAPACITY_FILE);
         crate::output::write_atomic(&path, record.to_json().as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;

@@ -10,6 +10,11 @@
 //! (`workbench compare`) that builds the three side by side and interleaves them, where the two
 //! points store floats in the same type; otherwise (Burn sets the float type once per process)
 //! the runner alternates point children itself, round by round.
+//!
+//! Every finished point and comparison is written to the run's [`Journal`] as it ends; with
+//! `--resume` the journal's matching entries are kept instead of measured again. A point whose
+//! estimated step peak exceeds the device's memory is recorded as out of memory without a
+//! child ([`Runner::refuse_up_front`]).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
