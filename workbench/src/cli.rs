@@ -723,28 +723,28 @@ fn run_experiments(
     }
     let failures = progress.finish();
     let capacity = if with_capacity && crate::runner::interrupted().is_none() {
-        let record = match journal.capacity() {
-            Some(kept) => kept,
-            None => {
-                let record =
-                    crate::fit::capacity_record(&runner.exe, runner.device, runner.profile);
-                if crate::runner::interrupted().is_none() {
-                    if let Err(e) = journal.save_capacity(&record) {
-                        eprintln!("warning: cannot journal the capacity search: {e}");
-                    }
+        let kept = journal.capacity();
+        let journaled = kept.is_some();
+        let record = kept.unwrap_or_else(|| {
+            crate::fit::capacity_record(&runner.exe, runner.device, runner.profile)
+        });
+        // A search the interruption stopped half-way is neither journaled nor written.
+        if crate::runner::interrupted().is_some() {
+            None
+        } else {
+            if !journaled {
+                if let Err(e) = journal.save_capacity(&record) {
+                    eprintln!("warning: cannot journal the capacity search: {e}");
                 }
-                record
             }
-        };
-        let path = data_dir.join(results::CAPACITY_FILE);
-        crate::output::write_atomic(&path, record.to_json().as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Some(record)
+            let path = data_dir.join(results::CAPACITY_FILE);
+            crate::output::write_atomic(&path, record.to_json().as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Some(record)
+        }
     } else {
         None
     };
-    // A search the interruption stopped half-way is not kept.
-    let capacity = capacity.filter(|_| crate::runner::interrupted().is_none());
     write_site(&records, capacity.as_ref(), staging)?;
     if let Some(signal) = crate::runner::interrupted() {
         let kept: usize = records.iter().map(|r| r.points.len()).sum();

@@ -24,7 +24,7 @@ use experiments::harness::models::{training_mlp, training_transformer, ModelShap
 use experiments::harness::profile::Sizes;
 use experiments::harness::train::TrainConfig;
 use results::capacity::{CapacityRecord, MeasuredFit};
-use results::{format, DeviceKind, Metric, Outcome, PointResult, Profile};
+use results::{format, DeviceKind, Metric, PointResult, Profile};
 use serde::Serialize;
 
 use crate::error::BadInput;
@@ -289,22 +289,15 @@ fn attempt(
     let result: PointResult = match child.json() {
         Ok(result) => result,
         Err(why) => {
-            return match classify_failure(&child, why) {
-                Outcome::OutOfMemory {
-                    requested_bytes, ..
-                } => {
-                    let line = out_of_memory(&child.stderr)
-                        .map(|(line, _)| line)
-                        .unwrap_or_default();
-                    Ok(Try::OutOfMemory {
-                        batch,
-                        message: line,
-                        requested_bytes,
-                    })
-                }
-                other => Err(anyhow::anyhow!(
+            return match out_of_memory(&child.stderr) {
+                Some((line, requested_bytes)) => Ok(Try::OutOfMemory {
+                    batch,
+                    message: line,
+                    requested_bytes,
+                }),
+                None => Err(anyhow::anyhow!(
                     "batch {batch} failed other than by running out of memory: {}: {}",
-                    other.reason(),
+                    classify_failure(&child, why).reason(),
                     child.stderr.lines().last().unwrap_or("")
                 )),
             };

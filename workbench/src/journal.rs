@@ -218,37 +218,15 @@ impl Journal {
     /// A point of `experiment` journaled with the same configuration by a run with the same
     /// key. A failed point is measured again.
     pub fn point(&self, experiment: &str, point: &Point) -> Lookup<MeasuredPoint> {
-        let found = self.lookup::<MeasuredPoint>(&self.point_file(experiment, &point.id), &[point]);
-        match found {
-            Lookup::Kept { value, .. } if value.outcome.is_failure() => {
-                let why = format!("it failed in the earlier run ({})", value.outcome.reason());
-                self.note_again(experiment, &point.id, &why);
-                Lookup::Stale(why)
-            }
-            Lookup::Kept {
-                value,
-                run_started_at,
-                git_commit,
-            } => {
-                self.note_kept(
-                    experiment,
-                    &run_started_at,
-                    &git_commit,
-                    Some(&point.id),
-                    None,
-                );
-                Lookup::Kept {
-                    value,
-                    run_started_at,
-                    git_commit,
-                }
-            }
-            Lookup::Stale(why) => {
-                self.note_again(experiment, &point.id, &why);
-                Lookup::Stale(why)
-            }
-            Lookup::Missing => Lookup::Missing,
-        }
+        let found =
+            match self.lookup::<MeasuredPoint>(&self.point_file(experiment, &point.id), &[point]) {
+                Lookup::Kept { value, .. } if value.outcome.is_failure() => Lookup::Stale(format!(
+                    "it failed in the earlier run ({})",
+                    value.outcome.reason()
+                )),
+                other => other,
+            };
+        self.noted(experiment, &point.id, Entries::Points, found)
     }
 
     /// Journals a finished point.
@@ -272,25 +250,7 @@ impl Journal {
             &self.comparison_file(experiment, &id),
             &[baseline, technique],
         );
-        match found {
-            Lookup::Kept {
-                value,
-                run_started_at,
-                git_commit,
-            } => {
-                self.note_kept(experiment, &run_started_at, &git_commit, None, Some(&id));
-                Lookup::Kept {
-                    value,
-                    run_started_at,
-                    git_commit,
-                }
-            }
-            Lookup::Stale(why) => {
-                self.note_again(experiment, &id, &why);
-                Lookup::Stale(why)
-            }
-            Lookup::Missing => Lookup::Missing,
-        }
+        self.noted(experiment, &id, Entries::Comparisons, found)
     }
 
     /// Journals a timed comparison.
@@ -416,13 +376,34 @@ impl Journal {
         }
     }
 
+    /// Records what `found` says of entry `id` for `experiment`'s record (kept from which
+    /// run, or measured again and why), and returns it.
+    fn noted<T>(
+        &self,
+        experiment: &str,
+        id: &str,
+        entries: Entries,
+        found: Lookup<T>,
+    ) -> Lookup<T> {
+        match &found {
+            Lookup::Kept {
+                run_started_at,
+                git_commit,
+                ..
+            } => self.note_kept(experiment, run_started_at, git_commit, entries, id),
+            Lookup::Stale(why) => self.note_again(experiment, id, why),
+            Lookup::Missing => {}
+        }
+        found
+    }
+
     fn note_kept(
         &self,
         experiment: &str,
         run_started_at: &str,
         git_commit: &str,
-        point: Option<&str>,
-        comparison: Option<&str>,
+        entries: Entries,
+        id: &str,
     ) {
         let mut kept = self.kept.lock().expect("journal bookkeeping");
         let resumed = kept.entry(experiment.into()).or_default();
@@ -441,8 +422,10 @@ impl Journal {
                 resumed.kept.last_mut().expect("just pushed")
             }
         };
-        run.points.extend(point.map(String::from));
-        run.comparisons.extend(comparison.map(String::from));
+        match entries {
+            Entries::Points => run.points.push(id.into()),
+            Entries::Comparisons => run.comparisons.push(id.into()),
+        }
     }
 
     fn note_again(&self, experiment: &str, id: &str, reason: &str) {
@@ -455,6 +438,13 @@ impl Journal {
                 reason: reason.into(),
             });
     }
+}
+
+/// Which of a run's lists a kept entry joins.
+#[derive(Debug, Clone, Copy)]
+enum Entries {
+    Points,
+    Comparisons,
 }
 
 /// A comparison's id: `baseline vs technique`.

@@ -106,10 +106,7 @@ pub fn parent_and_name(target: &Path) -> (PathBuf, String) {
 /// never a torn one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let (dir, _) = parent_and_name(path);
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
     file.write_all(bytes)?;
     file.as_file().sync_all()?;

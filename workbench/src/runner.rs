@@ -450,30 +450,22 @@ pub fn classify_failure(child: &ChildRun, reason: String) -> Outcome {
 
 /// The line of `stderr` that says memory ran out, and the bytes asked for where it says them.
 pub fn out_of_memory(stderr: &str) -> Option<(String, Option<u64>)> {
-    for line in stderr.lines() {
-        let line = line.trim();
-        // std's allocation error handler: "memory allocation of 123 bytes failed".
-        if let Some(rest) = line.strip_prefix("memory allocation of ") {
-            let bytes = rest.split_whitespace().next().and_then(|n| n.parse().ok());
-            return Some((line.to_string(), bytes));
-        }
+    // std's allocation error handler ("memory allocation of 123 bytes failed"), the counting
+    // allocator under a `fit` budget ("out of memory: tried to allocate N bytes; M bytes in
+    // use; budget B bytes"), a device allocator's error (which may say the bytes asked for).
+    stderr.lines().map(str::trim).find_map(|line| {
         let lower = line.to_ascii_lowercase();
-        if [
-            "out of memory",
-            "outofmemory",
-            "out_of_memory",
-            "not enough memory",
-        ]
-        .iter()
-        .any(|p| lower.contains(p))
-        {
-            // The counting allocator under a `fit` budget: "out of memory: tried to allocate N
-            // bytes; M bytes in use; budget B bytes"; a device's allocator may also say how
-            // many bytes it was asked for.
-            return Some((line.to_string(), first_byte_count(line)));
-        }
-    }
-    None
+        let says = lower.starts_with("memory allocation of ")
+            || [
+                "out of memory",
+                "outofmemory",
+                "out_of_memory",
+                "not enough memory",
+            ]
+            .iter()
+            .any(|p| lower.contains(p));
+        says.then(|| (line.to_string(), first_byte_count(line)))
+    })
 }
 
 /// The first number in `line` followed by the word `bytes`.

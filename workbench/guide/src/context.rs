@@ -832,30 +832,31 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
     let failures = record
         .points
         .iter()
-        .filter_map(|p| match &p.outcome {
-            Outcome::Measured { .. } => None,
-            Outcome::OutOfMemory {
+        .filter_map(|p| {
+            let outcome = &p.outcome;
+            if let Outcome::Measured { .. } = outcome {
+                return None;
+            }
+            // Out of memory: the bytes asked for, unless the reason already says them.
+            let asked = match outcome {
+                Outcome::OutOfMemory {
+                    requested_bytes: Some(b),
+                    ..
+                } => Some(format::bytes(*b as f64)),
+                _ => None,
+            };
+            let reason = match asked {
+                Some(bytes) if !outcome.reason().contains(&bytes) => {
+                    format!("{} (asked for {bytes})", outcome.reason())
+                }
+                _ => outcome.reason().to_string(),
+            };
+            Some(FailureRow {
+                label: p.point.label.clone(),
+                status: outcome.status().into(),
                 reason,
-                requested_bytes,
-                stderr_tail,
-            } => Some(FailureRow {
-                label: p.point.label.clone(),
-                status: p.outcome.status().into(),
-                // The bytes asked for, unless the reason already says them.
-                reason: match requested_bytes.map(|b| format::bytes(b as f64)) {
-                    Some(bytes) if !reason.contains(&bytes) => {
-                        format!("{reason} (asked for {bytes})")
-                    }
-                    _ => reason.clone(),
-                },
-                stderr_tail: stderr_tail.clone(),
-            }),
-            other => Some(FailureRow {
-                label: p.point.label.clone(),
-                status: other.status().into(),
-                reason: other.reason().into(),
-                stderr_tail: other.stderr_tail().into(),
-            }),
+                stderr_tail: outcome.stderr_tail().into(),
+            })
         })
         .collect();
     let comparisons = a.comparisons.iter().map(comparison_row).collect();

@@ -173,15 +173,6 @@ pub struct Resumed {
     pub measured_again: Vec<MeasuredAgain>,
 }
 
-impl Resumed {
-    /// Whether anything came from an earlier run.
-    pub fn kept_any(&self) -> bool {
-        self.kept
-            .iter()
-            .any(|k| !k.points.is_empty() || !k.comparisons.is_empty())
-    }
-}
-
 /// Points and comparisons an earlier run measured and a resumed run kept.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KeptFromRun {
