@@ -33,6 +33,16 @@ pub(crate) fn identify(kind: DeviceKind) -> Result<DeviceIdentity, DriverError> 
     }
 }
 
+/// Whether `kind`'s driver is a software one (lavapipe), looked up once per process; false
+/// where the driver cannot be found (the backend then fails on its own, with its own message).
+pub fn is_software(kind: DeviceKind) -> bool {
+    static WGPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    match kind {
+        DeviceKind::Cpu | DeviceKind::Cuda => false,
+        DeviceKind::Wgpu => *WGPU.get_or_init(|| wgpu_identity().is_ok_and(|i| i.software)),
+    }
+}
+
 #[cfg(feature = "wgpu")]
 fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
     // The adapter Burn's default wgpu device would pick (CubeCL's AutoGraphicsApi is Vulkan on
