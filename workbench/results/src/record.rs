@@ -226,16 +226,6 @@ impl ExperimentRecord {
         serde_json::to_string_pretty(self).expect("records serialise") + "\n"
     }
 
-    /// Writes the record as pretty JSON under `dir` (at [`Self::data_file`]).
-    pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        let path = dir.join(self.data_file());
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, self.to_json())?;
-        Ok(path)
-    }
-
     /// Reads one record, refusing malformed JSON and other schema versions.
     pub fn load(path: &Path) -> Result<Self, LoadError> {
         load_versioned(path, OLDEST_READABLE_VERSION..=SCHEMA_VERSION)
