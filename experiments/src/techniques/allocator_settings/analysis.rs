@@ -38,20 +38,18 @@ pub fn losses_agree(steps: &[&R<'_>]) -> Option<Check> {
     if rest.is_empty() {
         return None;
     }
-    let reference: Vec<f32> = first
-        .result
-        .trace(Trace::LossByStep)
-        .iter()
-        .map(|&l| l as f32)
-        .collect();
+    // The losses as recorded (f64 in the trace), back in the f32 the steps computed them in.
+    let losses = |r: &R<'_>| -> Vec<f32> {
+        r.result
+            .trace(Trace::LossByStep)
+            .iter()
+            .map(|&l| l as f32)
+            .collect()
+    };
+    let reference = losses(first);
     rest.iter()
         .map(|r| {
-            let candidate: Vec<f32> = r
-                .result
-                .trace(Trace::LossByStep)
-                .iter()
-                .map(|&l| l as f32)
-                .collect();
+            let candidate = losses(r);
             Check::compare(
                 &format!(
                     "losses of {} steps from the same seed under each pool setting against {}",
