@@ -660,11 +660,9 @@ fn run_experiments(
         memory_bytes: identity.total_memory_bytes,
         ..runner.clone()
     };
-    let kept_calibration = journal.calibration();
-    let calibration = match &kept_calibration {
-        Some(kept) => Ok(kept.clone()),
-        None => runner.calibrate(),
-    };
+    let kept = journal.calibration();
+    let journaled = kept.is_some();
+    let calibration = kept.map_or_else(|| runner.calibrate(), Ok);
     match &calibration {
         Ok(c) => {
             println!(
@@ -672,13 +670,13 @@ fn run_experiments(
                 c.matmul_n,
                 c.matmul_gflop_s,
                 c.copy_gb_s,
-                if kept_calibration.is_some() {
+                if journaled {
                     " (kept from the journal)"
                 } else {
                     ""
                 }
             );
-            if kept_calibration.is_none() {
+            if !journaled {
                 if let Err(e) = journal.save_calibration(c) {
                     eprintln!("warning: cannot journal the calibration: {e}");
                 }
