@@ -96,11 +96,16 @@ impl AllocConfig {
     /// The training step this point runs, if it runs one.
     pub fn train(&self) -> Option<TrainConfig> {
         match self.workload {
-            Workload::TrainingStep { shape, batch } => Some(TrainConfig {
-                pool: self.pool.unwrap_or_default(),
-                ..TrainConfig::adam(shape, batch)
-            }),
+            Workload::TrainingStep { shape, batch } => Some(self.step(shape, batch)),
             Workload::GrowingTensors { .. } => None,
+        }
+    }
+
+    /// The Adam step of `shape` at `batch` on this point's pool.
+    fn step(&self, shape: MlpShape, batch: usize) -> TrainConfig {
+        TrainConfig {
+            pool: self.pool.unwrap_or_default(),
+            ..TrainConfig::adam(shape, batch)
         }
     }
 }
@@ -183,9 +188,11 @@ impl Technique for AllocatorSettings {
     }
 
     fn run_point(&self, config: &AllocConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
-        match (config.train(), config.workload) {
-            (Some(train), _) => run_train_point(train, repeats, device, SameLosses),
-            (None, Workload::GrowingTensors { base_bytes, count }) => device.dispatch(
+        match config.workload {
+            Workload::TrainingStep { shape, batch } => {
+                run_train_point(config.step(shape, batch), repeats, device, SameLosses)
+            }
+            Workload::GrowingTensors { base_bytes, count } => device.dispatch(
                 Setup {
                     pool: config.pool.unwrap_or_default(),
                     ..Setup::default()
@@ -196,7 +203,6 @@ impl Technique for AllocatorSettings {
                     repeats,
                 },
             ),
-            (None, Workload::TrainingStep { .. }) => unreachable!("a step has a TrainConfig"),
         }
     }
 
