@@ -88,6 +88,29 @@ fn failed_points_are_shown_with_their_stderr() {
     assert!(html.contains(
         "Measured again, not kept from the journal: other (its configuration has changed)"
     ));
+    assert!(html.contains("in the resumed run; what it kept took its time in the earlier run"));
+    // A record the resumed run kept whole says it measured nothing more, not "the other 0".
+    let all: Vec<String> = records[0]
+        .points
+        .iter()
+        .map(|p| p.point.id.clone())
+        .collect();
+    let comparisons: Vec<String> = records[0]
+        .comparisons
+        .iter()
+        .map(|c| c.spec.id.clone())
+        .collect();
+    if let Some(resumed) = records[0].resumed.as_mut() {
+        resumed.kept[0].points = all;
+        resumed.kept[0].comparisons = comparisons;
+        resumed.measured_again.clear();
+    }
+    let context = SiteContext::new(&records, None);
+    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    assert!(html.contains(
+        "The resumed run started 2026-12-02T11:00:00Z measured nothing more here: all of it was kept."
+    ));
+    assert!(!html.contains("Measured by the resumed run"));
 }
 
 fn record_answers(records: &mut [results::ExperimentRecord]) {

@@ -899,7 +899,7 @@ fn result_set(record: &ExperimentRecord) -> ResultSet {
             ),
         ),
         ("started".into(), p.started_at.clone()),
-        ("wall time".into(), format!("{:.1} s", record.wall_s)),
+        ("wall time".into(), wall_time(record)),
     ];
     ResultSet {
         criterion: criterion_rows(record),
@@ -1286,12 +1286,20 @@ fn resumed_lines(record: &ExperimentRecord) -> Vec<String> {
         ));
     }
     if !resumed.kept.is_empty() {
-        lines.push(format!(
-            "Measured by the resumed run started {}: the other {} point(s) and {} comparison(s).",
-            resumed.run_started_at,
-            record.points.len().saturating_sub(kept_points),
-            record.comparisons.len().saturating_sub(kept_comparisons)
-        ));
+        let points = record.points.len().saturating_sub(kept_points);
+        let comparisons = record.comparisons.len().saturating_sub(kept_comparisons);
+        lines.push(if points + comparisons == 0 {
+            format!(
+                "The resumed run started {} measured nothing more here: all of it was kept.",
+                resumed.run_started_at
+            )
+        } else {
+            format!(
+                "Measured by the resumed run started {}: the other {points} point(s) and \
+                 {comparisons} comparison(s).",
+                resumed.run_started_at
+            )
+        });
     }
     for again in &resumed.measured_again {
         lines.push(format!(
@@ -1300,6 +1308,17 @@ fn resumed_lines(record: &ExperimentRecord) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The experiment's wall time, saying where a resumed run timed only what it measured itself.
+fn wall_time(record: &ExperimentRecord) -> String {
+    match &record.resumed {
+        Some(resumed) if !resumed.kept.is_empty() => format!(
+            "{:.1} s in the resumed run; what it kept took its time in the earlier run",
+            record.wall_s
+        ),
+        _ => format!("{:.1} s", record.wall_s),
+    }
 }
 
 /// Where `record`'s sweep ran out of memory: how many points did, the first of them (in the
