@@ -136,61 +136,50 @@ fn record_of_another_schema_is_refused() {
 }
 
 #[test]
-fn a_schema_2_record_renders_as_it_was_measured() {
-    // Made before paired timing: its time is a difference of two medians, and says so.
+fn a_version_5_record_loads_without_its_derived_fields_and_is_written_as_6() {
+    // Version 5 stored the page's text and the analysis; they are ignored on load and derived
+    // again at render time, and the record is written back with measurements only.
     let dir = tempfile::tempdir().unwrap();
-    let schema2 = crate::fixtures().parent().unwrap().join("schema2");
-    let out = render(&schema2, &dir.path().join("site"));
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::fixtures().join("no-grad.json")).unwrap(),
+    )
+    .unwrap();
+    value["schema_version"] = 5.into();
+    value["title"] = "an old title".into();
+    value["analysis"] = serde_json::json!({ "findings": ["An old sentence of six words."] });
+    std::fs::write(results.join("no-grad.json"), value.to_string()).unwrap();
+    let out = render(&results, &dir.path().join("site"));
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let index = std::fs::read_to_string(dir.path().join("site/index.html")).unwrap();
-    assert!(index.contains("two medians, not paired"), "{index}");
-    assert!(!index.contains("95% CI -"), "no interval is invented");
+    let written = std::fs::read_to_string(dir.path().join("site/data/no-grad.json")).unwrap();
+    assert!(written.contains("\"schema_version\": 6"), "{written}");
+    assert!(!written.contains("An old sentence"), "{written}");
+    assert!(!written.contains("an old title"), "{written}");
+    let page = std::fs::read_to_string(dir.path().join("site/no-grad.html")).unwrap();
+    assert!(!page.contains("An old sentence"), "the analysis is today's");
 }
 
 #[test]
-fn a_schema_3_record_renders_its_interval_over_rounds_as_such() {
-    // Made before builds: its intervals are over the rounds of one process, and say so.
+fn a_record_of_an_unknown_experiment_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let schema3 = crate::fixtures().parent().unwrap().join("schema3");
-    let out = render(&schema3, &dir.path().join("site"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let page = std::fs::read_to_string(dir.path().join("site/views-vs-clones.html")).unwrap();
-    assert!(
-        page.contains("the interval over rounds: it leaves out how much a fresh build"),
-        "{page}"
-    );
-    assert!(page.contains("(a schema 3 record)"), "{page}");
-    assert!(
-        !page.contains("builds, each a fresh process"),
-        "no builds are invented"
-    );
-}
-
-#[test]
-fn a_schema_4_record_renders_its_throughput_in_samples() {
-    // Made before the transformer: no point has a unit, and every throughput is in samples.
-    let dir = tempfile::tempdir().unwrap();
-    let schema4 = crate::fixtures().parent().unwrap().join("schema4");
-    let out = render(&schema4, &dir.path().join("site"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let page = std::fs::read_to_string(dir.path().join("site/batch-size.html")).unwrap();
-    assert!(page.contains(" samples&#x2f;s</td>"), "{page}");
-    assert!(
-        !page.contains("tokens&#x2f;s</td>"),
-        "no tokens are invented"
-    );
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let text = std::fs::read_to_string(crate::fixtures().join("no-grad.json"))
+        .unwrap()
+        .replace(
+            "\"experiment\": \"no-grad\"",
+            "\"experiment\": \"teleport\"",
+        );
+    std::fs::write(results.join("teleport.json"), text).unwrap();
+    let out = render(&results, &dir.path().join("site"));
+    let err = one_line_error(&out);
+    assert!(err.contains("experiment 'teleport'"), "{err}");
+    assert!(!dir.path().join("site").exists(), "nothing half-written");
 }
 
 #[test]

@@ -33,6 +33,16 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results")
 }
 
+/// Records analysed as `workbench render` analyses them, in the guide's order.
+pub fn analysed(records: Vec<results::ExperimentRecord>) -> Vec<results::Analysed> {
+    workbench::analyse::analyse_all(records).expect("every record is of a known experiment")
+}
+
+/// The fixture records, analysed.
+pub fn fixture_pages() -> Vec<results::Analysed> {
+    analysed(results::record::load_dir(&fixtures()).unwrap())
+}
+
 /// The `<main>` element of an HTML page.
 pub fn main_element(html: &str) -> &str {
     let start = html.find("<main>").expect("page has <main>");

@@ -19,11 +19,10 @@ fn fixture_records_round_trip() {
 }
 
 #[test]
-fn records_load_in_guide_order() {
-    let ids: Vec<String> = load_dir(&crate::fixtures())
-        .unwrap()
+fn records_are_analysed_in_guide_order() {
+    let ids: Vec<String> = crate::fixture_pages()
         .into_iter()
-        .map(|r| r.experiment)
+        .map(|r| r.record.experiment)
         .collect();
     let order: Vec<&str> = experiments::all().iter().map(|e| e.id()).collect();
     let mut expected: Vec<&str> = order
@@ -57,7 +56,11 @@ fn the_what_fits_record_loads_beside_the_experiments_and_refuses_another_schema(
     let found = results::CapacityRecord::find(&[crate::fixtures()])
         .unwrap()
         .expect("the fixtures hold what-fits.json");
-    assert!(!found.models.is_empty());
+    // A quick run's record: the searches' budget, and no search (only the full CPU run runs
+    // them); the estimator's tables are not stored.
+    assert_eq!(found.fit_budget_bytes, 64 << 20);
+    assert!(found.fits.is_empty());
+    assert!(!found.to_json().contains("\"models\""));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(results::CAPACITY_FILE);
     let mut value: serde_json::Value = serde_json::from_str(&found.to_json()).unwrap();
@@ -67,4 +70,37 @@ fn the_what_fits_record_loads_beside_the_experiments_and_refuses_another_schema(
         .unwrap_err()
         .to_string();
     assert!(err.contains("schema version 99"), "{err}");
+}
+
+#[test]
+fn a_version_1_what_fits_record_loads_its_searches_and_drops_its_tables() {
+    let found = results::CapacityRecord::find(&[crate::fixtures()])
+        .unwrap()
+        .unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&found.to_json()).unwrap();
+    let map = value.as_object_mut().unwrap();
+    for key in ["fit_budget_bytes", "fit_micro_batches"] {
+        map.remove(key);
+    }
+    map.insert("schema_version".into(), 1.into());
+    map.insert(
+        "models".into(),
+        serde_json::json!([{ "id": "gpt2-124m", "micro_batches": 8 }]),
+    );
+    map.insert(
+        "fits_note".into(),
+        "`workbench fit --budget 64MiB --quick` could not run in this run: no child".into(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(results::CAPACITY_FILE);
+    std::fs::write(&path, value.to_string()).unwrap();
+    let loaded = results::CapacityRecord::load(&path).unwrap();
+    assert_eq!(
+        loaded.schema_version,
+        results::capacity::CAPACITY_SCHEMA_VERSION
+    );
+    assert_eq!(loaded.fit_budget_bytes, 64 << 20);
+    assert_eq!(loaded.fit_micro_batches, 8);
+    assert_eq!(loaded.fit_error.as_deref(), Some("no child"));
+    assert!(!loaded.to_json().contains("models"));
 }

@@ -8,7 +8,7 @@ use crate::main_element;
 
 #[test]
 fn index_main() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let html = HtmlRenderer
         .index_html(&SiteContext::new(&records, None))
         .unwrap();
@@ -17,7 +17,7 @@ fn index_main() {
 
 #[test]
 fn experiment_pages_main() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let context = SiteContext::new(&records, None);
     for (i, page) in context.pages.iter().enumerate() {
         let html = HtmlRenderer.experiment_html(&context, i).unwrap();
@@ -28,12 +28,14 @@ fn experiment_pages_main() {
 #[test]
 fn failed_points_are_shown_with_their_stderr() {
     let mut records = load_dir(&crate::fixtures()).unwrap();
+    // In the guide's order, so that records[0] is the first page.
+    records.sort_by_key(|r| experiments::guide_position(&r.experiment));
     let record = &mut records[0];
     record.points[0].outcome = results::Outcome::Failed {
         reason: "the child was killed by signal 9".into(),
         stderr_tail: "memory allocation of 17179869184 bytes failed".into(),
     };
-    let context = SiteContext::new(&records, None);
+    let context = SiteContext::new(&crate::analysed(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("Points without a result"));
     assert!(html.contains("(failed): the child was killed by signal 9"));
@@ -44,7 +46,7 @@ fn failed_points_are_shown_with_their_stderr() {
     // Not supported and out of memory are answers: shown with what happened, not counted as
     // failures.
     record_answers(&mut records);
-    let context = SiteContext::new(&records, None);
+    let context = SiteContext::new(&crate::analysed(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("(not supported on this device): the device has no bf16"));
     assert!(html.contains("(out of memory): memory allocation of 99 bytes failed (asked for 99 B)"));
@@ -55,7 +57,7 @@ fn failed_points_are_shown_with_their_stderr() {
     assert!(!index.contains("failed points"), "answers are not failures");
     // An interrupted record says so on its page and in the index.
     records[0].incomplete = Some("interrupted by SIGINT after 1 of 8 points".into());
-    let context = SiteContext::new(&records, None);
+    let context = SiteContext::new(&crate::analysed(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("Incomplete:</strong> interrupted by SIGINT after 1 of 8 points"));
     assert!(HtmlRenderer
@@ -78,7 +80,7 @@ fn failed_points_are_shown_with_their_stderr() {
             reason: "its configuration has changed".into(),
         }],
     });
-    let context = SiteContext::new(&records, None);
+    let context = SiteContext::new(&crate::analysed(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains(&format!(
         "Kept from the earlier run started 2026-12-02T10:00:00Z (commit 0123456): 1 point(s) \
@@ -105,7 +107,7 @@ fn failed_points_are_shown_with_their_stderr() {
         resumed.kept[0].comparisons = comparisons;
         resumed.measured_again.clear();
     }
-    let context = SiteContext::new(&records, None);
+    let context = SiteContext::new(&crate::analysed(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains(
         "The resumed run started 2026-12-02T11:00:00Z measured nothing more here: all of it was kept."
@@ -127,7 +129,7 @@ fn record_answers(records: &mut [results::ExperimentRecord]) {
 
 #[test]
 fn pages_make_no_network_request() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let context = SiteContext::new(&records, None);
     let mut pages = vec![HtmlRenderer.index_html(&context).unwrap()];
     for i in 0..context.pages.len() {
@@ -166,6 +168,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     }
     let mut both = cpu.clone();
     both.extend(device);
+    let both = crate::analysed(both);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
     std::fs::create_dir(&out).unwrap();
@@ -177,7 +180,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     assert!(page.contains("id=\"wgpu\""));
     assert!(out.join("data/batch-size.json").exists());
     assert!(out.join("data/wgpu/batch-size.json").exists());
-    let chart = &cpu[0].analysis.charts[0].id;
+    let chart = &both[0].analysis.charts[0].id;
     assert!(out.join(format!("charts/batch-size--{chart}.svg")).exists());
     assert!(out
         .join(format!("charts/batch-size--wgpu--{chart}.svg"))
@@ -186,7 +189,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     assert!(index.contains("batch-size.html#wgpu"));
 
     // The written guide's data/ folder holds both sets: rendering it again gives the same pages.
-    let again = load_dir(&out.join("data")).unwrap();
+    let again = crate::analysed(load_dir(&out.join("data")).unwrap());
     assert_eq!(again.len(), both.len());
     let out2 = dir.path().join("again");
     std::fs::create_dir(&out2).unwrap();
@@ -202,15 +205,15 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
     use guide::Renderer;
     use results::DeviceKind;
 
-    let mut records = load_dir(&crate::fixtures()).unwrap();
+    let mut records = crate::fixture_pages();
     let record = records
         .iter_mut()
         .find(|r| r.experiment == "checkpointing")
         .unwrap();
     // As on a software driver: no comparison timed, so the time-cost charts have no point.
-    record.comparisons.clear();
-    record.device.kind = DeviceKind::Wgpu;
-    record.device.identity = Some(results::DeviceIdentity {
+    record.record.comparisons.clear();
+    record.record.device.kind = DeviceKind::Wgpu;
+    record.record.device.identity = Some(results::DeviceIdentity {
         name: "llvmpipe (LLVM 15.0.6, 256 bits) (Cpu, Vulkan)".into(),
         driver: None,
         total_memory_bytes: None,
@@ -235,7 +238,7 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
 
 #[test]
 fn training_pages_show_time_per_phase_against_the_calibration() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let context = SiteContext::new(&records, None);
     let calibration = records[0]
         .calibration
@@ -274,15 +277,17 @@ fn training_pages_show_time_per_phase_against_the_calibration() {
     }
 }
 
-/// The fixture folder's "What fits" record (a real `--quick` run: the estimator's tables, no
-/// `fit` searches).
-fn capacity_fixture() -> results::CapacityRecord {
-    results::CapacityRecord::load(&crate::fixtures().join(results::CAPACITY_FILE)).unwrap()
+/// The fixture folder's "What fits" record (a real `--quick` run: no `fit` searches), beside
+/// the estimator's tables.
+fn capacity_fixture() -> results::AnalysedCapacity {
+    workbench::analyse::analyse_capacity(
+        results::CapacityRecord::load(&crate::fixtures().join(results::CAPACITY_FILE)).unwrap(),
+    )
 }
 
 #[test]
 fn what_fits_main() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let capacity = capacity_fixture();
     let context = SiteContext::new(&records, Some(&capacity));
     let html = HtmlRenderer.what_fits_html(&context).unwrap();
@@ -291,7 +296,7 @@ fn what_fits_main() {
 
 #[test]
 fn the_what_fits_page_is_linked_and_written_with_its_record() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let capacity = capacity_fixture();
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer
@@ -311,7 +316,7 @@ fn the_what_fits_page_is_linked_and_written_with_its_record() {
     assert!(index.contains("href=\"what-fits.html\""));
     assert!(index.contains("The estimator&#x27;s step peak, set beside"));
     let back = results::CapacityRecord::load(&dir.path().join("data/what-fits.json")).unwrap();
-    assert_eq!(back, capacity);
+    assert_eq!(back, capacity.record);
     // Without the record, no page and no link.
     let bare = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, bare.path()).unwrap();
@@ -322,7 +327,7 @@ fn the_what_fits_page_is_linked_and_written_with_its_record() {
 
 #[test]
 fn every_training_page_sets_the_estimator_beside_its_steps() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     for id in [
         "batch-size",
         "accumulation",
@@ -362,7 +367,7 @@ fn every_training_page_sets_the_estimator_beside_its_steps() {
 
 #[test]
 fn the_landing_page_orders_the_fixes_by_their_figures() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let order = guide::fix_order::FixOrder::new(&records).expect("an order");
     let tiers = [
         "saves memory, passes its own check, no slowdown resolved",
@@ -411,7 +416,7 @@ fn the_landing_page_orders_the_fixes_by_their_figures() {
 
 #[test]
 fn every_result_set_is_written_as_json_and_csv_and_linked() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, dir.path()).unwrap();
     let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
@@ -437,7 +442,7 @@ fn every_result_set_is_written_as_json_and_csv_and_linked() {
 
 #[test]
 fn training_pages_draw_one_step_s_memory_timeline() {
-    let records = load_dir(&crate::fixtures()).unwrap();
+    let records = crate::fixture_pages();
     for id in [
         "batch-size",
         "accumulation",
@@ -451,9 +456,11 @@ fn training_pages_draw_one_step_s_memory_timeline() {
             .iter()
             .find(|c| c.id == "memory-timeline")
             .unwrap_or_else(|| panic!("{id}: no timeline"));
-        // Two steps, each with its peak marked.
-        assert_eq!(chart.series.len(), 4, "{id}");
-        assert!(chart.series[1].name.starts_with("peak of "));
+        // Two steps, each with its peak marked in the line's own colour.
+        assert_eq!(chart.series.len(), 2, "{id}");
+        for series in &chart.series {
+            assert_eq!(series.marked.len(), 1, "{id}: {}", series.name);
+        }
         assert!(
             chart.series[0].points.len() > 20,
             "{id}: a timeline of events"
@@ -478,5 +485,82 @@ fn training_pages_draw_one_step_s_memory_timeline() {
                 p.trace(results::Trace::MemoryTimelinePhaseKind).len()
             );
         }
+    }
+}
+
+/// Every file under `root`, by its path relative to `root`.
+fn files_under(root: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                let name = path.strip_prefix(root).unwrap().display().to_string();
+                files.insert(name, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// The committed guide is a pure render of its records: `workbench render` over `site/data`
+/// (the CPU's records and the device sets beside them) gives every file of `site/` byte for
+/// byte, so a page, chart or record left stale by a change of wording or analysis fails here.
+#[test]
+fn the_committed_site_is_a_render_of_its_records() {
+    let site = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site");
+    crate::workbench()
+        .args(["render", "--results"])
+        .arg(site.join("data"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let (committed, rendered) = (files_under(&site), files_under(&out));
+    let only = |a: &std::collections::BTreeMap<String, Vec<u8>>,
+                b: &std::collections::BTreeMap<String, Vec<u8>>| {
+        a.keys()
+            .filter(|k| !b.contains_key(*k))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        only(&committed, &rendered).is_empty() && only(&rendered, &committed).is_empty(),
+        "only in site/: {:?}; only in the render: {:?} (re-render: `workbench render \
+         --results site/data --out site`)",
+        only(&committed, &rendered),
+        only(&rendered, &committed)
+    );
+    let stale: Vec<&String> = committed
+        .iter()
+        .filter(|(name, bytes)| rendered[*name] != **bytes)
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "stale in site/ (re-render: `workbench render --results site/data --out site`): {stale:?}"
+    );
+}
+
+#[test]
+fn the_runs_page_names_each_result_set_s_run() {
+    let records = crate::fixture_pages();
+    let dir = tempfile::tempdir().unwrap();
+    HtmlRenderer.render(&records, None, dir.path()).unwrap();
+    let page = std::fs::read_to_string(dir.path().join("runs.html")).unwrap();
+    let first = &records[0].provenance;
+    assert!(page.contains(&first.git_commit), "{page}");
+    assert!(page.contains(&first.started_at[..10]), "{page}");
+    assert!(page.contains("<dt>Calibration</dt>"), "{page}");
+    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    assert!(index.contains("href=\"runs.html\""));
+    // Every record is in exactly one run's list of experiments.
+    for record in &records {
+        assert!(page.contains(&record.experiment), "{}", record.experiment);
     }
 }

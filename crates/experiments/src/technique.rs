@@ -1,0 +1,382 @@
+//! The technique trait: what every memory-saving technique declares, and the one blanket
+//! implementation that turns it into an [`Experiment`] the runner can drive.
+//!
+//! A technique is typed: it declares its `Config` (serialisable), plans its points for a
+//! profile and device, measures one point from its typed config (the runner calls this in a
+//! fresh child process), and analyses its measured points as typed [`Row`]s. The
+//! JSON of a point's config, the dispatch from a point to the typed call, the building of rows
+//! and the timing of a comparison in one process (three arms, each the point's own code) are
+//! written once, here, in `impl<T: Analyse> Experiment for T`; [`Analyse`], the
+//! conclusions, is implemented in each technique's `analysis.rs`. What a profile means
+//! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
+
+use results::{
+    Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, FloatStorage,
+    MeasuredPoint, Metric, PageText, PairSettings, PairedComparison, Point, PointResult, Profile,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::error::ExperimentError;
+use crate::estimate::{Allocator, StepPlan};
+use crate::harness::paired::{self, ArmRun};
+use crate::harness::profile::Repeats;
+
+/// What measuring one point gives: its result, or why it has none.
+pub type Measurement = Result<PointResult, ExperimentError>;
+
+/// A point a technique plans, with its typed configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned<C> {
+    /// Unique within the technique, kebab-case (`batch-64`).
+    pub id: String,
+    /// What a reader sees (`batch 64`).
+    pub label: String,
+    /// Warm-up and measured repeats.
+    pub repeats: Repeats,
+    /// The technique's configuration of this point.
+    pub config: C,
+}
+
+impl<C> Planned<C> {
+    /// A point with the repeats of `profile`.
+    pub fn new(id: String, label: String, profile: Profile, config: C) -> Self {
+        Self {
+            id,
+            label,
+            repeats: Repeats::of(profile),
+            config,
+        }
+    }
+}
+
+/// A measured point of a technique, as its analysis reads it.
+#[derive(Debug, Clone)]
+pub struct Row<'a, C> {
+    /// The point's id.
+    pub id: &'a str,
+    /// The point's configuration.
+    pub config: C,
+    /// The point's label.
+    pub label: &'a str,
+    /// What it measured.
+    pub result: &'a PointResult,
+    /// The device it was measured on.
+    pub device: DeviceKind,
+}
+
+impl<C> Row<'_, C> {
+    /// Whose allocation rules the point's bytes follow.
+    pub fn allocator(&self) -> Allocator {
+        Allocator::of(self.device)
+    }
+
+    /// The step's peak (the highest phase peak), in bytes.
+    pub fn peak(&self) -> f64 {
+        self.result.peak_bytes() as f64
+    }
+
+    /// The step's peak above what the process held before the model was built (the thread
+    /// pool, the allocator's and the runtime's own bytes, which no byte rule predicts and which
+    /// do not grow with the model). NaN where the point did not read that baseline.
+    pub fn peak_above_process(&self) -> f64 {
+        self.peak() - self.result.metric(Metric::ProcessBaselineBytes)
+    }
+
+    /// Where the phases were bracketed, the most the step can have held at its peak (the upper
+    /// end of a comparison whose measured figure is [`Row::peak`]). `None` on an exact probe.
+    pub fn peak_upper(&self) -> Option<f64> {
+        self.result.peak_upper_bytes().map(|b| b as f64)
+    }
+
+    /// Where the phases were bracketed, the upper bound of [`Row::peak_above_process`].
+    pub fn peak_upper_above_process(&self) -> Option<f64> {
+        self.peak_upper()
+            .map(|u| u - self.result.metric(Metric::ProcessBaselineBytes))
+    }
+}
+
+/// A memory-saving technique, measured.
+pub trait Technique: Sync {
+    /// The configuration of one point.
+    type Config: Serialize + DeserializeOwned + Clone + Send;
+    /// Kebab-case id, used in the CLI, file names and links.
+    const ID: &'static str;
+    /// Page title.
+    const TITLE: &'static str;
+    /// What the technique does, in two or three sentences.
+    const EXPLANATION: &'static str;
+    /// What to change to apply the technique, in one imperative sentence: the landing page's
+    /// fix.
+    const FIX: &'static str;
+    /// What the technique or its measurement means on the device backends (wgpu, CUDA), where
+    /// that differs from the CPU.
+    const ON_DEVICES: &'static str;
+    /// Burn 0.21 code applying the technique, as shown on the page (its `snippet.rs`, compiled).
+    const SNIPPET: &'static str;
+
+    /// The points to measure.
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<Self::Config>>;
+    /// Measures one point. Called in a child process, once per process.
+    fn run_point(&self, config: &Self::Config, repeats: Repeats, device: DeviceKind)
+        -> Measurement;
+    /// The float type a point stores tensors in by default (see [`Experiment::float_storage`]).
+    fn float_storage(&self, _config: &Self::Config) -> FloatStorage {
+        FloatStorage::F32
+    }
+    /// The comparisons the guide states, chosen from the measured points: each is timed in
+    /// pairs (baseline, technique and an A/A control interleaved) after the points. The
+    /// headline names the one that times it ([`results::Headline::timed_by`]).
+    fn comparisons(&self, _rows: &[Row<'_, Self::Config>]) -> Vec<ComparisonSpec> {
+        Vec::new()
+    }
+    /// What the estimator leaves out of this technique's points, where a page's own byte model
+    /// counts more (`; ...`, appended to each estimator row's note; empty: nothing known).
+    const ESTIMATOR_LEAVES_OUT: &'static str = "";
+    /// The training step a point runs, as the estimator sees it (none: the point is not a
+    /// training step, or one the estimator does not model). Every point that has one is set
+    /// beside the estimator's step peak ([`Experiment::estimator`]).
+    fn step_plan(&self, _config: &Self::Config) -> Option<StepPlan> {
+        None
+    }
+}
+
+/// What a technique concludes from its points: implemented in the technique's `analysis.rs`,
+/// apart from what it measures.
+pub trait Analyse: Technique {
+    /// Conclusions from the measured points (`rows`, in the order run), all points (failed
+    /// ones included) and the paired comparisons.
+    fn analyse(
+        &self,
+        rows: Vec<Row<'_, Self::Config>>,
+        points: &[MeasuredPoint],
+        comparisons: &[PairedComparison],
+    ) -> Analysis;
+}
+
+/// A technique as the runner drives it: points as JSON, one measured per child process.
+pub trait Experiment: Sync {
+    /// Kebab-case id.
+    fn id(&self) -> &'static str;
+    /// Page title.
+    fn title(&self) -> &'static str;
+    /// The page's text (read when the guide is rendered).
+    fn page(&self) -> PageText;
+    /// The points to measure.
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point>;
+    /// Measures one point. Called in a child process, once per process.
+    fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError>;
+    /// The float type `point` stores tensors in by default. Burn sets it once per device and
+    /// process, before the first tensor, so points of different types cannot share a process.
+    fn float_storage(&self, point: &Point) -> FloatStorage;
+    /// The comparisons to time in pairs, chosen from the points measured on `device`.
+    fn comparisons(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<ComparisonSpec>;
+    /// Runs build `plan` of a paired comparison in this process: builds `technique`,
+    /// `baseline` and a second copy of `baseline` (the control) and times them interleaved,
+    /// as `settings` says. The two must store floats in the same type (otherwise the runner
+    /// alternates child processes).
+    fn time_pair(
+        &self,
+        baseline: &Point,
+        technique: &Point,
+        settings: &PairSettings,
+        plan: BuildPlan,
+        device: DeviceKind,
+    ) -> Result<Build, ExperimentError>;
+    /// Conclusions from all points measured on `device`, failed ones included, and the paired
+    /// comparisons.
+    fn analyse(
+        &self,
+        points: &[MeasuredPoint],
+        comparisons: &[PairedComparison],
+        device: DeviceKind,
+    ) -> Analysis;
+    /// The estimator's step peak beside the measured peak of every training step measured on
+    /// `device`, both above the process's own bytes (the point's bracket on CubeCL): how far
+    /// `workbench estimate` can be trusted, point by point.
+    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison>;
+    /// The estimator's step peak of `point` in bytes, before it runs (none where the point is
+    /// not a training step the estimator models): the runner refuses a point whose estimate
+    /// exceeds the device's memory instead of running it out of memory.
+    fn estimated_peak_bytes(&self, point: &Point) -> Option<f64>;
+}
+
+impl<T: Analyse> Experiment for T {
+    fn id(&self) -> &'static str {
+        T::ID
+    }
+
+    fn title(&self) -> &'static str {
+        T::TITLE
+    }
+
+    fn page(&self) -> PageText {
+        PageText {
+            explanation: T::EXPLANATION.into(),
+            fix: T::FIX.into(),
+            on_devices: T::ON_DEVICES.into(),
+            snippet: T::SNIPPET.into(),
+        }
+    }
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
+        Technique::points(self, profile, device)
+            .into_iter()
+            .map(|p| Point {
+                id: p.id,
+                label: p.label,
+                warmup: p.repeats.warmup,
+                repeats: p.repeats.repeats,
+                config: serde_json::to_value(&p.config).expect("a config serialises"),
+            })
+            .collect()
+    }
+
+    fn run_point(&self, point: &Point, device: DeviceKind) -> Result<PointResult, ExperimentError> {
+        let repeats = Repeats::on(point.warmup, point.repeats, device);
+        Technique::run_point(self, &config::<T>(point)?, repeats, device)
+    }
+
+    fn float_storage(&self, point: &Point) -> FloatStorage {
+        config::<T>(point).map_or(FloatStorage::F32, |c| Technique::float_storage(self, &c))
+    }
+
+    fn estimated_peak_bytes(&self, point: &Point) -> Option<f64> {
+        let plan = Technique::step_plan(self, &config::<T>(point).ok()?)?;
+        Some(plan.bytes().step_peak())
+    }
+
+    fn comparisons(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<ComparisonSpec> {
+        Technique::comparisons(self, &rows::<T>(points, device))
+    }
+
+    fn time_pair(
+        &self,
+        baseline: &Point,
+        technique: &Point,
+        settings: &PairSettings,
+        plan: BuildPlan,
+        device: DeviceKind,
+    ) -> Result<Build, ExperimentError> {
+        // Each arm runs its point as planned, without its own warm-up (the rounds warm up)
+        // and with one repeat after the rounds (the rounds are served from inside the point's
+        // own measured loop); its checks are skipped (the point's own run recorded them).
+        let arm = |point: &Point| -> Result<ArmRun<'_>, ExperimentError> {
+            let config = config::<T>(point)?;
+            let repeats = Repeats::on(0, 1, device);
+            Ok(Box::new(move || {
+                Technique::run_point(self, &config, repeats, device)
+            }))
+        };
+        // The rounds warm up as long as a point on this device does.
+        let min_warmup = Repeats::on(0, 0, device).min_warmup;
+        paired::time_in_one_process(
+            [arm(baseline)?, arm(technique)?, arm(baseline)?],
+            settings,
+            plan,
+            min_warmup,
+        )
+    }
+
+    fn analyse(
+        &self,
+        points: &[MeasuredPoint],
+        comparisons: &[PairedComparison],
+        device: DeviceKind,
+    ) -> Analysis {
+        Analyse::analyse(self, rows::<T>(points, device), points, comparisons)
+    }
+
+    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison> {
+        rows::<T>(points, device)
+            .iter()
+            .filter_map(|row| {
+                let plan = Technique::step_plan(self, &row.config)?;
+                let measured = row.peak_above_process();
+                measured.is_finite().then(|| {
+                    Comparison::new(
+                        format!("step peak, {}", row.label),
+                        plan.bytes().step_peak(),
+                        measured,
+                        estimator_note(&plan, row.result, measured, T::ESTIMATOR_LEAVES_OUT),
+                    )
+                    .bracketed(row.peak_upper_above_process())
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the estimator was asked, in words, and where its step peak and the measured one part:
+/// the weights and optimizer state and the inputs, each as measured by the point against the
+/// rule, and the rest (what the step holds at its peak above them: activations, gradients and
+/// transients).
+fn estimator_note(
+    plan: &StepPlan,
+    result: &PointResult,
+    measured: f64,
+    leaves_out: &str,
+) -> String {
+    let bytes = plan.bytes();
+    let fixed = result.metric(Metric::ParamBytes) + result.metric(Metric::OptimizerStateBytes)
+        - bytes.fixed();
+    let inputs = result.metric(Metric::InputBytes) - bytes.inputs;
+    let total = measured - bytes.step_peak();
+    let parts = if fixed.is_finite() && inputs.is_finite() {
+        format!(
+            "; measured less estimated: {} in all, of which {} in the weights and optimizer \
+             state (per-tensor bookkeeping, which no rule counts), {} in the inputs and {} in \
+             the rest (activations, gradients and transients at the peak)",
+            signed_bytes(total),
+            signed_bytes(fixed),
+            signed_bytes(inputs),
+            signed_bytes(total - fixed - inputs)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "asked: batch {}, {} micro-batch(es), checkpointing {}, {}, {}{parts}{leaves_out}",
+        plan.batch,
+        plan.micro_batches,
+        match plan.checkpointing {
+            crate::harness::backend::Checkpointing::None => "none",
+            crate::harness::backend::Checkpointing::Balanced => "balanced",
+        },
+        plan.precision.name(),
+        plan.optimizer.name()
+    )
+}
+
+fn signed_bytes(b: f64) -> String {
+    let text = results::format::bytes(b);
+    if b >= 0.0 {
+        format!("+{text}")
+    } else {
+        text
+    }
+}
+
+/// The measured points as typed rows, in the order run.
+fn rows<T: Technique>(points: &[MeasuredPoint], device: DeviceKind) -> Vec<Row<'_, T::Config>> {
+    points
+        .iter()
+        .filter_map(|p| {
+            Some(Row {
+                id: &p.point.id,
+                config: config::<T>(&p.point).ok()?,
+                label: &p.point.label,
+                result: p.result()?,
+                device,
+            })
+        })
+        .collect()
+}
+
+/// A point's config parsed into the technique's own type.
+fn config<T: Technique>(point: &Point) -> Result<T::Config, ExperimentError> {
+    serde_json::from_value(point.config.clone()).map_err(|source| ExperimentError::BadConfig {
+        experiment: T::ID,
+        source,
+    })
+}

@@ -1,0 +1,287 @@
+//! Gradient accumulation's conclusions: the step peak against k, predicted beside measured,
+//! charts, Hugging Face's figures beside ours, and the index row.
+
+use results::analysis::worst_check;
+use results::format::{self, mib};
+use results::paired::find;
+use results::{
+    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
+    PairedComparison, PublishedFigure, Scale, Series, Side,
+};
+
+use super::{predict, Accumulation};
+use crate::harness::train::TrainConfig;
+use crate::technique::{Analyse, Row};
+use crate::workloads::{self, Axis};
+
+/// The share of the largest measured saving that the index row's k must reach.
+const MOST_OF_THE_SAVING: f64 = 0.9;
+
+/// The id of the headline's paired comparison.
+const HEADLINE: &str = "headline";
+
+/// The plain step (k = 1) and the index row's k: the smallest that gives most of the saving
+/// (past it, more micro-batches cost time and buy little memory), from `rows` sorted by k.
+pub(super) fn plain_and_chosen<'r, 'a>(
+    rows: &'r [Row<'a, TrainConfig>],
+) -> Option<(&'r Row<'a, TrainConfig>, &'r Row<'a, TrainConfig>)> {
+    let base = rows.iter().find(|r| r.config.micro_batches == 1)?;
+    let most = rows.iter().max_by_key(|r| r.config.micro_batches)?;
+    let saving = |r: &Row<'_, TrainConfig>| base.peak() - r.peak();
+    let best = rows.iter().map(saving).fold(f64::NEG_INFINITY, f64::max);
+    let chosen = rows
+        .iter()
+        .filter(|r| r.config.micro_batches > 1 && saving(r) >= MOST_OF_THE_SAVING * best)
+        .min_by_key(|r| r.config.micro_batches)
+        .unwrap_or(most);
+    Some((base, chosen))
+}
+
+/// The headline's comparison: the plain step against the chosen k.
+pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {
+    let mlp = workloads::mlp_rows(rows);
+    plain_and_chosen(&mlp)
+        .map(|(base, chosen)| ComparisonSpec::new(HEADLINE, base.id, chosen.id))
+        .into_iter()
+        .collect()
+}
+
+impl Analyse for Accumulation {
+    /// The analysis of the accumulation experiment.
+    fn analyse(
+        &self,
+        rows: Vec<Row<'_, TrainConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
+        let (mut rows, mut transformer) = workloads::split(rows);
+        rows.sort_by_key(|r| r.config.micro_batches);
+        transformer.sort_by_key(|r| r.config.micro_batches);
+        let section = transformer_section(&transformer);
+        let correctness = Correctness::of(points);
+        let (Some((base, chosen)), Some(most)) = (plain_and_chosen(&rows), rows.last()) else {
+            return Analysis::unmeasured(correctness);
+        };
+        let batch = base.config.batch as f64;
+        let shape = base.config.shape;
+        let peak = |r: &Row<'_, TrainConfig>| r.peak();
+        let saving = |r: &Row<'_, TrainConfig>| peak(base) - peak(r);
+        let best = rows.iter().map(saving).fold(f64::NEG_INFINITY, f64::max);
+        let timed = find(paired, HEADLINE);
+
+        let mut findings = vec![format!(
+            "One step on {} samples peaks at {}; as {} micro-batches of {} it peaks at {} ({} \
+         of the plain step's peak).",
+            base.config.batch,
+            format::bytes(peak(base)),
+            most.config.micro_batches,
+            base.config.batch / most.config.micro_batches,
+            format::bytes(peak(most)),
+            format::pct((peak(most) - peak(base)) / peak(base) * 100.0),
+        )];
+        findings.push(format!(
+            "The index row uses k = {}: the smallest k whose saving reaches {:.0}% of the largest \
+             measured ({} at k = {}); it saves {}.",
+            chosen.config.micro_batches,
+            MOST_OF_THE_SAVING * 100.0,
+            format::bytes(best),
+            rows.iter()
+                .find(|r| saving(r) == best)
+                .map_or(0, |r| r.config.micro_batches),
+            format::bytes(saving(chosen)),
+        ));
+        findings.extend(paired.iter().map(PairedComparison::finding));
+        let floor = rows
+            .iter()
+            .map(|r| r.result.metric(Metric::GradBytes))
+            .fold(f64::NAN, f64::max);
+        findings.push(format!(
+            "The saving stops where activations of a micro-batch fall below the gradients: every \
+         step still holds the parameter gradients ({}) and, when accumulating, the accumulated \
+         ones (as much again).",
+            format::bytes(floor)
+        ));
+
+        let mut comparisons: Vec<Comparison> = rows
+            .iter()
+            .map(|r| Comparison {
+                quantity: format!("step peak, {} micro-batches", r.config.micro_batches),
+                predicted_bytes: predict::step_peak(shape, batch, r.config.micro_batches),
+                measured_bytes: peak(r),
+                measured_upper_bytes: r.peak_upper(),
+                note: format!(
+                "model + Adam state + inputs + max(activations of B/k, gradients) + accumulated \
+                 gradients when k > 1. Not predicted: {} live in the process before the model \
+                 was built (thread pool, matmul slabs), {} of backend buffers allocated by the \
+                 first pass, and temporaries inside backward",
+                format::bytes(r.result.metric(Metric::ProcessBaselineBytes)),
+                format::bytes(r.result.metric(Metric::RuntimeBytes))
+            ),
+            })
+            .collect();
+
+        let series_of = |name: &str, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
+            Series::line(
+                name,
+                false,
+                rows.iter()
+                    .map(|r| (r.config.micro_batches as f64, mib(f(r))))
+                    .collect(),
+            )
+        };
+        let phase_peak = |phase: &'static str| {
+            move |r: &Row<'_, TrainConfig>| {
+                r.result
+                    .phase(phase)
+                    .map_or(f64::NAN, |p| p.peak_bytes as f64)
+            }
+        };
+        let mut charts = vec![
+            Chart {
+                id: "peak-vs-micro-batches".into(),
+                title: format!("Peak memory of one step on {} samples", base.config.batch),
+                x_label: "micro-batches k (batch B/k each)".into(),
+                y_label: "bytes in use (MiB)".into(),
+                x_scale: Scale::Log2,
+                categories: Vec::new(),
+                series: vec![
+                    series_of("step peak (measured)", &peak),
+                    series_of("forward peak (measured)", &phase_peak("forward")),
+                    series_of("backward peak (measured)", &phase_peak("backward")),
+                    Series::line(
+                        "step peak (predicted)",
+                        true,
+                        rows.iter()
+                            .map(|r| {
+                                (
+                                    r.config.micro_batches as f64,
+                                    mib(predict::step_peak(shape, batch, r.config.micro_batches)),
+                                )
+                            })
+                            .collect(),
+                    ),
+                ],
+            },
+            Chart {
+                id: "throughput-vs-micro-batches".into(),
+                title: "Training throughput with accumulation".into(),
+                x_label: "micro-batches k (batch B/k each)".into(),
+                y_label: "throughput (samples/s)".into(),
+                x_scale: Scale::Log2,
+                categories: Vec::new(),
+                series: vec![Series::throughput(
+                    "samples/s (median; bars: fastest and slowest repeat)",
+                    rows.iter()
+                        .map(|r| (r.config.micro_batches as f64, r.result)),
+                )],
+            },
+        ];
+        if let Some((chart, lines)) = workloads::timeline_chart(
+            "memory-timeline",
+            "Memory through one training step: one batch against micro-batches",
+            &[base, chosen],
+        ) {
+            charts.insert(1, chart);
+            findings.extend(lines);
+        }
+
+        section.append_to(&mut findings, &mut comparisons, &mut charts);
+        let four = rows.iter().find(|r| r.config.micro_batches == 4);
+        let published = vec![PublishedFigure {
+            source:
+                "Hugging Face Transformers, \"efficient training on a single GPU\" (bert-large, \
+                 V100 16 GB, NVML)"
+                    .into(),
+            claim: "batch 4 -> batch 1 + accumulation 4: 14949 -> 8681 MB (-41.9%), 8.86 -> 7.75 \
+                samples/s (-12.5%)"
+                .into(),
+            ours: match four {
+                Some(r) => format!(
+                    "1 x {} -> 4 x {}: {} -> {} ({}); time per sample {}",
+                    base.config.batch,
+                    base.config.batch / 4,
+                    format::bytes(peak(base)),
+                    format::bytes(peak(r)),
+                    format::pct((peak(r) - peak(base)) / peak(base) * 100.0),
+                    match timed {
+                        Some(t) if t.spec.technique == r.id => t.cost_phrase(),
+                        _ => format!(
+                            "timed in pairs at k = {} only (above)",
+                            chosen.config.micro_batches
+                        ),
+                    },
+                ),
+                None => "k = 4 was not measured".into(),
+            },
+        }];
+
+        Analysis {
+            headline: Headline::versus(
+                format!(
+                    "one batch of {} against {} micro-batches of {}, the smallest k that gives \
+                     {:.0}% of the largest saving (step peak; time per sample)",
+                    base.config.batch,
+                    chosen.config.micro_batches,
+                    base.config.batch / chosen.config.micro_batches,
+                    MOST_OF_THE_SAVING * 100.0
+                ),
+                Side::step(base.result),
+                Side::step(chosen.result),
+                correctness,
+                worst_check(points),
+            )
+            .timed_by(HEADLINE),
+            secondary_headlines: vec![],
+            findings,
+            comparisons,
+            fits: vec![],
+            charts,
+            published,
+        }
+    }
+}
+
+/// The transformer's rows: the common section, and the saving at the largest k.
+fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
+    let mut section = workloads::transformer_section(
+        rows,
+        &Axis {
+            id: "micro-batches",
+            x_label: "micro-batches k (batch B/k each)",
+            x: &|c: &TrainConfig| c.micro_batches as f64,
+            x_scale: Scale::Log2,
+            line: &|_| String::new(),
+            predicted_forward: &|c: &TrainConfig| {
+                predict::forward_peak(c.shape, c.batch as f64, c.micro_batches)
+            },
+            predicted_step: &|c: &TrainConfig| {
+                predict::step_peak(c.shape, c.batch as f64, c.micro_batches)
+            },
+            note: "model + Adam state + token ids + what the forward pass keeps for B/k \
+                   sequences and log-softmax's output (the batch-size page's rule) + the \
+                   accumulated gradients when k > 1",
+        },
+    );
+    if let (Some(base), Some(most)) = (
+        rows.iter().find(|r| r.config.micro_batches == 1),
+        rows.iter().max_by_key(|r| r.config.micro_batches),
+    ) {
+        let checks = workloads::failed_checks(rows);
+        section.findings.push(format!(
+            "Transformer: one step on {} sequences peaks at {}; as {} micro-batches of {} at {} \
+             ({}). The accumulated step is checked against the plain one as on the MLP: {}.",
+            base.config.batch,
+            format::bytes(base.peak()),
+            most.config.micro_batches,
+            base.config.batch / most.config.micro_batches.max(1),
+            format::bytes(most.peak()),
+            format::pct((most.peak() - base.peak()) / base.peak() * 100.0),
+            if checks == 0 {
+                "every check passed".to_string()
+            } else {
+                format!("{checks} checks failed")
+            }
+        ));
+    }
+    section
+}

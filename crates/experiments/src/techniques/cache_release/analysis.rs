@@ -1,0 +1,269 @@
+//! Cache release's conclusions: the counters at each moment, predicted beside measured, the
+//! allocation's time from the pool and after a cleanup, charts and the index row.
+
+use results::format::{self, mib};
+use results::paired::find;
+use results::{
+    Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Metric, PairedComparison, Scale, Series, Side,
+};
+
+use super::{predict, CacheConfig, CacheRelease, Counter, Moment, Source};
+use crate::technique::{Analyse, Row};
+
+/// A measured cache-release point.
+type R<'a> = Row<'a, CacheConfig>;
+
+/// A counter at `moment`, above its reading at the start.
+fn above_start(r: &R<'_>, moment: Moment, counter: Counter) -> f64 {
+    r.result.metric(counter.at(moment)) - r.result.metric(counter.at(Moment::Start))
+}
+
+/// The id of the headline's paired comparison.
+const HEADLINE: &str = "headline";
+
+/// The headline's comparison at the largest size: an allocation from the cache (the
+/// baseline) against one after a cleanup.
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    rows.iter()
+        .filter(|r| r.config.source == Source::Cached)
+        .filter_map(|c| {
+            rows.iter()
+                .find(|f| {
+                    f.config.source == Source::AfterCleanup
+                        && f.config.tensor_bytes == c.config.tensor_bytes
+                })
+                .map(|f| (c, f))
+        })
+        .max_by_key(|(c, _)| c.config.tensor_bytes)
+        .map(|(c, f)| ComparisonSpec::new(HEADLINE, c.id, f.id))
+        .into_iter()
+        .collect()
+}
+
+impl Analyse for CacheRelease {
+    /// The analysis of the cache-release experiment.
+    fn analyse(
+        &self,
+        mut rows: Vec<Row<'_, CacheConfig>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis {
+        rows.sort_by_key(|r| r.config.tensor_bytes);
+        let of = |source: Source| -> Vec<&R<'_>> {
+            rows.iter().filter(|r| r.config.source == source).collect()
+        };
+        let (cached, fresh) = (of(Source::Cached), of(Source::AfterCleanup));
+        let Some(largest) = cached.last().copied() else {
+            return Analysis::unmeasured(Correctness::of(points));
+        };
+        let largest_fresh = fresh
+            .iter()
+            .find(|r| r.config.tensor_bytes == largest.config.tensor_bytes)
+            .copied();
+        let has_cache = largest.result.metric(Metric::HasCache) > 0.0;
+        let size = largest.config.tensor_bytes as f64;
+
+        let mut findings = Vec::new();
+        let mut comparisons = Vec::new();
+        for r in &cached {
+            let n = r.config.tensor_bytes as f64;
+            comparisons.push(Comparison {
+                quantity: format!("in use with the {} tensor alive", format::bytes(n)),
+                predicted_bytes: predict::in_use_alive_bytes(n),
+                measured_bytes: above_start(r, Moment::Alive, Counter::InUse),
+                measured_upper_bytes: None,
+                note: "elements x 4 bytes, above the start".into(),
+            });
+            comparisons.push(Comparison {
+                quantity: format!("in use after the {} tensor is dropped", format::bytes(n)),
+                predicted_bytes: 0.0,
+                measured_bytes: above_start(r, Moment::Dropped, Counter::InUse),
+                measured_upper_bytes: None,
+                note: "nothing live above the start".into(),
+            });
+            if has_cache {
+                comparisons.push(Comparison {
+                    quantity: format!(
+                        "reserved after memory_cleanup(), {} tensor",
+                        format::bytes(n)
+                    ),
+                    predicted_bytes: 0.0,
+                    measured_bytes: above_start(r, Moment::Released, Counter::Reserved),
+                    measured_upper_bytes: None,
+                    note: "every page the tensor took returned, above the start".into(),
+                });
+            }
+        }
+        // The allocation's own peak: on the CPU, Flex's empty() zero-fills a Vec<u8> that
+        // cubecl-common's Bytes::from_bytes_vec then copies into a 16-byte-aligned buffer.
+        let on_host = largest.allocator().counts_host_copies();
+        for r in &cached {
+            let n = r.config.tensor_bytes as f64;
+            let phase = r.result.phase("allocate");
+            comparisons.push(Comparison {
+                quantity: format!("peak while allocating {} (empty)", format::bytes(n)),
+                predicted_bytes: predict::allocation_peak_bytes(n, on_host),
+                measured_bytes: phase.map_or(f64::NAN, |p| p.delta_bytes() as f64),
+                measured_upper_bytes: None,
+                note: if on_host {
+                    "twice the tensor: Flex's empty() zero-fills a Vec<u8>, and \
+                 Bytes::from_bytes_vec copies it to 16-byte alignment (it checks the Vec's \
+                 declared alignment, 1, not its address), then frees the first"
+                } else {
+                    "the tensor's bytes: the pool hands out a slice of a page"
+                }
+                .into(),
+            });
+        }
+        let reserved_dropped = above_start(largest, Moment::Dropped, Counter::Reserved);
+        let reserved_released = above_start(largest, Moment::Released, Counter::Reserved);
+        if has_cache {
+            findings.push(format!(
+                "With a {} tensor alive the pools reserved {} above the start; after the drop \
+             {} was in use and {} still reserved (what nvidia-smi counts); memory_cleanup() \
+             took {} and left {} reserved above the start.",
+                format::bytes(size),
+                format::bytes(above_start(largest, Moment::Alive, Counter::Reserved)),
+                format::bytes(above_start(largest, Moment::Dropped, Counter::InUse)),
+                format::bytes(reserved_dropped),
+                format::seconds(largest.result.metric(Metric::CleanupS)),
+                format::bytes(reserved_released),
+            ));
+        } else {
+            findings.push(format!(
+                "No allocator cache on this device: after the {} tensor was dropped, {} above the \
+             start was in use, and there is nothing to release.",
+                format::bytes(size),
+                format::bytes(above_start(largest, Moment::Dropped, Counter::InUse)),
+            ));
+        }
+        if let Some(f) = largest_fresh {
+            findings.push(format!(
+                "Allocating {} (and freeing it) after memory_cleanup(), against from the cache, \
+                 timed in pairs (the cleanup itself and the refill of the cache are outside the \
+                 clock): {}.{}",
+                format::bytes(size),
+                find(paired, HEADLINE)
+                    .filter(|c| c.spec.technique == f.id)
+                    .map_or_else(
+                        || "not timed in pairs".to_string(),
+                        PairedComparison::cost_phrase
+                    ),
+                if has_cache {
+                    ""
+                } else {
+                    " Without a cache both are the same allocation, so no difference is \
+                     expected; a resolved one would be a finding about the system allocator."
+                }
+            ));
+        }
+        findings.extend(paired.iter().map(PairedComparison::finding));
+
+        let time_series = |rows: &[&R<'_>], name: &str| Series {
+            name: name.into(),
+            predicted: false,
+            points: rows
+                .iter()
+                .map(|r| ChartPoint {
+                    x: mib(r.config.tensor_bytes as f64),
+                    y: r.result.step.median_s * 1e3,
+                    y_low: Some(r.result.step.min_s * 1e3),
+                    y_high: Some(r.result.step.max_s * 1e3),
+                })
+                .collect(),
+            marked: Vec::new(),
+        };
+        let counter_series = |moment: Moment, counter: Counter, name: &str| {
+            Series::line(
+                name,
+                false,
+                cached
+                    .iter()
+                    .map(|r| {
+                        (
+                            mib(r.config.tensor_bytes as f64),
+                            mib(r.result.metric(counter.at(moment))),
+                        )
+                    })
+                    .collect(),
+            )
+        };
+        let mut memory_series = vec![
+            counter_series(Moment::Alive, Counter::InUse, "in use, tensor alive"),
+            counter_series(Moment::Dropped, Counter::InUse, "in use, tensor dropped"),
+        ];
+        if has_cache {
+            memory_series.push(counter_series(
+                Moment::Dropped,
+                Counter::Reserved,
+                "reserved, tensor dropped",
+            ));
+            memory_series.push(counter_series(
+                Moment::Released,
+                Counter::Reserved,
+                "reserved, after memory_cleanup()",
+            ));
+        }
+        let charts = vec![
+            Chart {
+                id: "counters-vs-size".into(),
+                title: "In use and reserved around one tensor's life".into(),
+                x_label: "tensor size (MiB)".into(),
+                y_label: "bytes (MiB)".into(),
+                x_scale: Scale::Log2,
+                categories: Vec::new(),
+                series: memory_series,
+            },
+            Chart {
+                id: "allocation-time".into(),
+                title: "Time of one allocation, from the cache and after a cleanup".into(),
+                x_label: "tensor size (MiB)".into(),
+                y_label: "allocation time (ms; bars: fastest and slowest)".into(),
+                x_scale: Scale::Log2,
+                categories: Vec::new(),
+                series: vec![
+                    time_series(&cached, "from the cache (median)"),
+                    time_series(&fresh, "after memory_cleanup() (median)"),
+                ],
+            },
+        ];
+
+        let compared = format!(
+        "a dropped {} tensor: reserved before and after memory_cleanup(); time of an allocation \
+         from the cache and after a cleanup",
+        format::bytes(size)
+    );
+        let detail = "nothing to compare: releasing the cache changes no value";
+        let headline = match largest_fresh.filter(|_| has_cache) {
+            Some(_) if reserved_dropped > 0.0 => Headline::versus(
+                compared,
+                Side::with_peak("bytes reserved after the drop", reserved_dropped),
+                Side::with_peak("bytes reserved after the drop", reserved_released),
+                Correctness::of(points),
+                detail,
+            )
+            .timed_by(HEADLINE),
+            // Without a cache there is nothing to release and nothing to pay for.
+            _ => Headline {
+                compared,
+                memory_saved_bytes: has_cache.then_some(reserved_dropped - reserved_released),
+                memory_saved_pct: None,
+                timed_by: Some(HEADLINE.into()),
+                correctness: Correctness::of(points),
+                correctness_detail: detail.into(),
+                peak: "bytes reserved after the drop".into(),
+                variant: None,
+            },
+        };
+        Analysis {
+            headline,
+            secondary_headlines: vec![],
+            findings,
+            comparisons,
+            fits: vec![],
+            charts,
+            published: vec![],
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! The guide: records in, a static site out (HTML from embedded minijinja templates, SVG charts,
+//! the raw JSON, one CSS file). It makes no network request and works from `file://`.
+//!
+//! It depends on the `results` schema alone, never on Burn: every page is rendered from analysed
+//! records (`results::Analysed`: a record's measurements and what its technique derives from
+//! them when the guide is rendered), so that a change of wording is a re-render. [`context`] turns records into view models of plain strings, [`charts`]
+//! draws a chart's data as SVG, and [`HtmlRenderer`] writes the files.
+
+pub mod charts;
+pub mod context;
+pub mod csv_export;
+pub mod fix_order;
+pub mod index_row;
+pub mod probe;
+pub mod runs;
+pub mod what_fits;
+
+use std::path::Path;
+
+use minijinja::Environment;
+
+use context::SiteContext;
+use results::{Analysed, AnalysedCapacity};
+
+const BASE: &str = include_str!("templates/base.html");
+const INDEX: &str = include_str!("templates/index.html");
+const EXPERIMENT: &str = include_str!("templates/experiment.html");
+const WHAT_FITS: &str = include_str!("templates/what_fits.html");
+const RUNS: &str = include_str!("templates/runs.html");
+const STYLE: &str = include_str!("templates/style.css");
+
+/// Errors while writing the site.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A template failed to render.
+    #[error("template error: {0}")]
+    Template(#[from] minijinja::Error),
+    /// A chart failed to draw.
+    #[error(transparent)]
+    Chart(#[from] charts::ChartError),
+    /// A record's points could not be written as CSV.
+    #[error("cannot write a CSV: {0}")]
+    Csv(#[from] csv::Error),
+    /// A file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// What was being written.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Turns records into files under a folder.
+pub trait Renderer {
+    /// Writes the rendering of `records`, and of `capacity` where given, into `out` (an
+    /// existing, empty folder).
+    fn render(
+        &self,
+        records: &[Analysed],
+        capacity: Option<&AnalysedCapacity>,
+        out: &Path,
+    ) -> Result<(), RenderError>;
+}
+
+/// The HTML guide.
+#[derive(Debug, Default)]
+pub struct HtmlRenderer;
+
+fn write(path: &Path, contents: &str) -> Result<(), RenderError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| RenderError::Io {
+            path: parent.display().to_string(),
+            source,
+        })?;
+    }
+    std::fs::write(path, contents).map_err(|source| RenderError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The template environment, with every template embedded.
+pub fn environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    for (name, source) in [
+        ("base.html", BASE),
+        ("index.html", INDEX),
+        ("experiment.html", EXPERIMENT),
+        ("what_fits.html", WHAT_FITS),
+        ("runs.html", RUNS),
+    ] {
+        env.add_template(name, source)
+            .expect("embedded templates parse");
+    }
+    env
+}
+
+impl HtmlRenderer {
+    /// Renders the index page to a string.
+    pub fn index_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        Ok(environment()
+            .get_template("index.html")?
+            .render(minijinja::context! { site => context, page_title => "Burn VRAM workbench" })?)
+    }
+
+    /// Renders the "What fits" page to a string (the context must hold it).
+    pub fn what_fits_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        Ok(environment().get_template("what_fits.html")?.render(
+            minijinja::context! { site => context, what_fits_page => true, page_title => "What fits, and when to move to a bigger GPU" },
+        )?)
+    }
+
+    /// Renders the "Runs" page to a string.
+    pub fn runs_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        Ok(environment().get_template("runs.html")?.render(
+            minijinja::context! { site => context, runs_page => true, page_title => "Runs: where each result set was measured" },
+        )?)
+    }
+
+    /// Renders one experiment's page to a string.
+    pub fn experiment_html(
+        &self,
+        context: &SiteContext,
+        index: usize,
+    ) -> Result<String, RenderError> {
+        let page = &context.pages[index];
+        Ok(environment().get_template("experiment.html")?.render(
+            minijinja::context! { site => context, page => page, page_title => &page.title },
+        )?)
+    }
+}
+
+impl Renderer for HtmlRenderer {
+    fn render(
+        &self,
+        records: &[Analysed],
+        capacity: Option<&AnalysedCapacity>,
+        out: &Path,
+    ) -> Result<(), RenderError> {
+        let context = SiteContext::new(records, capacity);
+        write(&out.join("style.css"), STYLE)?;
+        write(&out.join("index.html"), &self.index_html(&context)?)?;
+        write(&out.join(runs::HREF), &self.runs_html(&context)?)?;
+        for record in records {
+            for chart in &context::record_charts(record) {
+                let svg = charts::render_svg(chart)?;
+                write(&out.join(context::chart_file(record, &chart.id)), &svg)?;
+            }
+            write(&out.join(record.data_path()), &record.to_json())?;
+            write(
+                &out.join(context::csv_path(record)),
+                &csv_export::points_csv(record)?,
+            )?;
+        }
+        for (i, page) in context.pages.iter().enumerate() {
+            write(&out.join(&page.href), &self.experiment_html(&context, i)?)?;
+        }
+        if let (Some(record), Some(page)) = (capacity, &context.what_fits) {
+            write(&out.join(&page.href), &self.what_fits_html(&context)?)?;
+            write(&out.join(&page.json_href), &record.record.to_json())?;
+        }
+        Ok(())
+    }
+}

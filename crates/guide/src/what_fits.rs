@@ -1,0 +1,383 @@
+//! The "What fits" page's view model: the estimator's tables for the presets and common cards,
+//! `fit`'s measured searches, and the decision list, worded here from an [`AnalysedCapacity`].
+//! Templates do no arithmetic.
+
+use results::capacity::{AnalysedCapacity, EstimatorTables, MeasuredFit};
+use results::format;
+use serde::Serialize;
+
+/// The page's file name.
+pub const HREF: &str = "what-fits.html";
+
+/// Everything the page shows.
+#[derive(Debug, Serialize)]
+pub struct WhatFits {
+    /// The page's file name.
+    pub href: String,
+    /// Link to the record.
+    pub json_href: String,
+    /// Names of the single cards, the tables' columns.
+    pub cards: Vec<String>,
+    /// The multi-card setup's name.
+    pub many_cards: String,
+    /// Sharding schemes over it, further columns.
+    pub shardings: Vec<String>,
+    /// Where the sharding rules come from.
+    pub sharding_source: String,
+    /// One table per preset.
+    pub models: Vec<ModelTable>,
+    /// Inference weights per preset and bits.
+    pub weights: Vec<WeightsView>,
+    /// The decision list.
+    pub decisions: Vec<String>,
+    /// `fit`'s searches.
+    pub fits: Vec<FitView>,
+    /// How `fit` was run, or why not.
+    pub fits_note: String,
+    /// Which run made the record, in one line.
+    pub made_by: String,
+}
+
+/// A preset's table.
+#[derive(Debug, Serialize)]
+pub struct ModelTable {
+    /// The preset.
+    pub id: String,
+    /// What it assumes.
+    pub assumes: String,
+    /// Parameters, in words.
+    pub params: String,
+    /// Weights, gradients and Adam state in f32.
+    pub fixed: String,
+    /// Activations per sample at their peak, in f32.
+    pub activations: String,
+    /// Micro-batches of the accumulating rows.
+    pub micro_batches: usize,
+    /// One row per combination.
+    pub rows: Vec<ComboView>,
+}
+
+/// One combination's row.
+#[derive(Debug, Serialize)]
+pub struct ComboView {
+    /// The combination.
+    pub combination: String,
+    /// The step's peak at its smallest batch.
+    pub peak_at_one: String,
+    /// The largest batch per single card, then per sharding scheme over the multi-card setup.
+    pub cells: Vec<Cell>,
+}
+
+/// A table cell: the batch, or "does not fit".
+#[derive(Debug, Serialize)]
+pub struct Cell {
+    /// The text.
+    pub text: String,
+    /// Whether nothing fits.
+    pub none: bool,
+}
+
+/// Inference weights of a preset at a number of bits.
+#[derive(Debug, Serialize)]
+pub struct WeightsView {
+    /// The preset.
+    pub model: String,
+    /// Bits per weight.
+    pub bits: u32,
+    /// Packed, as on CubeCL.
+    pub packed: String,
+    /// As Flex stores it.
+    pub flex: String,
+}
+
+/// One `fit` search.
+#[derive(Debug, Serialize)]
+pub struct FitView {
+    /// The model.
+    pub model: String,
+    /// The techniques.
+    pub technique: String,
+    /// The budget.
+    pub budget: String,
+    /// The batch found.
+    pub found: String,
+    /// The verification: the batch found ran, the next larger did not.
+    pub verified: String,
+    /// The estimator's guess.
+    pub estimated: String,
+    /// The guess against the batch found.
+    pub miss: String,
+    /// Whether the guess missed by more than 10%.
+    pub off: bool,
+    /// Tries and wall time.
+    pub cost: String,
+}
+
+/// Decimal gigabytes, the unit cards are sold in (bytes below one).
+fn gb(bytes: f64) -> String {
+    if bytes >= 1e9 {
+        format!("{:.1} GB", bytes / 1e9)
+    } else {
+        format::bytes(bytes)
+    }
+}
+
+fn batch(b: Option<u64>) -> Cell {
+    match b {
+        Some(b) => Cell {
+            text: b.to_string(),
+            none: false,
+        },
+        None => Cell {
+            text: "does not fit".into(),
+            none: true,
+        },
+    }
+}
+
+fn params(n: u64) -> String {
+    let n = n as f64;
+    if n >= 1e9 {
+        format!("{:.2} billion", n / 1e9)
+    } else if n >= 1e6 {
+        format!("{:.1} million", n / 1e6)
+    } else {
+        format!("{n:.0}")
+    }
+}
+
+/// Where each sharding scheme's rule comes from, said under every table that uses them.
+const SHARDING_SOURCE: &str = "data parallel and ZeRO stages 1 to 3: formulas from the ZeRO paper \
+                               (Rajbhandari et al., 2020), each card taking 1/8 of the batch; \
+                               Burn has no sharding, so these are not measured";
+
+/// The batch a search found, in words (`batch 5113`, `does not fit`).
+pub fn found(f: &MeasuredFit) -> String {
+    f.found_batch
+        .map_or("does not fit".into(), |b| format!("batch {b}"))
+}
+
+/// The verification of a search, in words: the batch found ran under the budget, the next
+/// larger did not.
+pub fn verified(f: &MeasuredFit) -> String {
+    match (f.found_batch, f.next_fails_at) {
+        (Some(b), Some(n)) => format!("{b} ran under the budget, {n} did not"),
+        (Some(b), None) => format!("{b} ran under the budget (the search's ceiling)"),
+        (None, Some(n)) => format!("{n} did not run under the budget"),
+        (None, None) => String::new(),
+    }
+}
+
+/// How `fit` was run in the record's run, or why it was not.
+fn fits_note(capacity: &AnalysedCapacity) -> String {
+    let r = &capacity.record;
+    let command = format!(
+        "workbench fit --budget {} --quick",
+        format::bytes(r.fit_budget_bytes as f64).replace(' ', "")
+    );
+    if let Some(error) = &r.fit_error {
+        return format!("`{command}` could not run in this run: {error}");
+    }
+    if r.fits.is_empty() {
+        return format!(
+            "Not measured in this run ({} on {}): the full CPU run measures them, in about a \
+             minute; `{command}` measures them on any machine",
+            r.profile.name(),
+            r.device.name()
+        );
+    }
+    format!(
+        "measured by `{command}` in this run: both models at the quick profile's sizes, \
+         accumulating over {} micro-batches; each try is one training step in its own process, \
+         the budget enforced by the counting allocator",
+        r.fit_micro_batches
+    )
+}
+
+fn fit_view(f: &MeasuredFit) -> FitView {
+    let found = found(f);
+    let verified = verified(f);
+    FitView {
+        model: f.model.clone(),
+        technique: f.technique.clone(),
+        budget: format::bytes(f.budget_bytes as f64),
+        found,
+        verified,
+        estimated: f
+            .estimated_batch
+            .map_or("does not fit".into(), |b| format!("batch {b}")),
+        miss: f.estimate_miss_pct.map_or("n/a".into(), format::pct),
+        off: f.estimate_miss_pct.is_some_and(|p| p.abs() > 10.0),
+        cost: format!("{} tries, {}", f.tries, format::seconds(f.wall_s)),
+    }
+}
+
+impl WhatFits {
+    /// The page of `capacity`.
+    pub fn new(capacity: &AnalysedCapacity) -> Self {
+        let (record, tables) = (&capacity.record, &capacity.tables);
+        let p = &record.provenance;
+        Self {
+            href: HREF.into(),
+            json_href: format!("data/{}", results::CAPACITY_FILE),
+            cards: tables.cards.iter().map(|c| c.name.clone()).collect(),
+            many_cards: tables.many_cards.name.clone(),
+            shardings: tables.shardings.clone(),
+            sharding_source: SHARDING_SOURCE.into(),
+            models: tables
+                .models
+                .iter()
+                .map(|m| ModelTable {
+                    id: m.id.clone(),
+                    assumes: m.assumes.clone(),
+                    params: params(m.params),
+                    fixed: gb(m.fixed_bytes),
+                    activations: gb(m.activation_bytes_per_sample),
+                    micro_batches: m.micro_batches,
+                    rows: m
+                        .rows
+                        .iter()
+                        .map(|r| ComboView {
+                            combination: r.combination.clone(),
+                            peak_at_one: gb(r.peak_bytes_at_one),
+                            cells: r
+                                .largest_batch_per_card
+                                .iter()
+                                .chain(&r.largest_batch_many_cards)
+                                .map(|b| batch(*b))
+                                .collect(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            weights: tables
+                .weights
+                .iter()
+                .map(|w| WeightsView {
+                    model: w.model.clone(),
+                    bits: w.bits,
+                    packed: gb(w.packed_bytes),
+                    flex: gb(w.flex_bytes),
+                })
+                .collect(),
+            decisions: decisions(tables),
+            fits: record.fits.iter().map(fit_view).collect(),
+            fits_note: fits_note(capacity),
+            made_by: format!(
+                "workbench {} at {}, {} profile, fit on {}, {} ({} cores), {}",
+                p.workbench_version,
+                p.git_commit,
+                record.profile.name(),
+                record.device.name(),
+                p.cpu_model,
+                p.cpu_cores,
+                p.started_at
+            ),
+        }
+    }
+}
+
+/// The decision list: which technique to add for which shortfall, and when only a larger card
+/// or several help, each step stated with the estimator's figures for a preset it decides.
+fn decisions(tables: &EstimatorTables) -> Vec<String> {
+    let models = &tables.models;
+    let mut out = Vec::new();
+    let find = |id: &str| models.iter().find(|m| m.id == id);
+    let batch = |b: Option<u64>| b.map_or("does not fit".to_string(), |b| format!("batch {b}"));
+    out.push(
+        "Measure first: the step's peak is the fixed part (weights, gradients and optimizer \
+         state, whatever the batch) plus the activations of one micro-batch. Which of the two is \
+         over the card decides what helps."
+            .to_string(),
+    );
+    if let Some(m) = find("gpt2-1.5b") {
+        let on = |i: usize| -> Vec<String> {
+            m.rows
+                .iter()
+                .map(|r| format!("{}: {}", r.combination, batch(r.largest_batch_per_card[i])))
+                .collect()
+        };
+        let card = tables
+            .cards
+            .iter()
+            .position(|c| c.name == "24 GB")
+            .unwrap_or(0);
+        out.push(format!(
+            "The activations are over the card (the fixed part fits): lower the batch first; to \
+             keep the effective batch, accumulate over micro-batches (it divides the activations \
+             by k and adds one set of gradients); then checkpoint (it keeps a fraction of each \
+             block's activations and recomputes the rest in backward); then mixed bf16 (it halves \
+             the activations and adds a 16-bit copy of the weights). For {} ({} parameters, {} \
+             fixed in f32 with Adam, {} of activations per sequence) on a {} card: {}.",
+            m.id,
+            m.params,
+            format::gb(m.fixed_bytes),
+            format::gb(m.activation_bytes_per_sample),
+            tables.cards[card].name,
+            on(card).join("; ")
+        ));
+    }
+    for m in models {
+        let best_on = |i: usize| {
+            m.rows
+                .iter()
+                .filter_map(|r| r.largest_batch_per_card[i].map(|b| (r.combination.clone(), b)))
+                .max_by_key(|(_, b)| *b)
+        };
+        let plain = m.rows.first().and_then(|r| {
+            tables
+                .cards
+                .iter()
+                .zip(&r.largest_batch_per_card)
+                .find_map(|(c, b)| b.map(|b| (c.name.as_str(), b)))
+        });
+        let any = tables
+            .cards
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| best_on(i).map(|(name, b)| (c.name.as_str(), name, b)));
+        let text = match (plain, any) {
+            (Some((card, b)), _) => format!(
+                "{}: plain training fits from the {card} card (batch {b}); its fixed part is {}.",
+                m.id,
+                format::gb(m.fixed_bytes)
+            ),
+            (None, Some((card, combination, b))) => format!(
+                "{}: no single card trains it plainly; {combination} fits from the {card} card \
+                 (batch {b}).",
+                m.id
+            ),
+            (None, None) => {
+                let sharded = tables.shardings.iter().enumerate().find_map(|(i, s)| {
+                    m.rows
+                        .iter()
+                        .filter_map(|r| {
+                            r.largest_batch_many_cards[i].map(|b| (r.combination.clone(), b))
+                        })
+                        .max_by_key(|(_, b)| *b)
+                        .map(|(c, b)| (s.as_str(), c, b))
+                });
+                match sharded {
+                    Some((scheme, combination, b)) => format!(
+                        "{}: its fixed part ({}) is over every single card, and no technique \
+                         that saves activations changes it: only sharding helps. The first \
+                         scheme that trains it on {} is {scheme}, with {combination} (batch {b}).",
+                        m.id,
+                        format::gb(m.fixed_bytes),
+                        tables.many_cards.name
+                    ),
+                    None => format!(
+                        "{}: its fixed part ({}) is over every card here and over {} whatever \
+                         the sharding: more cards, or less state per parameter (bf16 storage, \
+                         a lighter optimizer).",
+                        m.id,
+                        format::gb(m.fixed_bytes),
+                        tables.many_cards.name
+                    ),
+                }
+            }
+        };
+        out.push(text);
+    }
+    out
+}

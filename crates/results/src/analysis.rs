@@ -1,0 +1,525 @@
+//! What a technique concludes from its measured points: the index row, findings, predictions
+//! beside measurements, fits, charts as data and published figures. Written into the record
+//! when it is measured, so that the guide shows it as it was.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fit::LinearFit;
+use crate::point::{Check, MeasuredPoint, PointResult};
+
+/// The check with the largest relative difference over all measured points, for each kind of
+/// check, described in one sentence for the headline.
+pub fn worst_check(points: &[MeasuredPoint]) -> String {
+    let mut by_what: Vec<&Check> = Vec::new();
+    for check in points
+        .iter()
+        .filter_map(|p| p.result())
+        .flat_map(|r| r.checks.iter())
+    {
+        match by_what.iter_mut().find(|c| c.what == check.what) {
+            Some(worst) if check.max_rel_diff > worst.max_rel_diff => *worst = check,
+            Some(_) => {}
+            None => by_what.push(check),
+        }
+    }
+    if by_what.is_empty() {
+        return "no check ran".into();
+    }
+    by_what
+        .iter()
+        .map(|c| c.sentence())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Overall verdict of a technique's correctness checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Correctness {
+    /// Every check passed.
+    Passed,
+    /// At least one check failed: the technique changed the result.
+    Failed,
+    /// The technique has nothing to compare (a sweep, not a substitute).
+    NotApplicable,
+    /// No point could be checked (all failed to run).
+    Unknown,
+}
+
+impl Correctness {
+    /// Combines the checks of all measured points.
+    pub fn of(points: &[MeasuredPoint]) -> Self {
+        let checks = points
+            .iter()
+            .filter_map(|p| p.result())
+            .flat_map(|r| r.checks.iter());
+        Self::of_checks(checks).unwrap_or_else(|| {
+            if points.iter().any(|p| p.result().is_some()) {
+                Correctness::NotApplicable
+            } else {
+                Correctness::Unknown
+            }
+        })
+    }
+
+    /// The verdict of `checks`: passed when every one passed, failed when any failed; `None`
+    /// where there are none (what that means is the caller's to say).
+    pub fn of_checks<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Option<Self> {
+        let mut any = false;
+        for check in checks {
+            if !check.passed {
+                return Some(Correctness::Failed);
+            }
+            any = true;
+        }
+        any.then_some(Correctness::Passed)
+    }
+}
+
+/// One side of a headline comparison: the bytes it peaks at. Its time is not a side's: it is
+/// measured as a comparison ([`crate::PairedComparison`]) and named by [`Headline::timed_by`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Side {
+    /// The peak the comparison is about, in words (`step peak`, `peak above the input`).
+    pub peak: &'static str,
+    /// Its bytes.
+    pub peak_bytes: f64,
+}
+
+impl Side {
+    /// A point's step peak.
+    pub fn step(result: &PointResult) -> Self {
+        Self {
+            peak: "step peak",
+            peak_bytes: result.peak_bytes() as f64,
+        }
+    }
+
+    /// A peak of the comparison's own choosing, named `peak`.
+    pub fn with_peak(peak: &'static str, peak_bytes: f64) -> Self {
+        Self { peak, peak_bytes }
+    }
+}
+
+/// The one-row summary of a technique for the index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    /// Which configurations the two figures below compare, in words.
+    pub compared: String,
+    /// Peak bytes saved by the technique (baseline minus technique; negative means it costs).
+    pub memory_saved_bytes: Option<f64>,
+    /// The same as a percentage of the baseline's peak.
+    pub memory_saved_pct: Option<f64>,
+    /// The id of the record's [`crate::PairedComparison`] that times this headline's two
+    /// sides against each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timed_by: Option<String>,
+    /// Verdict of the correctness checks.
+    pub correctness: Correctness,
+    /// One sentence on what the checks found.
+    pub correctness_detail: String,
+    /// The peak `memory_saved_bytes` is a reduction of, in words (`step peak`); empty in
+    /// records made before it was recorded.
+    #[serde(default)]
+    pub peak: String,
+    /// Which variant of the technique the row is, where a technique has several rows
+    /// (`16-bit storage`); shown after the technique's title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+}
+
+impl Headline {
+    /// The technique against its baseline: bytes saved (baseline minus technique) and the same
+    /// as a percentage of the baseline's peak. Every technique's index row is computed here;
+    /// its time comes from a paired comparison ([`Self::timed_by`]).
+    pub fn versus(
+        compared: impl Into<String>,
+        baseline: Side,
+        technique: Side,
+        correctness: Correctness,
+        correctness_detail: impl Into<String>,
+    ) -> Self {
+        let saved = baseline.peak_bytes - technique.peak_bytes;
+        Self {
+            compared: compared.into(),
+            memory_saved_bytes: Some(saved),
+            memory_saved_pct: Some(saved / baseline.peak_bytes * 100.0),
+            timed_by: None,
+            correctness,
+            correctness_detail: correctness_detail.into(),
+            peak: baseline.peak.into(),
+            variant: None,
+        }
+    }
+
+    /// The row is variant `name` of its technique.
+    pub fn variant(mut self, name: &str) -> Self {
+        self.variant = Some(name.into());
+        self
+    }
+
+    /// This headline's time is the paired comparison `id` of the same record.
+    pub fn timed_by(mut self, id: &str) -> Self {
+        self.timed_by = Some(id.into());
+        self
+    }
+}
+
+/// Axis scale of a chart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Powers of two evenly spaced (batch sizes, depths).
+    Log2,
+}
+
+/// One measured value on a chart, with its spread where it has one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartPoint {
+    /// Position on the x axis.
+    #[serde(deserialize_with = "crate::point::nan_map::number")]
+    pub x: f64,
+    /// Position on the y axis (`null` in JSON, read back as NaN, where it is not finite).
+    #[serde(deserialize_with = "crate::point::nan_map::number")]
+    pub y: f64,
+    /// Lower end of the spread (e.g. the fastest repeat), drawn as an error bar.
+    pub y_low: Option<f64>,
+    /// Upper end of the spread.
+    pub y_high: Option<f64>,
+}
+
+/// A named line on a chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// Points in x order.
+    pub points: Vec<ChartPoint>,
+    /// Drawn dashed without markers: a prediction or a fit rather than a measurement.
+    pub predicted: bool,
+    /// Points of the series marked with a large marker in its colour (a timeline's peak).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub marked: Vec<ChartPoint>,
+}
+
+impl Series {
+    /// A series of plain `(x, y)` points, without spread.
+    pub fn line(name: &str, predicted: bool, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            name: name.into(),
+            predicted,
+            points: points
+                .into_iter()
+                .map(|(x, y)| ChartPoint {
+                    x,
+                    y,
+                    y_low: None,
+                    y_high: None,
+                })
+                .collect(),
+            marked: Vec::new(),
+        }
+    }
+
+    /// The series with `(x, y)` marked (its peak).
+    pub fn with_marked(mut self, (x, y): (f64, f64)) -> Self {
+        self.marked.push(ChartPoint {
+            x,
+            y,
+            y_low: None,
+            y_high: None,
+        });
+        self
+    }
+
+    /// Throughput of measured points with the fastest and slowest repeat as the spread.
+    pub fn throughput<'a>(
+        name: &str,
+        points: impl IntoIterator<Item = (f64, &'a PointResult)>,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            predicted: false,
+            points: points
+                .into_iter()
+                .map(|(x, r)| {
+                    let samples = r.samples_per_step as f64;
+                    ChartPoint {
+                        x,
+                        y: r.samples_per_s,
+                        y_low: Some(samples / r.step.max_s),
+                        y_high: Some(samples / r.step.min_s),
+                    }
+                })
+                .collect(),
+            marked: Vec::new(),
+        }
+    }
+}
+
+/// A chart as data; the guide turns it into SVG.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chart {
+    /// Anchor and file name (`peak-vs-batch`).
+    pub id: String,
+    /// Title drawn above the chart.
+    pub title: String,
+    /// x-axis label, with unit.
+    pub x_label: String,
+    /// y-axis label, with unit.
+    pub y_label: String,
+    /// x-axis scale.
+    pub x_scale: Scale,
+    /// Where the x axis is a set of categories (precisions), their names: x = 1 is the first.
+    /// Drawn as markers without connecting lines. Empty for a numeric axis (and in records made
+    /// before it existed, which drew categories as numbered codes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+/// A figure predicted from shapes and dtypes, beside the measured one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// What is compared (`Adam state`, `activations per sample`).
+    pub quantity: String,
+    /// The prediction, in bytes.
+    pub predicted_bytes: f64,
+    /// The measurement, in bytes: on a backend whose peaks are bracketed, the bracket's lower
+    /// bound.
+    pub measured_bytes: f64,
+    /// Where the measurement is a bracket (a peak on CubeCL: see [`crate::PeakBracket`]), its
+    /// upper bound; the prediction is met anywhere between the two bounds. Absent in records
+    /// before it existed and wherever the measurement is exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_upper_bytes: Option<f64>,
+    /// How the prediction was made, and why it may differ.
+    pub note: String,
+}
+
+impl Comparison {
+    /// An exact measurement beside its prediction.
+    pub fn new(
+        quantity: impl Into<String>,
+        predicted_bytes: f64,
+        measured_bytes: f64,
+        note: impl Into<String>,
+    ) -> Self {
+        Self {
+            quantity: quantity.into(),
+            predicted_bytes,
+            measured_bytes,
+            measured_upper_bytes: None,
+            note: note.into(),
+        }
+    }
+
+    /// The same comparison with the measurement read as a bracket up to `upper_bytes` (none:
+    /// exact, as before).
+    pub fn bracketed(mut self, upper_bytes: Option<f64>) -> Self {
+        self.measured_upper_bytes = upper_bytes;
+        self
+    }
+
+    /// The measured figure nearest the prediction: the measurement where it is exact; within a
+    /// bracket, the prediction itself where it lies inside, else the nearer bound.
+    pub fn nearest_measured_bytes(&self) -> f64 {
+        match self.measured_upper_bytes {
+            Some(upper) => self
+                .predicted_bytes
+                .clamp(self.measured_bytes, upper.max(self.measured_bytes)),
+            None => self.measured_bytes,
+        }
+    }
+
+    /// Whether the prediction lies inside a bracketed measurement.
+    pub fn inside_bracket(&self) -> bool {
+        self.measured_upper_bytes.is_some() && self.nearest_measured_bytes() == self.predicted_bytes
+    }
+
+    /// The measured minus the predicted, relative to the prediction, in percent (NaN where
+    /// the prediction is zero), from the measured figure nearest the prediction.
+    pub fn miss_pct(&self) -> f64 {
+        crate::format::diff_pct(self.predicted_bytes, self.nearest_measured_bytes())
+    }
+
+    /// The prediction's error relative to the measurement, in percent: positive where the
+    /// prediction is too high (0 inside a bracket; NaN where the measurement is zero). This is
+    /// how an estimate is read: "12% high".
+    pub fn error_pct(&self) -> f64 {
+        crate::format::diff_pct(self.nearest_measured_bytes(), self.predicted_bytes)
+    }
+}
+
+/// How far a set of predictions missed their measurements: the estimator's error over a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorSummary {
+    /// Predictions with a finite error.
+    pub count: usize,
+    /// Of them, those within `WITHIN_PCT` (or inside their bracket).
+    pub within: usize,
+    /// The median of the errors' absolute values, in percent.
+    pub median_abs_pct: f64,
+    /// The error of largest absolute value, signed, in percent.
+    pub worst_pct: f64,
+    /// What the worst prediction was of.
+    pub worst_quantity: String,
+}
+
+impl ErrorSummary {
+    /// The error the guide aims under for a step peak, in percent.
+    pub const WITHIN_PCT: f64 = 10.0;
+
+    /// The summary of `comparisons`' errors ([`Comparison::error_pct`]); none where no error is
+    /// finite.
+    pub fn of<'a>(comparisons: impl IntoIterator<Item = &'a Comparison>) -> Option<Self> {
+        let errors: Vec<(f64, &str)> = comparisons
+            .into_iter()
+            .map(|c| (c.error_pct(), c.quantity.as_str()))
+            .filter(|(e, _)| e.is_finite())
+            .collect();
+        let (worst_pct, worst_quantity) = errors
+            .iter()
+            .copied()
+            .max_by(|a, b| a.0.abs().total_cmp(&b.0.abs()))?;
+        let abs: Vec<f64> = errors.iter().map(|(e, _)| e.abs()).collect();
+        Some(Self {
+            count: errors.len(),
+            within: abs.iter().filter(|e| **e <= Self::WITHIN_PCT).count(),
+            median_abs_pct: crate::timing::median(&abs),
+            worst_pct,
+            worst_quantity: worst_quantity.to_string(),
+        })
+    }
+}
+
+/// A fitted line reported on the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportedFit {
+    /// What was fitted, with units (`forward activation bytes against batch size`).
+    pub what: String,
+    /// The fit.
+    pub fit: LinearFit,
+}
+
+/// A published figure on the same technique, set beside ours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedFigure {
+    /// Who published it, and where.
+    pub source: String,
+    /// What they report.
+    pub claim: String,
+    /// Our figure on the same question, from this run, in words.
+    pub ours: String,
+}
+
+/// Everything a technique concludes from its measured points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// The index row.
+    pub headline: Headline,
+    /// Further index rows under the first (another variant of the technique people also use).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondary_headlines: Vec<Headline>,
+    /// Sentences stating what the measurements show, each quoting its figures.
+    pub findings: Vec<String>,
+    /// Predictions beside measurements.
+    pub comparisons: Vec<Comparison>,
+    /// Fitted lines.
+    pub fits: Vec<ReportedFit>,
+    /// Charts, as data.
+    pub charts: Vec<Chart>,
+    /// Published figures beside ours.
+    pub published: Vec<PublishedFigure>,
+}
+
+impl Analysis {
+    /// The analysis of an experiment none of whose points was measured.
+    pub fn unmeasured(correctness: Correctness) -> Self {
+        Self {
+            headline: Headline {
+                compared: "no point was measured".into(),
+                memory_saved_bytes: None,
+                memory_saved_pct: None,
+                timed_by: None,
+                correctness,
+                correctness_detail: "no measurement".into(),
+                peak: String::new(),
+                variant: None,
+            },
+            secondary_headlines: vec![],
+            findings: vec![],
+            comparisons: vec![],
+            fits: vec![],
+            charts: vec![],
+            published: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versus_saves_against_the_baseline() {
+        let h = Headline::versus(
+            "a against b",
+            Side::with_peak("step peak", 200.0),
+            Side::with_peak("step peak", 150.0),
+            Correctness::Passed,
+            "equal",
+        )
+        .timed_by("headline");
+        assert_eq!(h.memory_saved_bytes, Some(50.0));
+        assert_eq!(h.memory_saved_pct, Some(25.0));
+        assert_eq!(h.timed_by.as_deref(), Some("headline"));
+        assert_eq!(h.peak, "step peak");
+    }
+}
+
+#[cfg(test)]
+mod chart_point_tests {
+    use super::ChartPoint;
+
+    #[test]
+    fn a_chart_point_of_a_diverged_loss_reads_back_as_nan() {
+        let p = ChartPoint {
+            x: 9.0,
+            y: f64::NAN,
+            y_low: None,
+            y_high: None,
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(json.contains("\"y\":null"), "{json}");
+        let back: ChartPoint = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.x, 9.0);
+        assert!(back.y.is_nan());
+    }
+}
+
+#[cfg(test)]
+mod error_summary_tests {
+    use super::{Comparison, ErrorSummary};
+
+    #[test]
+    fn the_summary_reads_errors_against_the_measurement_and_a_bracket_as_met() {
+        let high = Comparison::new("high", 110.0, 100.0, "");
+        let low = Comparison::new("low", 95.0, 100.0, "");
+        let inside = Comparison::new("inside", 120.0, 100.0, "").bracketed(Some(130.0));
+        let above = Comparison::new("above", 150.0, 100.0, "").bracketed(Some(125.0));
+        assert_eq!(high.error_pct(), 10.0);
+        assert_eq!(inside.error_pct(), 0.0);
+        assert_eq!(above.error_pct(), 20.0);
+        let s = ErrorSummary::of([&high, &low, &inside, &above]).unwrap();
+        assert_eq!(s.count, 4);
+        assert_eq!(s.within, 3);
+        assert_eq!(s.median_abs_pct, 7.5);
+        assert_eq!(s.worst_pct, 20.0);
+        assert_eq!(s.worst_quantity, "above");
+        assert!(ErrorSummary::of([]).is_none());
+    }
+}

@@ -1,0 +1,230 @@
+//! What fits: `workbench fit`'s measured answers on this machine, as one record
+//! (`data/what-fits.json`), and the estimator's tables for named models on common cards, which
+//! are derived when the guide is rendered ([`EstimatorTables`]) and never stored.
+//!
+//! Question: which batch of which model trains on which card, with which techniques, and how
+//! far can that answer be trusted?
+//! Method: the estimator's byte rules (the experiments' predictions, one source of truth) over
+//! presets and cards; `fit` runs the training step under a budget and searches for the largest
+//! batch that fits, from the estimator's guess.
+//! Answer: the guide's "What fits" page renders the record beside the tables; the estimator's
+//! error over every measured training step is read from the experiments' records.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::DeviceKind;
+use crate::error::LoadError;
+use crate::point::Profile;
+use crate::record::Provenance;
+
+/// The record's file name in a guide's `data/` folder.
+pub const CAPACITY_FILE: &str = "what-fits.json";
+
+/// The schema version of [`CapacityRecord`].
+/// 2: `fit`'s searches only; the estimator's tables and the decision list are derived at
+/// render time. A version 1 record loads with those ignored.
+pub const CAPACITY_SCHEMA_VERSION: u32 = 2;
+
+/// `fit`'s searches of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityRecord {
+    /// [`CAPACITY_SCHEMA_VERSION`] at the time of writing.
+    pub schema_version: u32,
+    /// Where and with what.
+    pub provenance: Provenance,
+    /// The run's profile: only the full profile on the CPU runs the searches.
+    pub profile: Profile,
+    /// The device `fit` ran on.
+    pub device: DeviceKind,
+    /// The budget the searches run under, in bytes.
+    pub fit_budget_bytes: u64,
+    /// Micro-batches of the accumulating searches.
+    pub fit_micro_batches: usize,
+    /// `fit`'s searches (none where the run did not measure them).
+    pub fits: Vec<MeasuredFit>,
+    /// Why a search could not run (the child's error), where one could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_error: Option<String>,
+}
+
+/// The estimator's tables for the presets and common cards: a pure function of the byte rules,
+/// computed when the guide is rendered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EstimatorTables {
+    /// The single cards of the tables, in order.
+    pub cards: Vec<CardColumn>,
+    /// The multi-card setup (`8 x 96 GB`).
+    pub many_cards: CardColumn,
+    /// How the multi-card setup shares the step, in the order of
+    /// [`CombinationFit::largest_batch_many_cards`].
+    pub shardings: Vec<String>,
+    /// One table per preset.
+    pub models: Vec<ModelCapacity>,
+    /// Weights for inference at 16, 8 and 4 bits, per preset.
+    pub weights: Vec<WeightsRow>,
+}
+
+/// The "What fits" page's input: the measured searches and the tables beside them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnalysedCapacity {
+    /// What was measured.
+    pub record: CapacityRecord,
+    /// What the estimator derives.
+    pub tables: EstimatorTables,
+}
+
+/// A card, or a group of cards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CardColumn {
+    /// Its name (`80 GB`, `8 x 96 GB`).
+    pub name: String,
+    /// Memory of one card, in bytes.
+    pub bytes: f64,
+    /// Cards.
+    pub count: usize,
+}
+
+/// A preset's table: each combination of techniques, its step peak at one sample per
+/// micro-batch, and the largest batch on each card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCapacity {
+    /// The preset's id (`llama-7b-like`).
+    pub id: String,
+    /// What the preset assumes.
+    pub assumes: String,
+    /// Parameters.
+    pub params: u64,
+    /// Weights, gradients and Adam state in f32: held whatever the batch.
+    pub fixed_bytes: f64,
+    /// What the forward pass keeps per sample (sequence) in f32, at its peak.
+    pub activation_bytes_per_sample: f64,
+    /// Micro-batches of the accumulating combinations.
+    pub micro_batches: usize,
+    /// One row per combination.
+    pub rows: Vec<CombinationFit>,
+}
+
+/// One combination of techniques for one preset.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CombinationFit {
+    /// The combination (`accumulation + checkpointing`).
+    pub combination: String,
+    /// The step's peak at a batch of one micro-batch of one sample, in bytes.
+    pub peak_bytes_at_one: f64,
+    /// The largest batch on each single card (`None`: not even one sample).
+    pub largest_batch_per_card: Vec<Option<u64>>,
+    /// The largest batch over the multi-card setup per sharding scheme.
+    pub largest_batch_many_cards: Vec<Option<u64>>,
+}
+
+/// A preset's weights for inference at a number of bits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WeightsRow {
+    /// The preset.
+    pub model: String,
+    /// Parameters.
+    pub params: u64,
+    /// Bits per weight.
+    pub bits: u32,
+    /// Bytes as CubeCL backends store them (4 and 8 bits packed into u32 words; scales not
+    /// counted).
+    pub packed_bytes: f64,
+    /// Bytes as Flex stores them (every quantized value in a byte).
+    pub flex_bytes: f64,
+}
+
+/// One `fit` search: the largest batch under a budget, verified, beside the estimator's guess.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredFit {
+    /// The model (`mlp 4x256`).
+    pub model: String,
+    /// The techniques applied (`accumulation+checkpointing`).
+    pub technique: String,
+    /// The budget, in bytes.
+    pub budget_bytes: u64,
+    /// The estimator's largest batch: the search's start.
+    pub estimated_batch: Option<u64>,
+    /// The largest batch that ran under the budget (`None`: not even the smallest).
+    pub found_batch: Option<u64>,
+    /// The next larger batch tried, which ran out of the budget.
+    pub next_fails_at: Option<u64>,
+    /// The estimator's guess against the batch found, in percent (positive: the guess was too
+    /// large).
+    pub estimate_miss_pct: Option<f64>,
+    /// Training steps run by the search.
+    pub tries: usize,
+    /// The search's wall time, in seconds.
+    pub wall_s: f64,
+}
+
+impl CapacityRecord {
+    /// The record as pretty JSON, as it is written to disk.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("records serialise") + "\n"
+    }
+
+    /// Reads a record, with errors that name the file. A version 1 record's tables, decisions
+    /// and note are ignored; its searches all ran under one budget, which it names.
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        let text = std::fs::read_to_string(path).map_err(|e| LoadError::Unreadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        let mut record: Self = crate::record::parse_versioned(
+            &text,
+            path,
+            1..=CAPACITY_SCHEMA_VERSION,
+            |value, v| {
+                if v == 1 {
+                    capacity_from_v1(value);
+                }
+            },
+        )?;
+        record.schema_version = CAPACITY_SCHEMA_VERSION;
+        Ok(record)
+    }
+
+    /// The first record found at the top of `dirs` (a guide's `data/` folders), if any.
+    pub fn find(dirs: &[PathBuf]) -> Result<Option<Self>, LoadError> {
+        for dir in dirs {
+            let path = dir.join(CAPACITY_FILE);
+            if path.is_file() {
+                return Self::load(&path).map(Some);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Version 1 stored the estimator's tables and a note in words; version 2 keeps the searches'
+/// budget and micro-batches as numbers (every version 1 run searched under 64 MiB over 4
+/// micro-batches) and the error of a search that could not run.
+fn capacity_from_v1(value: &mut serde_json::Value) {
+    let Some(map) = value.as_object_mut() else {
+        return;
+    };
+    let budget = map
+        .get("fits")
+        .and_then(|f| f.get(0))
+        .and_then(|f| f.get("budget_bytes"))
+        .and_then(|b| b.as_u64())
+        .unwrap_or(64 << 20);
+    let micro = map
+        .get("models")
+        .and_then(|m| m.get(0))
+        .and_then(|m| m.get("micro_batches"))
+        .and_then(|m| m.as_u64())
+        .unwrap_or(4);
+    let error = map
+        .get("fits_note")
+        .and_then(|n| n.as_str())
+        .and_then(|n| n.split_once("could not run in this run: "))
+        .map(|(_, e)| e.to_string());
+    map.insert("fit_budget_bytes".into(), budget.into());
+    map.insert("fit_micro_batches".into(), micro.into());
+    if let Some(error) = error {
+        map.insert("fit_error".into(), error.into());
+    }
+}

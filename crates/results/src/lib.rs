@@ -1,0 +1,49 @@
+//! The results of the Burn VRAM workbench, without Burn.
+//!
+//! Question: what does a measurement say, in a form that outlives the code that made it?
+//! Method: one versioned JSON record per experiment and device ([`record::ExperimentRecord`]),
+//! holding measurements only (configurations, readings, raw samples, outcomes, provenance),
+//! loaded with errors that name the file and the problem; the typed facts a technique's
+//! analysis derives from it at render time ([`Analysis`], carried beside the record by
+//! [`record::Analysed`]); and pure statistics over samples.
+//! Answer: the techniques (crate `experiments`) write records and analyse them, the guide (crate
+//! `guide`) reads both; neither knows the other, and an older record of the same schema renders
+//! with today's analysis.
+
+pub mod analysis;
+pub mod capacity;
+pub mod criterion;
+pub mod device;
+pub mod error;
+pub mod fit;
+pub mod format;
+pub mod memory;
+pub mod paired;
+pub mod point;
+pub mod record;
+pub mod timing;
+
+pub use analysis::{
+    Analysis, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline, PublishedFigure,
+    ReportedFit, Scale, Series, Side,
+};
+pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, CAPACITY_FILE};
+pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
+pub use error::LoadError;
+pub use fit::LinearFit;
+pub use memory::{PeakBracket, PhaseMemory, ProbeInfo};
+pub use paired::{
+    build_rounds, count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS,
+};
+pub use paired::{
+    Build, BuildPlan, ComparisonSpec, Interleaving, Interval, PairSettings, PairedComparison,
+    PairedOutcome, PairedTiming, Round, Stop,
+};
+pub use point::{
+    Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace, Unit,
+};
+pub use record::{
+    Analysed, Calibration, DeviceInfo, ExperimentRecord, KeptFromRun, MeasuredAgain, PageText,
+    Provenance, Resumed, OLDEST_READABLE_VERSION, SCHEMA_VERSION,
+};
+pub use timing::Timing;
