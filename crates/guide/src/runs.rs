@@ -130,7 +130,15 @@ fn row(members: &[&Analysed]) -> RunRow {
                 )
             },
         ),
-        wall: minutes(members.iter().map(|r| r.wall_s).sum()),
+        wall: format!(
+            "{} (its experiments, added up{})",
+            minutes(members.iter().map(|r| r.wall_s).sum()),
+            if resumed.is_empty() {
+                ""
+            } else {
+                "; a resumed record counts the resumed run alone"
+            }
+        ),
         experiments: members
             .iter()
             .map(|r| r.experiment.as_str())
