@@ -65,12 +65,13 @@ fi
 echo "refused: $expected"
 
 echo "== the guide in a browser (headless Chromium, 1280 and 390 px)"
-# The workbench binary the integration tests built (debug, with wgpu): render needs no more.
+# The workbench binary the integration tests built (debug, with wgpu), in the target folder
+# cargo used: render needs no more.
 target_dir="${CARGO_TARGET_DIR:-target}"
 browser_dir="$target_dir/browser"
 rm -rf "$browser_dir"
 mkdir -p "$browser_dir"
-target/debug/workbench render --results tests/fixtures/results --out "$browser_dir/site"
+"$target_dir/debug/workbench" render --results tests/fixtures/results --out "$browser_dir/site"
 scripts/browser_test.py "$browser_dir/site" --screenshots "$browser_dir/screenshots"
 scripts/browser_test.py site
 echo "screenshots of the landing page: $browser_dir/screenshots"
