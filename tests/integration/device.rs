@@ -164,7 +164,11 @@ fn quick_run_on_wgpu_measures_what_the_cpu_measures() {
         .filter(|p| p.point.config["shape"].get("width").is_some())
         .max_by_key(|p| p.point.config["batch"].as_u64().unwrap())
         .unwrap();
-    let forward = largest.result().unwrap().phase("forward").unwrap();
+    let forward = largest
+        .result()
+        .unwrap()
+        .phase(results::Phase::Forward)
+        .unwrap();
     let b = forward.bracket.as_ref().unwrap();
     let carried = forward.live_before_bytes as f64
         + cpu_per_sample * largest.point.config["batch"].as_f64().unwrap();
@@ -244,9 +248,12 @@ fn offload_on_wgpu_moves_adams_state_off_the_device() {
         usual.metric(Metric::LiveBeforeStepBytes) - offloaded.metric(Metric::LiveBeforeStepBytes);
     assert_eq!(saved, 8.0 * params);
     assert!(offloaded.peak_bytes() < usual.peak_bytes());
-    assert_eq!(offloaded.metric(Metric::TransferBytes), 8.0 * params);
+    assert_eq!(
+        offloaded.metric(experiments::techniques::offload::OffloadMetric::TransferBytes),
+        8.0 * params
+    );
     // The host keeps the master weights and the moments, 12 B per parameter, within 5%.
-    let host = offloaded.metric(Metric::HostStateBytes);
+    let host = offloaded.metric(experiments::techniques::offload::OffloadMetric::HostStateBytes);
     assert!((host / (12.0 * params) - 1.0).abs() < 0.05, "host: {host}");
     // Adam on Flex and Adam on wgpu give the same parameters within f32 rounding.
     assert!(offloaded.checks[0].passed, "{:?}", offloaded.checks[0]);

@@ -159,8 +159,10 @@ fn phase_meter_separates_phases() {
     let n = 1 << 18;
     exact_in_one_of_five(|| {
         let mut meter = PhaseMeter::new(&probe, &sync);
-        let kept = meter.phase("allocate", || vec![0f32; n]);
-        meter.phase("transient", || drop(std::hint::black_box(vec![0u8; 3 * n])));
+        let kept = meter.phase(TestPhase::Allocate, || vec![0f32; n]);
+        meter.phase(TestPhase::Transient, || {
+            drop(std::hint::black_box(vec![0u8; 3 * n]))
+        });
         drop(kept);
         let phases = meter.finish();
         assert_eq!(phases[0].phase, "allocate");
@@ -205,4 +207,14 @@ fn realloc_is_counted_as_the_size_change() {
         equal(grown.saturating_sub(before), grown_capacity - 1000, "grown")?;
         equal(shrunk, before - 1000 + v.capacity() as u64, "shrunk")
     });
+}
+
+results::phase_names! {
+    /// The phases of the meter's own test.
+    enum TestPhase {
+        /// A tensor kept past the phase.
+        Allocate = "allocate",
+        /// A buffer freed inside the phase.
+        Transient = "transient",
+    }
 }

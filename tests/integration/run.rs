@@ -224,7 +224,9 @@ fn quick_run_writes_the_whole_guide() {
 /// The quick run's own figures show each technique doing what its page says it does.
 fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     let record = |id: &str| records.iter().find(|r| r.experiment == id).unwrap();
-    let metric = |p: &results::MeasuredPoint, metric: Metric| p.result().unwrap().metric(metric);
+    fn metric(p: &results::MeasuredPoint, metric: impl results::MetricKey) -> f64 {
+        p.result().unwrap().metric(metric)
+    }
     let point = |id: &str, point: &str| {
         record(id)
             .points
@@ -247,7 +249,10 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
         for p in &record("quantization").points {
             let config: QuantConfig = serde_json::from_value(p.point.config.clone()).unwrap();
             let predicted = predict::weight_bytes(config.shape, config.format, Allocator::Flex);
-            let measured = metric(p, Metric::WeightBytes);
+            let measured = metric(
+                p,
+                experiments::techniques::quantization::QuantMetric::WeightBytes,
+            );
             let tensors = 2 * config.shape.depth;
             assert!(
                 (measured - predicted).abs() < 0.01 * predicted + 512.0 * tensors as f64,
@@ -255,7 +260,12 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
                 p.point.id
             );
         }
-        let bytes = |id: &str| metric(&point("quantization", id), Metric::WeightBytes);
+        let bytes = |id: &str| {
+            metric(
+                &point("quantization", id),
+                experiments::techniques::quantization::QuantMetric::WeightBytes,
+            )
+        };
         assert_eq!(bytes("q4-block-32"), bytes("q8-block-32"));
         assert!(bytes("q8-tensor") < 0.26 * bytes("f32"));
         let config: QuantConfig =
@@ -285,7 +295,13 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
             (extra - 4.0 * params).abs() < 0.01 * 4.0 * params + 4.0 * HANDLES * tensors,
             "offload's second copy: {extra} B for {params} parameters"
         );
-        assert_eq!(metric(&offloaded, Metric::TransferBytes), 8.0 * params);
+        assert_eq!(
+            metric(
+                &offloaded,
+                experiments::techniques::offload::OffloadMetric::TransferBytes
+            ),
+            8.0 * params
+        );
         let proof = &offloaded.result().unwrap().checks[0];
         assert!(proof.passed && proof.max_abs_diff == 0.0, "{proof:?}");
     }
@@ -294,8 +310,13 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     for p in &record("in-place").points {
         if let Some(rest) = p.point.id.strip_prefix("chain-keep-clone-") {
             let consumed = point("in-place", &format!("chain-consume-{rest}"));
-            let saved =
-                metric(p, Metric::AddedPeakBytes) - metric(&consumed, Metric::AddedPeakBytes);
+            let saved = metric(
+                p,
+                experiments::techniques::in_place::InPlaceMetric::AddedPeakBytes,
+            ) - metric(
+                &consumed,
+                experiments::techniques::in_place::InPlaceMetric::AddedPeakBytes,
+            );
             let tensor = metric(p, Metric::TensorBytes);
             assert!(
                 (saved - tensor).abs() < HANDLES,
@@ -307,8 +328,8 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     // views-vs-clones: views copy nothing, a reshape of a transpose copies the parent, a row view
     // holds the whole parent and a row copy does not.
     for p in &record("views-vs-clones").points {
-        let parent = metric(p, Metric::ParentBytes);
-        let copied = metric(p, Metric::CopiedBytes);
+        let parent = metric(p, experiments::techniques::views::ViewsMetric::ParentBytes);
+        let copied = metric(p, experiments::techniques::views::ViewsMetric::CopiedBytes);
         let op = p.point.id.split("-rows-").next().unwrap();
         match op {
             "slice-rows" | "slice-columns" | "narrow" | "transpose" | "reshape" | "expand" => {

@@ -10,8 +10,7 @@
 //! prediction against both bounds.
 //! Answer: the findings and the predicted-against-measured rows of each page, from its rows.
 
-use results::format;
-use results::{Comparison, PeakBracket};
+use results::{format, Comparison, PeakBracket, PhaseKey};
 
 use crate::technique::Row;
 
@@ -22,7 +21,7 @@ fn at_bound(predicted: f64, bound: f64) -> bool {
 }
 
 /// The bracket of `phase` in a row, where the row was bracketed.
-pub fn of<'a, C>(row: &Row<'a, C>, phase: &str) -> Option<&'a PeakBracket> {
+pub fn of<'a, C>(row: &Row<'a, C>, phase: impl PhaseKey) -> Option<&'a PeakBracket> {
     row.result.phase(phase).and_then(|p| p.bracket.as_ref())
 }
 
@@ -30,7 +29,7 @@ pub fn of<'a, C>(row: &Row<'a, C>, phase: &str) -> Option<&'a PeakBracket> {
 /// it began, divided by `per` (1 for the whole phase; the batch for a figure per sample): the
 /// upper end of a comparison whose measured figure is the phase's `delta_bytes` over `per`.
 /// `None` on an exact probe.
-pub fn added_upper<C>(row: &Row<'_, C>, phase: &str, per: f64) -> Option<f64> {
+pub fn added_upper<C>(row: &Row<'_, C>, phase: impl PhaseKey, per: f64) -> Option<f64> {
     row.result
         .phase(phase)
         .and_then(|p| p.delta_upper_bytes())
@@ -40,7 +39,7 @@ pub fn added_upper<C>(row: &Row<'_, C>, phase: &str, per: f64) -> Option<f64> {
 /// Where `phase` of a row was bracketed, what it added above what was live when it began,
 /// divided by `per`, as a bracket: the least (`delta_bytes`) and the most ([`added_upper`]).
 /// `None` on an exact probe.
-pub fn added<C>(row: &Row<'_, C>, phase: &str, per: f64) -> Option<(f64, f64)> {
+pub fn added<C>(row: &Row<'_, C>, phase: impl PhaseKey, per: f64) -> Option<(f64, f64)> {
     let p = row.result.phase(phase)?;
     Some((
         p.delta_bytes() as f64 / per,
@@ -54,7 +53,7 @@ pub fn added<C>(row: &Row<'_, C>, phase: &str, per: f64) -> Option<(f64, f64)> {
 /// bracket (an exact probe).
 pub fn phase_brackets<C>(
     rows: &[&Row<'_, C>],
-    phase: &str,
+    phase: impl PhaseKey,
     rule: &str,
     label: impl Fn(&Row<'_, C>) -> String,
     predicted: impl Fn(&Row<'_, C>) -> f64,
@@ -90,11 +89,12 @@ pub fn phase_brackets<C>(
             "inside the bracket".to_string()
         };
         findings.push(format!(
-            "{}, {phase} phase: read at its boundaries the peak is {}; a thread sampling the \
+            "{}, {} phase: read at its boundaries the peak is {}; a thread sampling the \
              stream read up to {} ({} readings about {} apart); the pool reserved {} right after \
              the phase ({} pool, emptied of unused pages right before it). The in-use peak lies \
              between {} and {} (a bracket {} wide). The rule ({rule}) predicts {}: {verdict}.",
             label(row),
+            phase.name(),
             format::bytes(b.boundary_peak_bytes as f64),
             format::bytes(b.sampled_peak_bytes as f64),
             b.samples,
@@ -108,7 +108,7 @@ pub fn phase_brackets<C>(
         ));
         comparisons.push(
             Comparison::new(
-                format!("{phase} peak, {}", label(row)),
+                format!("{} peak, {}", phase.name(), label(row)),
                 p,
                 lower,
                 format!(

@@ -24,23 +24,10 @@ pub mod workloads;
 pub use error::ExperimentError;
 pub use technique::{Experiment, Technique};
 
-/// Every technique, in the guide's order: adding a technique is its folder and one line here.
+/// Every technique, in the guide's order: adding a technique is its folder and one line in
+/// the registry (`techniques/mod.rs`).
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![
-        &techniques::batch_size::BatchSize,
-        &techniques::accumulation::Accumulation,
-        &techniques::mixed_precision::MixedPrecision,
-        &techniques::checkpointing::GradientCheckpointing,
-        &techniques::sequence_length::SequenceLength,
-        &techniques::in_place::InPlace,
-        &techniques::views::Views,
-        &techniques::no_grad::NoGrad,
-        &techniques::cache_release::CacheRelease,
-        &techniques::optimizer_state::OptimizerState,
-        &techniques::quantization::Quantization,
-        &techniques::offload::Offload,
-        &techniques::allocator_settings::AllocatorSettings,
-    ]
+    techniques::all()
 }
 
 /// The technique with this id.

@@ -8,8 +8,10 @@
 //! [`crate::estimate`] and its throughput in tokens per second.
 //! Answer: each page says it, from its own rows.
 
-use results::format::{self, mib};
-use results::{Chart, Comparison, Metric, Scale, Series, Trace};
+use results::{
+    format::{self, mib},
+    Chart, Comparison, Metric, Phase, PhaseKey, Scale, Series, Trace,
+};
 
 use crate::estimate;
 use crate::harness::models::ModelShape;
@@ -105,22 +107,22 @@ pub fn above_process<C>(row: &Row<'_, C>) -> f64 {
 /// A row's forward peak above the process's own bytes.
 fn forward_above_process<C>(row: &Row<'_, C>) -> f64 {
     row.result
-        .phase("forward")
+        .phase(Phase::Forward)
         .map_or(f64::NAN, |p| p.peak_bytes as f64)
         - row.result.metric(Metric::ProcessBaselineBytes)
 }
 
 /// Where the forward phase was bracketed, its upper bound above the process's own bytes.
 fn forward_upper_above_process<C>(row: &Row<'_, C>) -> Option<f64> {
-    let b = row.result.phase("forward")?.bracket.as_ref()?;
+    let b = row.result.phase(Phase::Forward)?.bracket.as_ref()?;
     Some(b.upper_bytes as f64 - row.result.metric(Metric::ProcessBaselineBytes))
 }
 
 /// What backward adds above what the forward pass left live, per token: the gradients it
 /// makes while the activations are still alive.
 fn backward_excess_per_token<C>(row: &Row<'_, C>) -> Option<f64> {
-    let forward = row.result.phase("forward")?;
-    let backward = row.result.phase("backward")?;
+    let forward = row.result.phase(Phase::Forward)?;
+    let backward = row.result.phase(Phase::Backward)?;
     let tokens = row.result.samples_per_step.max(1) as f64;
     Some(backward.peak_bytes.saturating_sub(forward.live_after_bytes) as f64 / tokens)
 }
@@ -295,12 +297,9 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
 
 /// A phase kind's name, by its code in [`Trace::MemoryTimelinePhaseKind`].
 fn phase_kind_name(code: f64) -> &'static str {
-    match code as u32 {
-        0 => "forward",
-        1 => "backward",
-        2 => "optimizer",
-        _ => "other",
-    }
+    crate::harness::train::TIMELINE_PHASES
+        .get(code as usize)
+        .map_or("other", |p| p.name())
 }
 
 /// One training step's memory over time for each of `rows` (a baseline and its technique), on

@@ -617,7 +617,7 @@ fn result_set(record: &Analysed) -> ResultSet {
             label: p.point.label.clone(),
             phase_peaks: phase_names
                 .iter()
-                .map(|n| CellBytes::phase_peak(r.phase(n)))
+                .map(|n| CellBytes::phase_peak(r.phase_named(n)))
                 .collect(),
             live_before: CellBytes::new(r.phases.first().map(|ph| ph.live_before_bytes)),
             step_median: format::seconds(r.step.median_s),

@@ -16,13 +16,9 @@ pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
             }
         }
     }
-    let metrics: BTreeSet<_> = measured().flat_map(|r| r.metrics.keys().copied()).collect();
-    let metric_name = |m: &results::Metric| {
-        serde_json::to_value(m)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default()
-    };
+    let metrics: BTreeSet<&str> = measured()
+        .flat_map(|r| r.metrics.keys().map(String::as_str))
+        .collect();
 
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = [
@@ -53,7 +49,7 @@ pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
         .iter()
         .map(|s| s.to_string()),
     );
-    header.extend(metrics.iter().map(metric_name));
+    header.extend(metrics.iter().map(|m| m.to_string()));
     w.write_record(&header)?;
 
     let num = |v: f64| {
@@ -81,7 +77,7 @@ pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
                 );
                 for name in &phases {
                     row.push(
-                        r.phase(name)
+                        r.phase_named(name)
                             .map_or(String::new(), |ph| ph.peak_bytes.to_string()),
                     );
                 }
@@ -98,7 +94,7 @@ pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
                 });
                 row.push(String::new());
                 for m in &metrics {
-                    row.push(r.metrics.get(m).map_or(String::new(), |v| num(*v)));
+                    row.push(r.metrics.get(*m).map_or(String::new(), |v| num(*v)));
                 }
             }
             other => {

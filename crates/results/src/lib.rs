@@ -31,7 +31,7 @@ pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, CAPACITY_F
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
-pub use memory::{PeakBracket, PhaseMemory, ProbeInfo};
+pub use memory::{PeakBracket, Phase, PhaseKey, PhaseMemory, ProbeInfo};
 pub use paired::{
     build_rounds, count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS,
 };
@@ -40,7 +40,8 @@ pub use paired::{
     PairedOutcome, PairedTiming, Round, Stop,
 };
 pub use point::{
-    Check, MeasuredPoint, Metric, Outcome, PhaseTiming, Point, PointResult, Profile, Trace, Unit,
+    Check, MeasuredPoint, Metric, MetricKey, Metrics, Outcome, PhaseTiming, Point, PointResult,
+    Profile, PutMetric, Trace, Unit,
 };
 pub use record::{
     Analysed, Calibration, DeviceInfo, ExperimentRecord, KeptFromRun, MeasuredAgain, PageText,

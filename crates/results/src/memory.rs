@@ -30,6 +30,36 @@ impl ProbeInfo {
     }
 }
 
+/// A phase's name as a record stores it (`forward`). [`Phase`] holds the training and
+/// evaluation phases the harness measures; a technique declares its own with
+/// [`phase_names!`](crate::phase_names) in its folder.
+pub trait PhaseKey: Copy {
+    /// The name, as stored in [`PhaseMemory::phase`].
+    fn name(self) -> &'static str;
+}
+
+/// Declares an enum of phase names: each variant with its name (`ToHost = "to host"`).
+#[macro_export]
+macro_rules! phase_names {
+    ($($declaration:tt)*) => {
+        $crate::named_variants! { $crate::memory::PhaseKey, name; $($declaration)* }
+    };
+}
+
+phase_names! {
+    /// The phases of a training step and of an evaluation pass.
+    pub enum Phase {
+        /// The forward pass, with the loss.
+        Forward = "forward",
+        /// Back-propagation.
+        Backward = "backward",
+        /// The optimizer's step.
+        Optimizer = "optimizer",
+        /// An evaluation pass (no step).
+        Evaluation = "evaluation",
+    }
+}
+
 /// Memory of one phase of a measured step (forward, backward, optimizer step, evaluation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseMemory {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::memory::{PhaseMemory, ProbeInfo};
+use crate::memory::{PhaseKey, PhaseMemory, ProbeInfo};
 use crate::timing::Timing;
 
 /// How large the points are.
@@ -42,6 +42,17 @@ pub struct Point {
     pub repeats: usize,
     /// The technique's own configuration of this point (its typed `Config`, as JSON).
     pub config: serde_json::Value,
+}
+
+impl Point {
+    /// Whether `other` measures the same thing: the same id, warm-up, repeats and
+    /// configuration (the label only names it).
+    pub fn same_measurement(&self, other: &Point) -> bool {
+        self.id == other.id
+            && self.warmup == other.warmup
+            && self.repeats == other.repeats
+            && self.config == other.config
+    }
 }
 
 /// Outcome of a technique's correctness check on one point.
@@ -106,106 +117,105 @@ impl Check {
     }
 }
 
-/// A measured figure of a point, named with its unit. Declared in the order of their names, so
-/// that a record lists them alphabetically.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Forward pass's peak above what was live before it.
-    ActivationBytes,
-    /// Bytes a copy added (views against copies).
-    AddedPeakBytes,
-    /// Time of one `memory_cleanup()`.
-    CleanupS,
-    /// Bytes an operation copied.
-    CopiedBytes,
-    /// Bytes an evaluation pass added at its peak.
-    EvalBytes,
-    /// Loss scale after the first steps (mixed precision, where finite).
-    FiniteLossScaleFinal,
-    /// Loss scale at the initial weights.
-    FiniteLossScaleInitial,
-    /// Bytes backward leaves live: the parameter gradients.
-    GradBytes,
-    /// Gradient elements counted.
-    GradElements,
-    /// Bytes the forward pass leaves for backward (the autodiff graph).
-    GraphBytes,
-    /// 1 where the backend has an allocator cache, 0 where not.
-    HasCache,
-    /// Bytes held after backward.
-    HeldAfterBackwardBytes,
-    /// Bytes held before backward.
-    HeldBeforeBackwardBytes,
-    /// Bytes held after an operation.
-    HeldBytes,
-    /// Bytes the host keeps between steps for an optimizer moved there: its copy of the
-    /// weights and the optimizer's state.
-    HostStateBytes,
-    /// In use with the tensor alive (cache release).
-    InUseAliveBytes,
-    /// In use once the tensor was dropped (cache release).
-    InUseDroppedBytes,
-    /// In use after `memory_cleanup()` (cache release).
-    InUseReleasedBytes,
-    /// In use at the start (cache release).
-    InUseStartBytes,
-    /// Inputs and targets.
-    InputBytes,
-    /// Bytes live before the measured work.
-    LiveBeforeBytes,
-    /// Bytes live before the first phase of a step.
-    LiveBeforeStepBytes,
-    /// Parameters of the model.
-    NumParams,
-    /// Optimizer state (Adam's moments): what stays live after the first step.
-    OptimizerStateBytes,
-    /// Root-mean-square of an output's difference from the f32 reference, over the reference's
-    /// root-mean-square (a ratio, no unit).
-    OutputRmsRelativeError,
-    /// Parameters, once materialised.
-    ParamBytes,
-    /// Parameters right after `init()` (Burn initialises lazily).
-    ParamBytesAfterInit,
-    /// The parent tensor (views against copies).
-    ParentBytes,
-    /// Bytes live in the process before the model was built.
-    ProcessBaselineBytes,
-    /// Largest difference between repeats of a phase's bytes.
-    RepeatDeltaSpreadBytes,
-    /// Reserved with the tensor alive (cache release).
-    ReservedAliveBytes,
-    /// Reserved once the tensor was dropped (cache release).
-    ReservedDroppedBytes,
-    /// The most the pools held at once over a sequence of allocations.
-    ReservedPeakBytes,
-    /// Reserved after `memory_cleanup()` (cache release).
-    ReservedReleasedBytes,
-    /// Reserved at the start (cache release).
-    ReservedStartBytes,
-    /// Bytes each un-back-propagated pass leaves behind (fitted).
-    RetainedPerPassBytes,
-    /// Backend buffers allocated by the first pass.
-    RuntimeBytes,
-    /// Optimizer steps skipped for a non-finite gradient.
-    SkippedSteps,
-    /// Floating-point operations of one step's matrix products (forward and backward).
-    StepFlop,
-    /// The measured tensor's bytes.
-    TensorBytes,
-    /// Bytes one step moves between the device and the host, both ways.
-    TransferBytes,
-    /// A model's weights as stored in the point's format (quantized values with their scales,
-    /// or floats of the point's type).
-    WeightBytes,
-    /// Exactly-zero gradient elements with the loss scale, at the trained weights.
-    ZeroGradElementsScaledFinal,
-    /// Exactly-zero gradient elements with the loss scale, at the initial weights.
-    ZeroGradElementsScaledInitial,
-    /// Exactly-zero gradient elements without a scale, at the trained weights.
-    ZeroGradElementsUnscaledFinal,
-    /// Exactly-zero gradient elements without a scale, at the initial weights.
-    ZeroGradElementsUnscaledInitial,
+/// A metric's key in a point's `metrics`: its name, with its unit (`activation_bytes`).
+/// [`Metric`] holds the ones the harness and several techniques share; a technique declares its
+/// own with [`metric_keys!`](crate::metric_keys) in its folder, so that adding one edits no
+/// schema.
+pub trait MetricKey: Copy {
+    /// The key, in snake case.
+    fn key(self) -> &'static str;
+}
+
+/// Declares an enum whose variants each name a `&'static str` (`Name = "name"`) and implements
+/// `$trait` for it, the name returned by `$trait::$method`: the one shape of
+/// [`metric_keys!`](crate::metric_keys) and [`phase_names!`](crate::phase_names).
+#[macro_export]
+macro_rules! named_variants {
+    ($trait:path, $method:ident; $(#[$meta:meta])* $vis:vis enum $name:ident {
+        $($(#[$vmeta:meta])* $variant:ident = $key:literal,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $trait for $name {
+            fn $method(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $key,)*
+                }
+            }
+        }
+    };
+}
+
+/// Declares an enum of metric keys: each variant with its key (`Name = "name_bytes"`).
+#[macro_export]
+macro_rules! metric_keys {
+    ($($declaration:tt)*) => {
+        $crate::named_variants! { $crate::point::MetricKey, key; $($declaration)* }
+    };
+}
+
+/// A point's measured figures, by key ([`MetricKey`]).
+pub type Metrics = BTreeMap<String, f64>;
+
+/// Puts a figure into [`Metrics`] under a typed key.
+pub trait PutMetric {
+    /// Sets `metric` to `value`.
+    fn put(&mut self, metric: impl MetricKey, value: f64);
+}
+
+impl PutMetric for Metrics {
+    fn put(&mut self, metric: impl MetricKey, value: f64) {
+        self.insert(metric.key().to_string(), value);
+    }
+}
+
+metric_keys! {
+    /// The measured figures the harness and several techniques share, each named with its
+    /// unit.
+    pub enum Metric {
+        /// Forward pass's peak above what was live before it.
+        ActivationBytes = "activation_bytes",
+        /// Time of one `memory_cleanup()`.
+        CleanupS = "cleanup_s",
+        /// Bytes an evaluation pass added at its peak.
+        EvalBytes = "eval_bytes",
+        /// Bytes backward leaves live: the parameter gradients.
+        GradBytes = "grad_bytes",
+        /// Bytes the forward pass leaves for backward (the autodiff graph).
+        GraphBytes = "graph_bytes",
+        /// 1 where the backend has an allocator cache, 0 where not.
+        HasCache = "has_cache",
+        /// Bytes held after an operation.
+        HeldBytes = "held_bytes",
+        /// Inputs and targets.
+        InputBytes = "input_bytes",
+        /// Bytes live before the measured work.
+        LiveBeforeBytes = "live_before_bytes",
+        /// Bytes live before the first phase of a step.
+        LiveBeforeStepBytes = "live_before_step_bytes",
+        /// Parameters of the model.
+        NumParams = "num_params",
+        /// Optimizer state (Adam's moments): what stays live after the first step.
+        OptimizerStateBytes = "optimizer_state_bytes",
+        /// Parameters, once materialised.
+        ParamBytes = "param_bytes",
+        /// Parameters right after `init()` (Burn initialises lazily).
+        ParamBytesAfterInit = "param_bytes_after_init",
+        /// Bytes live in the process before the model was built.
+        ProcessBaselineBytes = "process_baseline_bytes",
+        /// Largest difference between repeats of a phase's bytes.
+        RepeatDeltaSpreadBytes = "repeat_delta_spread_bytes",
+        /// Backend buffers allocated by the first pass.
+        RuntimeBytes = "runtime_bytes",
+        /// Floating-point operations of one step's matrix products (forward and backward).
+        StepFlop = "step_flop",
+        /// The measured tensor's bytes.
+        TensorBytes = "tensor_bytes",
+    }
 }
 
 /// A sequence measured within a point, one value per pass or step, named with its unit.
@@ -283,7 +293,7 @@ pub struct PointResult {
     /// Further measured figures (a non-finite figure, such as the loss of a run that
     /// diverged, is written as JSON `null` and read back as NaN).
     #[serde(deserialize_with = "nan_map::metrics")]
-    pub metrics: BTreeMap<Metric, f64>,
+    pub metrics: Metrics,
     /// Sequences measured within the point (non-finite values as for `metrics`).
     #[serde(deserialize_with = "nan_map::traces")]
     pub traces: BTreeMap<Trace, Vec<f64>>,
@@ -361,8 +371,13 @@ impl PointResult {
         Self { unit, ..self }
     }
 
-    /// The phase named `name`.
-    pub fn phase(&self, name: &str) -> Option<&PhaseMemory> {
+    /// The phase `phase`.
+    pub fn phase(&self, phase: impl PhaseKey) -> Option<&PhaseMemory> {
+        self.phase_named(phase.name())
+    }
+
+    /// The phase stored under `name` (the guide reads phases by the names the records hold).
+    pub fn phase_named(&self, name: &str) -> Option<&PhaseMemory> {
         self.phases.iter().find(|p| p.phase == name)
     }
 
@@ -382,8 +397,8 @@ impl PointResult {
     }
 
     /// A metric, or NaN when the point did not measure it.
-    pub fn metric(&self, metric: Metric) -> f64 {
-        self.metrics.get(&metric).copied().unwrap_or(f64::NAN)
+    pub fn metric(&self, metric: impl MetricKey) -> f64 {
+        self.metrics.get(metric.key()).copied().unwrap_or(f64::NAN)
     }
 
     /// A trace, or an empty slice when the point did not measure it.
@@ -518,12 +533,12 @@ mod tests {
         #[derive(Deserialize)]
         struct Part {
             #[serde(deserialize_with = "super::nan_map::metrics")]
-            metrics: BTreeMap<Metric, f64>,
+            metrics: Metrics,
             #[serde(deserialize_with = "super::nan_map::traces")]
             traces: BTreeMap<Trace, Vec<f64>>,
         }
         let part: Part = serde_json::from_value(json).unwrap();
-        assert!(part.metrics[&Metric::ActivationBytes].is_nan());
+        assert!(part.metrics[Metric::ActivationBytes.key()].is_nan());
         assert_eq!(part.traces[&Trace::LossByStep][0], 1.0);
         assert!(part.traces[&Trace::LossByStep][1].is_nan());
     }
@@ -567,12 +582,8 @@ mod tests {
 
     #[test]
     fn metric_names_are_the_records_keys() {
-        let json = serde_json::to_string(&Metric::ZeroGradElementsUnscaledInitial).unwrap();
-        assert_eq!(json, "\"zero_grad_elements_unscaled_initial\"");
-        assert_eq!(
-            serde_json::to_string(&Metric::CleanupS).unwrap(),
-            "\"cleanup_s\""
-        );
+        assert_eq!(Metric::LiveBeforeStepBytes.key(), "live_before_step_bytes");
+        assert_eq!(Metric::CleanupS.key(), "cleanup_s");
         assert_eq!(
             serde_json::to_string(&Trace::RetainedBytesByPass).unwrap(),
             "\"retained_bytes_by_pass\""
@@ -587,7 +598,7 @@ pub(crate) mod nan_map {
 
     use serde::{Deserialize, Deserializer};
 
-    use super::{Metric, Trace};
+    use super::{Metrics, Trace};
 
     fn finite_or_nan(v: Option<f64>) -> f64 {
         v.unwrap_or(f64::NAN)
@@ -598,10 +609,8 @@ pub(crate) mod nan_map {
         Ok(finite_or_nan(Option::<f64>::deserialize(d)?))
     }
 
-    pub(super) fn metrics<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<BTreeMap<Metric, f64>, D::Error> {
-        let raw = BTreeMap::<Metric, Option<f64>>::deserialize(d)?;
+    pub(super) fn metrics<'de, D: Deserializer<'de>>(d: D) -> Result<Metrics, D::Error> {
+        let raw = BTreeMap::<String, Option<f64>>::deserialize(d)?;
         Ok(raw
             .into_iter()
             .map(|(k, v)| (k, finite_or_nan(v)))

@@ -557,25 +557,28 @@ fn compare_outcomes(a: &results::Outcome, b: &results::Outcome) -> Vec<(String, 
             v
         });
     for phase in phases {
-        let peak =
-            |r: &results::PointResult| r.phase(&phase).map_or(f64::NAN, |p| p.peak_bytes as f64);
+        let peak = |r: &results::PointResult| {
+            r.phase_named(&phase)
+                .map_or(f64::NAN, |p| p.peak_bytes as f64)
+        };
         rows.push((
             format!("{phase} peak (bytes)"),
             get(ra, &peak),
             get(rb, &peak),
         ));
     }
-    let metrics: std::collections::BTreeSet<results::Metric> = ra
+    let metrics: std::collections::BTreeSet<&str> = ra
         .into_iter()
         .chain(rb)
-        .flat_map(|r| r.metrics.keys().copied())
+        .flat_map(|r| r.metrics.keys().map(String::as_str))
         .collect();
+    let value = |r: &results::PointResult, m: &str| r.metrics.get(m).copied().unwrap_or(f64::NAN);
     for m in metrics {
-        let name = serde_json::to_value(m)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        rows.push((name, get(ra, &|r| r.metric(m)), get(rb, &|r| r.metric(m))));
+        rows.push((
+            m.to_string(),
+            get(ra, &|r| value(r, m)),
+            get(rb, &|r| value(r, m)),
+        ));
     }
     let passed = |r: &results::PointResult| r.checks.iter().filter(|c| c.passed).count() as f64;
     rows.push(("checks passed".into(), get(ra, &passed), get(rb, &passed)));

@@ -9,10 +9,9 @@
 //! timed with the same allocations and the same frees, whichever of them frees inside the
 //! operation and whichever after it.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
-use results::{Check, Metric, PointResult, Timing};
+use results::{Check, Metric, MetricKey, Metrics, PhaseKey, PointResult, PutMetric, Timing};
 
 use crate::harness::probe::{
     bracketed_step, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMemory, PhaseMeter,
@@ -55,13 +54,13 @@ impl OpMeasurement {
     pub fn into_result(
         self,
         probe: ProbeInfo,
-        added_metric: Metric,
-        mut metrics: BTreeMap<Metric, f64>,
+        added_metric: impl MetricKey,
+        mut metrics: Metrics,
         check: Check,
     ) -> PointResult {
-        metrics.insert(added_metric, self.added_peak_bytes() as f64);
-        metrics.insert(Metric::HeldBytes, self.held_bytes() as f64);
-        metrics.insert(
+        metrics.put(added_metric, self.added_peak_bytes() as f64);
+        metrics.put(Metric::HeldBytes, self.held_bytes() as f64);
+        metrics.put(
             Metric::RepeatDeltaSpreadBytes,
             self.repeat_delta_spread_bytes as f64,
         );
@@ -83,7 +82,7 @@ impl OpMeasurement {
 pub fn measure_op<I, O>(
     probe: &dyn MemoryProbe,
     sync: &dyn Fn(),
-    phase: &'static str,
+    phase: impl PhaseKey,
     repeats: Repeats,
     rows: usize,
     mut make_input: impl FnMut() -> I,

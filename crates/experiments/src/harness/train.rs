@@ -7,7 +7,10 @@ use std::collections::BTreeMap;
 use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ElementConversion;
-use results::{Check, DeviceKind, Metric, PhaseMemory, PhaseTiming, PointResult, Timing, Trace};
+use results::{
+    Check, DeviceKind, Metric, Metrics, Phase, PhaseKey, PhaseMemory, PhaseTiming, PointResult,
+    PutMetric, Timing, Trace,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
@@ -21,6 +24,10 @@ use crate::harness::probe::{
 };
 use crate::harness::profile::Repeats;
 use crate::harness::timing;
+
+/// The phases a step's memory timeline marks, by their code in
+/// [`Trace::MemoryTimelinePhaseKind`] (0, 1, 2; any other phase is 3).
+pub const TIMELINE_PHASES: [Phase; 3] = [Phase::Forward, Phase::Backward, Phase::Optimizer];
 
 /// Configuration of one measured training point.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -291,11 +298,11 @@ pub fn timeline_traces(t: &Timeline, phases: &[PhaseMemory]) -> BTreeMap<Trace, 
             bytes.push(chunk[i] as f64);
         }
     }
-    let kind = |name: &str| match name {
-        "forward" => 0.0,
-        "backward" => 1.0,
-        "optimizer" => 2.0,
-        _ => 3.0,
+    let kind = |name: &str| {
+        TIMELINE_PHASES
+            .iter()
+            .position(|p| p.name() == name)
+            .unwrap_or(TIMELINE_PHASES.len()) as f64
     };
     traces.insert(Trace::MemoryTimelineEvent, events);
     traces.insert(Trace::MemoryTimelineBytes, bytes);
@@ -335,43 +342,43 @@ impl Readings {
         runs: &[Vec<PhaseMemory>],
         num_params: u64,
         step_flop: u64,
-    ) -> BTreeMap<Metric, f64> {
-        let forward = phases.iter().find(|p| p.phase == "forward");
-        let backward = phases.iter().find(|p| p.phase == "backward");
-        let mut metrics = BTreeMap::new();
-        metrics.insert(Metric::ParamBytes, (self.after_model - self.start) as f64);
-        metrics.insert(
+    ) -> Metrics {
+        let forward = phases.iter().find(|p| p.phase == Phase::Forward.name());
+        let backward = phases.iter().find(|p| p.phase == Phase::Backward.name());
+        let mut metrics = Metrics::new();
+        metrics.put(Metric::ParamBytes, (self.after_model - self.start) as f64);
+        metrics.put(
             Metric::ParamBytesAfterInit,
             (self.after_init - self.start) as f64,
         );
-        metrics.insert(Metric::ProcessBaselineBytes, self.start as f64);
-        metrics.insert(
+        metrics.put(Metric::ProcessBaselineBytes, self.start as f64);
+        metrics.put(
             Metric::RuntimeBytes,
             self.after_runtime.saturating_sub(self.after_inputs) as f64,
         );
-        metrics.insert(
+        metrics.put(
             Metric::InputBytes,
             (self.after_inputs - self.after_model) as f64,
         );
-        metrics.insert(
+        metrics.put(
             Metric::OptimizerStateBytes,
             self.optimizer_state_bytes as f64,
         );
         if let (Some(f), Some(b)) = (forward, backward) {
-            metrics.insert(Metric::ActivationBytes, f.delta_bytes() as f64);
-            metrics.insert(
+            metrics.put(Metric::ActivationBytes, f.delta_bytes() as f64);
+            metrics.put(
                 Metric::GraphBytes,
                 f.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
             );
-            metrics.insert(
+            metrics.put(
                 Metric::GradBytes,
                 b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
             );
-            metrics.insert(Metric::LiveBeforeStepBytes, f.live_before_bytes as f64);
+            metrics.put(Metric::LiveBeforeStepBytes, f.live_before_bytes as f64);
         }
-        metrics.insert(Metric::NumParams, num_params as f64);
-        metrics.insert(Metric::StepFlop, step_flop as f64);
-        metrics.insert(
+        metrics.put(Metric::NumParams, num_params as f64);
+        metrics.put(Metric::StepFlop, step_flop as f64);
+        metrics.put(
             Metric::RepeatDeltaSpreadBytes,
             delta_spread_bytes(runs) as f64,
         );

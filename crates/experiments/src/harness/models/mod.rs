@@ -14,7 +14,7 @@ use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{FloatDType, Int, Tensor};
 pub use mlp::{Mlp, MlpShape};
-use results::Unit;
+use results::{Phase, Unit};
 use serde::{Deserialize, Serialize};
 pub use transformer::{MarkovChain, Transformer, TransformerShape};
 
@@ -365,22 +365,24 @@ where
     O: Optimizer<Model<B>, B>,
 {
     if micro_batches <= 1 {
-        let loss = meter.phase("forward", || model.loss(batch));
-        let grads = meter.phase("backward", || loss.backward());
-        return meter.phase("optimizer", || {
+        let loss = meter.phase(Phase::Forward, || model.loss(batch));
+        let grads = meter.phase(Phase::Backward, || loss.backward());
+        return meter.phase(Phase::Optimizer, || {
             let grads = GradientsParams::from_grads(grads, &model);
             optim.step(lr, model, grads)
         });
     }
     let mut accumulator = GradientsAccumulator::<Model<B>>::new();
     for slice in batch.slices(micro_batches) {
-        let loss = meter.phase("forward", || {
+        let loss = meter.phase(Phase::Forward, || {
             model.loss(&slice).div_scalar(micro_batches as f64)
         });
-        meter.phase("backward", || {
+        meter.phase(Phase::Backward, || {
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             accumulator.accumulate(&model, grads);
         });
     }
-    meter.phase("optimizer", || optim.step(lr, model, accumulator.grads()))
+    meter.phase(Phase::Optimizer, || {
+        optim.step(lr, model, accumulator.grads())
+    })
 }

@@ -12,6 +12,7 @@ pub mod host;
 use std::borrow::Cow;
 use std::time::Instant;
 
+use results::PhaseKey;
 pub use results::{PeakBracket, PhaseMemory, ProbeInfo};
 use serde::{Deserialize, Serialize};
 
@@ -140,8 +141,8 @@ impl<'a> PhaseMeter<'a> {
         }
     }
 
-    /// Runs `work` as the phase `name` and records its memory.
-    pub fn phase<T>(&mut self, name: &'static str, work: impl FnOnce() -> T) -> T {
+    /// Runs `work` as the phase `phase` and records its memory.
+    pub fn phase<T>(&mut self, phase: impl PhaseKey, work: impl FnOnce() -> T) -> T {
         // The meter's own allocation happens before the first reading, never inside a phase.
         self.phases.reserve(1);
         (self.sync)();
@@ -156,7 +157,7 @@ impl<'a> PhaseMeter<'a> {
         let reading = self.probe.read();
         let bracket = self.probe.close_phase(reading.peak_in_use_bytes);
         self.phases.push(PhaseMemory {
-            phase: Cow::Borrowed(name),
+            phase: Cow::Borrowed(phase.name()),
             live_before_bytes,
             // Where the peak is bracketed, the highest reading seen, sampled ones included.
             peak_bytes: bracket

@@ -1,13 +1,7 @@
 //! Gradient accumulation's conclusions: the step peak against k, predicted beside measured,
 //! charts, Hugging Face's figures beside ours, and the index row.
 
-use results::analysis::worst_check;
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
-    PairedComparison, PublishedFigure, Scale, Series, Side,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, analysis::worst_check, format::{self, mib}, paired::find};
 
 use super::{predict, Accumulation};
 use crate::harness::train::TrainConfig;
@@ -129,7 +123,7 @@ impl Analyse for Accumulation {
                     .collect(),
             )
         };
-        let phase_peak = |phase: &'static str| {
+        let phase_peak = |phase: Phase| {
             move |r: &Row<'_, TrainConfig>| {
                 r.result
                     .phase(phase)
@@ -146,8 +140,8 @@ impl Analyse for Accumulation {
                 categories: Vec::new(),
                 series: vec![
                     series_of("step peak (measured)", &peak),
-                    series_of("forward peak (measured)", &phase_peak("forward")),
-                    series_of("backward peak (measured)", &phase_peak("backward")),
+                    series_of("forward peak (measured)", &phase_peak(Phase::Forward)),
+                    series_of("backward peak (measured)", &phase_peak(Phase::Backward)),
                     Series::line(
                         "step peak (predicted)",
                         true,

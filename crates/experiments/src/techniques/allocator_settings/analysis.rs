@@ -2,12 +2,9 @@
 //! the growing sequence and the training step, the in-use bytes against their rule, the losses
 //! compared across settings, charts and the index row.
 
-use results::format::{self, mib};
-use results::{
-    Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
-    PairedComparison, Scale, Series, Side, Trace,
-};
+use results::{Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, Trace, format::{self, mib}};
 
+use super::AllocatorMetric;
 use super::{predict, AllocConfig, AllocatorSettings, Workload, KEEP};
 use crate::technique::{Analyse, Row};
 
@@ -99,7 +96,7 @@ impl Analyse for AllocatorSettings {
         for r in &growing {
             let held = r.result.metric(Metric::HeldBytes);
             if has_pool {
-                let peak = r.result.metric(Metric::ReservedPeakBytes);
+                let peak = r.result.metric(AllocatorMetric::ReservedPeakBytes);
                 findings.push(format!(
                     "{}: after the last allocation {} in use and, at the sequence's peak, {} \
                      reserved ({:.1}x); once every tensor was dropped {} stayed reserved, and \
@@ -108,9 +105,9 @@ impl Analyse for AllocatorSettings {
                     format::bytes(held),
                     format::bytes(peak),
                     peak / held,
-                    format::bytes(r.result.metric(Metric::ReservedDroppedBytes)),
+                    format::bytes(r.result.metric(AllocatorMetric::ReservedDroppedBytes)),
                     format::seconds(r.result.metric(Metric::CleanupS)),
-                    format::bytes(r.result.metric(Metric::ReservedReleasedBytes)),
+                    format::bytes(r.result.metric(AllocatorMetric::ReservedReleasedBytes)),
                 ));
             } else {
                 findings.push(format!(
@@ -283,8 +280,8 @@ impl Analyse for AllocatorSettings {
             .skip(1)
             .min_by(|a, b| {
                 a.result
-                    .metric(Metric::ReservedPeakBytes)
-                    .total_cmp(&b.result.metric(Metric::ReservedPeakBytes))
+                    .metric(AllocatorMetric::ReservedPeakBytes)
+                    .total_cmp(&b.result.metric(AllocatorMetric::ReservedPeakBytes))
             })
             .filter(|_| has_pool);
         let headline = match least {
@@ -294,8 +291,11 @@ impl Analyse for AllocatorSettings {
                     first.config.setting(),
                     best.config.setting()
                 ),
-                Side::with_peak(PEAK, first.result.metric(Metric::ReservedPeakBytes)),
-                Side::with_peak(PEAK, best.result.metric(Metric::ReservedPeakBytes)),
+                Side::with_peak(
+                    PEAK,
+                    first.result.metric(AllocatorMetric::ReservedPeakBytes),
+                ),
+                Side::with_peak(PEAK, best.result.metric(AllocatorMetric::ReservedPeakBytes)),
                 correctness,
                 detail,
             )
@@ -339,13 +339,13 @@ impl Analyse for AllocatorSettings {
                         format::bytes(
                             growing
                                 .iter()
-                                .map(|r| r.result.metric(Metric::ReservedPeakBytes))
+                                .map(|r| r.result.metric(AllocatorMetric::ReservedPeakBytes))
                                 .fold(f64::INFINITY, f64::min)
                         ),
                         format::bytes(
                             growing
                                 .iter()
-                                .map(|r| r.result.metric(Metric::ReservedPeakBytes))
+                                .map(|r| r.result.metric(AllocatorMetric::ReservedPeakBytes))
                                 .fold(f64::NEG_INFINITY, f64::max)
                         ),
                         format::bytes(first.result.metric(Metric::HeldBytes)),

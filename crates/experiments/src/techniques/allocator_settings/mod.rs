@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::Tensor;
-use results::{Check, DeviceKind, Metric, PointResult, Profile, Timing, Trace};
+use results::{Check, DeviceKind, Metric, PointResult, Profile, PutMetric, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::StepPlan;
@@ -40,6 +40,26 @@ use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Technique};
+
+results::phase_names! {
+    /// The phase allocator settings measures: a sequence of allocations.
+    pub enum AllocatorPhase {
+        /// The sequence of growing tensors.
+        Allocations = "allocations",
+    }
+}
+
+results::metric_keys! {
+    /// What allocator settings measure beyond the shared metrics.
+    pub enum AllocatorMetric {
+        /// Reserved once the sequence's tensors were dropped: the pools keep their pages.
+        ReservedDroppedBytes = "reserved_dropped_bytes",
+        /// Reserved after `memory_cleanup()`.
+        ReservedReleasedBytes = "reserved_released_bytes",
+        /// The most the pools held at once over a sequence of allocations.
+        ReservedPeakBytes = "reserved_peak_bytes",
+    }
+}
 
 /// Tensors of the sequence kept alive at once (the newest ones).
 pub const KEEP: usize = 2;
@@ -287,7 +307,7 @@ impl OnBackend for GrowingPoint {
             Vec::with_capacity(self.count),
         );
         let mut meter = PhaseMeter::with_capacity(probe, &sync, 1);
-        let live = meter.phase("allocations", || {
+        let live = meter.phase(AllocatorPhase::Allocations, || {
             self.run_sequence::<B<A>>(&device, || {
                 sync();
                 let r = probe.read();
@@ -322,18 +342,18 @@ impl OnBackend for GrowingPoint {
         });
 
         let mut metrics = BTreeMap::new();
-        metrics.insert(
+        metrics.put(
             Metric::HeldBytes,
             end.in_use_bytes.saturating_sub(start.in_use_bytes) as f64,
         );
-        metrics.insert(Metric::HasCache, if has_cache { 1.0 } else { 0.0 });
+        metrics.put(Metric::HasCache, if has_cache { 1.0 } else { 0.0 });
         if let Some(peak) = held.iter().copied().reduce(f64::max) {
-            metrics.insert(Metric::ReservedPeakBytes, peak);
+            metrics.put(AllocatorMetric::ReservedPeakBytes, peak);
         }
         if let (Some(d), Some(r)) = (reserved(&dropped), reserved(&released)) {
-            metrics.insert(Metric::ReservedDroppedBytes, d);
-            metrics.insert(Metric::ReservedReleasedBytes, r);
-            metrics.insert(Metric::CleanupS, cleanup_s);
+            metrics.put(AllocatorMetric::ReservedDroppedBytes, d);
+            metrics.put(AllocatorMetric::ReservedReleasedBytes, r);
+            metrics.put(Metric::CleanupS, cleanup_s);
         }
         let mut traces = BTreeMap::new();
         traces.insert(Trace::InUseBytesByAllocation, in_use);

@@ -1,12 +1,7 @@
 //! The batch-size sweep's conclusions: the activation fit and the crossover, predictions beside
 //! measurements, charts and the index row.
 
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint,
-    Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, ReportedFit, Scale, Series, Side, format::{self, mib}, paired::find};
 
 use super::{predict, BatchSize};
 use crate::bracket;
@@ -161,7 +156,7 @@ impl Analyse for BatchSize {
             "samples/s (median; bars: fastest and slowest repeat)",
             rows.iter().map(|r| (batch(r), r.result)),
         );
-        let peak_of = |phase: &str| -> Vec<(f64, f64)> {
+        let peak_of = |phase: Phase| -> Vec<(f64, f64)> {
             rows.iter()
                 .map(|r| {
                     (
@@ -190,8 +185,8 @@ impl Analyse for BatchSize {
                             .map(|r| (batch(r), mib(r.result.peak_bytes() as f64)))
                             .collect(),
                     ),
-                    Series::line("forward peak (measured)", false, peak_of("forward")),
-                    Series::line("backward peak (measured)", false, peak_of("backward")),
+                    Series::line("forward peak (measured)", false, peak_of(Phase::Forward)),
+                    Series::line("backward peak (measured)", false, peak_of(Phase::Backward)),
                     Series::line(
                         "live before the step: model, Adam state, inputs",
                         false,
@@ -416,7 +411,7 @@ fn activations_per_sample(
     let rule = "forward peak: each hidden layer's Linear and ReLU outputs, the last Linear \
                 output and the loss's difference (x 4 bytes)";
     let b = batch(large);
-    match bracket::added(large, "forward", b) {
+    match bracket::added(large, Phase::Forward, b) {
         Some((lower, upper)) => Comparison::new(
             "activations per sample",
             predicted,
@@ -449,7 +444,7 @@ fn device_brackets(rows: &[Row<'_, TrainConfig>]) -> (Vec<String>, Vec<Compariso
     let label = |r: &Row<'_, TrainConfig>| format!("MLP at batch {}", r.config.batch);
     let (mut findings, mut comparisons) = bracket::phase_brackets(
         &ends,
-        "forward",
+        Phase::Forward,
         "model + Adam state + inputs + the forward pass's activations at its peak, the \
          CPU's rule: what it keeps and the loss's square for a moment",
         label,
@@ -457,7 +452,7 @@ fn device_brackets(rows: &[Row<'_, TrainConfig>]) -> (Vec<String>, Vec<Compariso
     );
     let (f, c) = bracket::phase_brackets(
         &ends,
-        "backward",
+        Phase::Backward,
         "model + Adam state + inputs + max(what the forward pass kept, the parameter \
          gradients): the step-peak rule, which leaves out what backward holds for a moment \
          beside them",

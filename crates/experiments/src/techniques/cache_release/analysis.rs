@@ -1,15 +1,11 @@
 //! Cache release's conclusions: the counters at each moment, predicted beside measured, the
 //! allocation's time from the pool and after a cleanup, charts and the index row.
 
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
-    Metric, PairedComparison, Scale, Series, Side,
-};
+use results::{Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, format::{self, mib}, paired::find};
 
 use super::{predict, CacheConfig, CacheRelease, Counter, Moment, Source};
 use crate::technique::{Analyse, Row};
+use super::CachePhase;
 
 /// A measured cache-release point.
 type R<'a> = Row<'a, CacheConfig>;
@@ -100,7 +96,7 @@ impl Analyse for CacheRelease {
         let on_host = largest.allocator().counts_host_copies();
         for r in &cached {
             let n = r.config.tensor_bytes as f64;
-            let phase = r.result.phase("allocate");
+            let phase = r.result.phase(CachePhase::Allocate);
             comparisons.push(Comparison {
                 quantity: format!("peak while allocating {} (empty)", format::bytes(n)),
                 predicted_bytes: predict::allocation_peak_bytes(n, on_host),

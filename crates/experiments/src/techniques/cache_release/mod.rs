@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use burn::tensor::backend::AutodiffBackend;
-use results::{ComparisonSpec, DeviceKind, Metric, PointResult, Profile};
+use results::{ComparisonSpec, DeviceKind, Metric, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
@@ -30,6 +30,36 @@ use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{allocate, release_cache};
+
+results::phase_names! {
+    /// The phase cache release times: one allocation.
+    pub enum CachePhase {
+        /// The timed allocation, from the pool or after a cleanup.
+        Allocate = "allocate",
+    }
+}
+
+results::metric_keys! {
+    /// The counters cache release reads around one tensor's life beyond the shared metrics.
+    pub enum CacheMetric {
+        /// In use with the tensor alive (cache release).
+        InUseAliveBytes = "in_use_alive_bytes",
+        /// In use once the tensor was dropped (cache release).
+        InUseDroppedBytes = "in_use_dropped_bytes",
+        /// In use after `memory_cleanup()` (cache release).
+        InUseReleasedBytes = "in_use_released_bytes",
+        /// In use at the start (cache release).
+        InUseStartBytes = "in_use_start_bytes",
+        /// Reserved with the tensor alive (cache release).
+        ReservedAliveBytes = "reserved_alive_bytes",
+        /// Reserved at the start (cache release).
+        ReservedStartBytes = "reserved_start_bytes",
+        /// Reserved once the tensor was dropped: the pool keeps its pages.
+        ReservedDroppedBytes = "reserved_dropped_bytes",
+        /// Reserved after `memory_cleanup()`.
+        ReservedReleasedBytes = "reserved_released_bytes",
+    }
+}
 
 /// Where the measured allocation comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,16 +133,16 @@ pub enum Counter {
 
 impl Counter {
     /// The metric of this counter at `moment`.
-    pub fn at(self, moment: Moment) -> Metric {
+    pub fn at(self, moment: Moment) -> CacheMetric {
         match (self, moment) {
-            (Counter::InUse, Moment::Start) => Metric::InUseStartBytes,
-            (Counter::InUse, Moment::Alive) => Metric::InUseAliveBytes,
-            (Counter::InUse, Moment::Dropped) => Metric::InUseDroppedBytes,
-            (Counter::InUse, Moment::Released) => Metric::InUseReleasedBytes,
-            (Counter::Reserved, Moment::Start) => Metric::ReservedStartBytes,
-            (Counter::Reserved, Moment::Alive) => Metric::ReservedAliveBytes,
-            (Counter::Reserved, Moment::Dropped) => Metric::ReservedDroppedBytes,
-            (Counter::Reserved, Moment::Released) => Metric::ReservedReleasedBytes,
+            (Counter::InUse, Moment::Start) => CacheMetric::InUseStartBytes,
+            (Counter::InUse, Moment::Alive) => CacheMetric::InUseAliveBytes,
+            (Counter::InUse, Moment::Dropped) => CacheMetric::InUseDroppedBytes,
+            (Counter::InUse, Moment::Released) => CacheMetric::InUseReleasedBytes,
+            (Counter::Reserved, Moment::Start) => CacheMetric::ReservedStartBytes,
+            (Counter::Reserved, Moment::Alive) => CacheMetric::ReservedAliveBytes,
+            (Counter::Reserved, Moment::Dropped) => CacheMetric::ReservedDroppedBytes,
+            (Counter::Reserved, Moment::Released) => CacheMetric::ReservedReleasedBytes,
         }
     }
 }
@@ -195,9 +225,9 @@ impl OnBackend for CachePoint {
         let mut moment = |moment: Moment| {
             sync();
             let s = probe.summary();
-            metrics.insert(Counter::InUse.at(moment), s.in_use_bytes as f64);
+            metrics.put(Counter::InUse.at(moment), s.in_use_bytes as f64);
             if let Some(r) = s.reserved_bytes {
-                metrics.insert(Counter::Reserved.at(moment), r as f64);
+                metrics.put(Counter::Reserved.at(moment), r as f64);
             }
         };
         moment(Moment::Start);
@@ -216,7 +246,7 @@ impl OnBackend for CachePoint {
         let m = measure_op(
             probe,
             &sync,
-            "allocate",
+            CachePhase::Allocate,
             self.repeats,
             1,
             || match c.source {
@@ -226,10 +256,10 @@ impl OnBackend for CachePoint {
             |()| allocate(),
         );
 
-        metrics.insert(Metric::TensorBytes, c.tensor_bytes as f64);
-        metrics.insert(Metric::CleanupS, cleanup_s);
-        metrics.insert(Metric::HasCache, if has_cache { 1.0 } else { 0.0 });
-        metrics.insert(
+        metrics.put(Metric::TensorBytes, c.tensor_bytes as f64);
+        metrics.put(Metric::CleanupS, cleanup_s);
+        metrics.put(Metric::HasCache, if has_cache { 1.0 } else { 0.0 });
+        metrics.put(
             Metric::RepeatDeltaSpreadBytes,
             m.repeat_delta_spread_bytes as f64,
         );

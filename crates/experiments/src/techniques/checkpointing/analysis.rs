@@ -2,13 +2,7 @@
 //! pay, predicted activations beside measured, the time overhead, published figures, and the
 //! index row.
 
-use results::analysis::worst_check;
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
-    Metric, PairedComparison, PublishedFigure, Scale, Series, Side,
-};
+use results::{Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, analysis::worst_check, format::{self, mib}, paired::find};
 
 use super::{predict, GradientCheckpointing};
 use crate::bracket;
@@ -218,7 +212,7 @@ impl Analyse for GradientCheckpointing {
                             r.config.checkpointing,
                         ),
                     measured_bytes: activation(r),
-                    measured_upper_bytes: bracket::added_upper(r, "forward", 1.0),
+                    measured_upper_bytes: bracket::added_upper(r, Phase::Forward, 1.0),
                     note: match r.config.checkpointing {
                         Checkpointing::None => {
                             "each hidden layer's Linear and ReLU outputs, plus the last output and \

@@ -1,14 +1,9 @@
 //! The in-place experiment's conclusions: the bytes each way adds, predicted beside measured,
 //! charts and the index row.
 
-use results::analysis::worst_check;
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
-    PairedComparison, PairedTiming, Scale, Series, Side,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, PairedComparison, PairedTiming, Scale, Series, Side, analysis::worst_check, format::{self, mib}, paired::find};
 
+use super::InPlaceMetric;
 use super::{predict, Case, InPlace, InPlaceConfig, Style, CASES, PHASE};
 use crate::bracket;
 use crate::estimate::Allocator;
@@ -19,7 +14,7 @@ type R<'a> = Row<'a, InPlaceConfig>;
 
 /// Bytes the computation added at its peak above its input.
 fn added(r: &R<'_>) -> f64 {
-    r.result.metric(Metric::AddedPeakBytes)
+    r.result.metric(InPlaceMetric::AddedPeakBytes)
 }
 
 /// The (keep a clone, consume) pair of `case` at the largest size measured both ways.

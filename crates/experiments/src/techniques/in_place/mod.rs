@@ -16,11 +16,9 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use std::collections::BTreeMap;
-
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
-use results::{Check, ComparisonSpec, DeviceKind, Metric, PointResult, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, Metric, Metrics, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::F32_BYTES;
@@ -31,8 +29,24 @@ use crate::harness::single_op::measure_op;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{chain, layer_norm_borrowed, layer_norm_owned};
 
-/// The name of the measured operation's phase.
-pub(crate) const PHASE: &str = "computation";
+results::metric_keys! {
+    /// What in-place operations measure beyond the shared metrics.
+    pub enum InPlaceMetric {
+        /// Bytes a copy added (views against copies).
+        AddedPeakBytes = "added_peak_bytes",
+    }
+}
+
+results::phase_names! {
+    /// The phase in-place measures.
+    pub enum InPlacePhase {
+        /// The computation measured, consuming its input or keeping a clone.
+        Computation = "computation",
+    }
+}
+
+/// The phase of every point.
+pub(crate) const PHASE: InPlacePhase = InPlacePhase::Computation;
 
 /// Layer normalisation's epsilon.
 const EPS: f64 = 1e-5;
@@ -284,7 +298,8 @@ impl OnBackend for InPlacePoint {
             TOLERANCE,
         );
 
-        let metrics = BTreeMap::from([(Metric::TensorBytes, c.tensor_bytes() as f64)]);
-        m.into_result(probe.info(), Metric::AddedPeakBytes, metrics, check)
+        let mut metrics = Metrics::new();
+        metrics.put(Metric::TensorBytes, c.tensor_bytes() as f64);
+        m.into_result(probe.info(), InPlaceMetric::AddedPeakBytes, metrics, check)
     }
 }

@@ -2,13 +2,9 @@
 //! and without the loss scale, memory by component predicted beside measured, throughput,
 //! charts, published figures and the index row.
 
-use results::format::{self, mib};
-use results::paired::find as find_paired;
-use results::{
-    Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, FloatStorage, Headline,
-    MeasuredPoint, Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Trace,
-};
+use results::{Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, FloatStorage, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Trace, format::{self, mib}, paired::find as find_paired};
 
+use super::MixedMetric;
 use super::{predict, MixedConfig, MixedPrecision, Precision, INIT_SEED, PRECISIONS};
 use crate::bracket;
 use crate::harness::models::{MarkovChain, TransformerShape, SUCCESSORS};
@@ -175,45 +171,45 @@ impl Analyse for MixedPrecision {
                     }
                 ));
             }
-            let m = |metric: Metric| r.result.metric(metric);
+            let m = |metric: MixedMetric| r.result.metric(metric);
             sentence.push_str(&format!(
             "; gradient elements exactly zero (of {}), without a loss scale: {} at the initial \
              weights, {} at the trained ones",
-            m(Metric::GradElements),
-            m(Metric::ZeroGradElementsUnscaledInitial),
-            m(Metric::ZeroGradElementsUnscaledFinal),
+            m(MixedMetric::GradElements),
+            m(MixedMetric::ZeroGradElementsUnscaledInitial),
+            m(MixedMetric::ZeroGradElementsUnscaledFinal),
         ));
             if p.loss_scaled() {
                 sentence.push_str(&format!(
                     "; with the loss scale: {} (scale {}) and {} (scale {}); {} of {} steps were \
                  skipped on overflow",
-                    m(Metric::ZeroGradElementsScaledInitial),
-                    m(Metric::FiniteLossScaleInitial),
-                    m(Metric::ZeroGradElementsScaledFinal),
-                    m(Metric::FiniteLossScaleFinal),
-                    m(Metric::SkippedSteps),
+                    m(MixedMetric::ZeroGradElementsScaledInitial),
+                    m(MixedMetric::FiniteLossScaleInitial),
+                    m(MixedMetric::ZeroGradElementsScaledFinal),
+                    m(MixedMetric::FiniteLossScaleFinal),
+                    m(MixedMetric::SkippedSteps),
                     losses.len()
                 ));
             }
             sentence.push('.');
             findings.push(sentence);
         }
-        let zeros = |r: &R<'_>, metric: Metric| r.result.metric(metric);
+        let zeros = |r: &R<'_>, metric: MixedMetric| r.result.metric(metric);
         if let (Some(mixed), Some(pure)) = (find(Precision::MixedF16), find(Precision::F16)) {
             let (without, with) = (
-                zeros(mixed, Metric::ZeroGradElementsUnscaledInitial),
-                zeros(mixed, Metric::ZeroGradElementsScaledInitial),
+                zeros(mixed, MixedMetric::ZeroGradElementsUnscaledInitial),
+                zeros(mixed, MixedMetric::ZeroGradElementsScaledInitial),
             );
             let (pure_without, pure_with) = (
-                zeros(pure, Metric::ZeroGradElementsUnscaledFinal),
-                zeros(pure, Metric::ZeroGradElementsScaledFinal),
+                zeros(pure, MixedMetric::ZeroGradElementsUnscaledFinal),
+                zeros(pure, MixedMetric::ZeroGradElementsScaledFinal),
             );
             findings.push(format!(
             "What the loss scale does: with f32 master weights (mixed f16), {without} gradient \
              elements are exactly zero at the initial weights without a scale and {with} with it \
              (f32: {}){}. With f16 storage, at the trained weights: {pure_without} without and \
              {pure_with} with the scale{}.",
-            zeros(f32_row, Metric::ZeroGradElementsUnscaledInitial),
+            zeros(f32_row, MixedMetric::ZeroGradElementsUnscaledInitial),
             if with < without {
                 format!(
                     ": the scale kept {} small gradients from flushing to zero in the f16 \
@@ -348,7 +344,7 @@ impl Analyse for MixedPrecision {
                 // The forward activations are the forward phase's peak above its start:
                 // bracketed on a device.
                 let upper = (metric == Metric::ActivationBytes)
-                    .then(|| bracket::added_upper(r, "forward", 1.0))
+                    .then(|| bracket::added_upper(r, Phase::Forward, 1.0))
                     .flatten();
                 comparisons.push(
                     Comparison::new(

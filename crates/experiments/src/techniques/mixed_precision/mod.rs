@@ -25,10 +25,7 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{
-    Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PhaseTiming, PointResult, Profile,
-    Timing, Trace,
-};
+use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PhaseKey, PhaseTiming, PointResult, Profile, PutMetric, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{drift, drift_check};
@@ -47,6 +44,28 @@ use crate::harness::timing;
 use crate::harness::train;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{forward_mixed, unscale, DynamicLossScale};
+
+results::metric_keys! {
+    /// What mixed precision measures beyond the shared metrics: the loss scale and the gradients it keeps from underflowing.
+    pub enum MixedMetric {
+        /// Loss scale after the first steps (mixed precision, where finite).
+        FiniteLossScaleFinal = "finite_loss_scale_final",
+        /// Loss scale at the initial weights.
+        FiniteLossScaleInitial = "finite_loss_scale_initial",
+        /// Gradient elements counted.
+        GradElements = "grad_elements",
+        /// Optimizer steps skipped for a non-finite gradient.
+        SkippedSteps = "skipped_steps",
+        /// Exactly-zero gradient elements with the loss scale, at the trained weights.
+        ZeroGradElementsScaledFinal = "zero_grad_elements_scaled_final",
+        /// Exactly-zero gradient elements with the loss scale, at the initial weights.
+        ZeroGradElementsScaledInitial = "zero_grad_elements_scaled_initial",
+        /// Exactly-zero gradient elements without a scale, at the trained weights.
+        ZeroGradElementsUnscaledFinal = "zero_grad_elements_unscaled_final",
+        /// Exactly-zero gradient elements without a scale, at the initial weights.
+        ZeroGradElementsUnscaledInitial = "zero_grad_elements_unscaled_initial",
+    }
+}
 
 /// Seed of the students' initial weights.
 const INIT_SEED: u64 = 23;
@@ -214,26 +233,26 @@ pub enum When {
 
 impl When {
     /// Zero gradient elements without a loss scale.
-    pub fn unscaled_zeros(self) -> Metric {
+    pub fn unscaled_zeros(self) -> MixedMetric {
         match self {
-            When::Initial => Metric::ZeroGradElementsUnscaledInitial,
-            When::Final => Metric::ZeroGradElementsUnscaledFinal,
+            When::Initial => MixedMetric::ZeroGradElementsUnscaledInitial,
+            When::Final => MixedMetric::ZeroGradElementsUnscaledFinal,
         }
     }
 
     /// Zero gradient elements with the first finite loss scale.
-    pub fn scaled_zeros(self) -> Metric {
+    pub fn scaled_zeros(self) -> MixedMetric {
         match self {
-            When::Initial => Metric::ZeroGradElementsScaledInitial,
-            When::Final => Metric::ZeroGradElementsScaledFinal,
+            When::Initial => MixedMetric::ZeroGradElementsScaledInitial,
+            When::Final => MixedMetric::ZeroGradElementsScaledFinal,
         }
     }
 
     /// That loss scale.
-    pub fn finite_scale(self) -> Metric {
+    pub fn finite_scale(self) -> MixedMetric {
         match self {
-            When::Initial => Metric::FiniteLossScaleInitial,
-            When::Final => Metric::FiniteLossScaleFinal,
+            When::Initial => MixedMetric::FiniteLossScaleInitial,
+            When::Final => MixedMetric::FiniteLossScaleFinal,
         }
     }
 }
@@ -682,15 +701,15 @@ impl OnBackend for MixedPoint {
         let mut count_zeros = |model: &Model<B>, when: When| {
             let zeros_at = |scale: f64| zeros_at_scale(model, &batch, p.compute(), scale);
             let (zeros, total, _) = zeros_at(1.0);
-            metrics.insert(when.unscaled_zeros(), zeros as f64);
-            metrics.insert(Metric::GradElements, total as f64);
+            metrics.put(when.unscaled_zeros(), zeros as f64);
+            metrics.put(MixedMetric::GradElements, total as f64);
             if p.loss_scaled() {
                 let mut scale = INITIAL_LOSS_SCALE;
                 for _ in 0..32 {
                     let (zeros, _, finite) = zeros_at(scale);
                     if finite {
-                        metrics.insert(when.scaled_zeros(), zeros as f64);
-                        metrics.insert(when.finite_scale(), scale);
+                        metrics.put(when.scaled_zeros(), zeros as f64);
+                        metrics.put(when.finite_scale(), scale);
                         break;
                     }
                     scale /= 2.0;
@@ -717,17 +736,17 @@ impl OnBackend for MixedPoint {
             let m = model.take().expect("model is put back after each step");
             let scale = scaler.as_ref().map_or(1.0, |s| s.scale);
             let clock = Instant::now();
-            let l = meter.phase("forward", || loss(&m, &batch, p.compute()));
+            let l = meter.phase(Phase::Forward, || loss(&m, &batch, p.compute()));
             losses.push(scalar(&l));
             scales.push(scale);
-            let grads = meter.phase("backward", || {
+            let grads = meter.phase(Phase::Backward, || {
                 if scaler.is_some() {
                     l.mul_scalar(scale).backward()
                 } else {
                     l.backward()
                 }
             });
-            let (m, applied) = meter.phase("optimizer", || {
+            let (m, applied) = meter.phase(Phase::Optimizer, || {
                 let mut grads = GradientsParams::from_grads(grads, &m);
                 let apply = match scaler.as_mut() {
                     Some(s) => {
@@ -781,26 +800,26 @@ impl OnBackend for MixedPoint {
         count_zeros(model.as_ref().expect("model is back"), When::Final);
         let timing = Timing::from_samples(samples_s);
         let phases = bracketed.unwrap_or_else(|| last_repeat(&runs));
-        let forward = phases.iter().find(|ph| ph.phase == "forward");
-        let backward = phases.iter().find(|ph| ph.phase == "backward");
+        let forward = phases.iter().find(|ph| ph.phase == Phase::Forward.name());
+        let backward = phases.iter().find(|ph| ph.phase == Phase::Backward.name());
 
-        metrics.insert(Metric::ParamBytes, (after_model - start) as f64);
-        metrics.insert(Metric::ProcessBaselineBytes, start as f64);
-        metrics.insert(Metric::InputBytes, (after_inputs - after_model) as f64);
-        metrics.insert(
+        metrics.put(Metric::ParamBytes, (after_model - start) as f64);
+        metrics.put(Metric::ProcessBaselineBytes, start as f64);
+        metrics.put(Metric::InputBytes, (after_inputs - after_model) as f64);
+        metrics.put(
             Metric::OptimizerStateBytes,
             optimizer_state_bytes.map_or(f64::NAN, |b| b as f64),
         );
         if let (Some(f), Some(b)) = (forward, backward) {
-            metrics.insert(Metric::ActivationBytes, f.delta_bytes() as f64);
-            metrics.insert(
+            metrics.put(Metric::ActivationBytes, f.delta_bytes() as f64);
+            metrics.put(
                 Metric::GradBytes,
                 b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
             );
         }
-        metrics.insert(Metric::SkippedSteps, skipped as f64);
-        metrics.insert(Metric::NumParams, c.shape.num_params() as f64);
-        metrics.insert(
+        metrics.put(MixedMetric::SkippedSteps, skipped as f64);
+        metrics.put(Metric::NumParams, c.shape.num_params() as f64);
+        metrics.put(
             Metric::RepeatDeltaSpreadBytes,
             delta_spread_bytes(&runs) as f64,
         );

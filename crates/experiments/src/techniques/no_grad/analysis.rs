@@ -1,14 +1,9 @@
 //! No-grad evaluation's conclusions: evaluation peaks fitted against the batch, the retained
 //! graphs, predictions beside measurements, charts and the index row.
 
-use results::analysis::worst_check;
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint,
-    Metric, PairedComparison, ReportedFit, Scale, Series, Side, Trace,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, ReportedFit, Scale, Series, Side, Trace, analysis::worst_check, format::{self, mib}, paired::find};
 
+use super::NoGradMetric;
 use super::{predict, EvalConfig, EvalMode, NoGrad};
 use crate::bracket;
 use crate::harness::models::MlpShape;
@@ -105,10 +100,10 @@ impl Analyse for NoGrad {
          on a single row brought that to {}. Through valid(), {} passes \
          left {}.",
             ad.config.batch,
-            format::bytes(ad.result.metric(Metric::RetainedPerPassBytes)),
+            format::bytes(ad.result.metric(NoGradMetric::RetainedPerPassBytes)),
             retained.len(),
-            format::bytes(ad.result.metric(Metric::HeldBeforeBackwardBytes)),
-            format::bytes(ad.result.metric(Metric::HeldAfterBackwardBytes)),
+            format::bytes(ad.result.metric(NoGradMetric::HeldBeforeBackwardBytes)),
+            format::bytes(ad.result.metric(NoGradMetric::HeldAfterBackwardBytes)),
             va_retained.len(),
             format::bytes(va_retained.last().copied().unwrap_or(f64::NAN)),
         ));
@@ -126,7 +121,7 @@ impl Analyse for NoGrad {
         let largest_valid: Vec<&R<'_>> = valid.last().copied().into_iter().collect();
         let (bracket_findings, bracket_comparisons) = bracket::phase_brackets(
             &largest_valid,
-            "evaluation",
+            Phase::Evaluation,
             "what was live before + a layer's input and its output per sample; with fusion the \
              bias add and ReLU are written by the matmul's kernel, so no third buffer",
             |r| format!("valid() at batch {}", r.config.batch),
@@ -142,7 +137,7 @@ impl Analyse for NoGrad {
             Comparison {
                 quantity: format!("graph left by one autodiff pass, batch {}", ad.config.batch),
                 predicted_bytes: predict::graph_bytes_per_sample(shape) * batch,
-                measured_bytes: ad.result.metric(Metric::RetainedPerPassBytes),
+                measured_bytes: ad.result.metric(NoGradMetric::RetainedPerPassBytes),
                 measured_upper_bytes: None,
                 note:
                     "the Linear and ReLU outputs of every hidden layer, saved for a backward that \
@@ -271,7 +266,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             continue;
         };
         let predicted = predict::graph_bytes_per_sample(a.config.shape) * a.config.batch as f64;
-        let retained = a.result.metric(Metric::RetainedPerPassBytes);
+        let retained = a.result.metric(NoGradMetric::RetainedPerPassBytes);
         section.findings.push(format!(
             "Transformer ({}), batch {}: an evaluation pass peaks {} above the model and inputs on \
              the autodiff backend, {} with valid(); a pass on the autodiff backend whose output \
@@ -367,7 +362,7 @@ fn valid_per_sample(
                 place on a uniquely owned buffer";
     let bracket = largest.and_then(|r| {
         let b = r.config.batch as f64;
-        Some((b, bracket::added(r, "evaluation", b)?))
+        Some((b, bracket::added(r, Phase::Evaluation, b)?))
     });
     match bracket {
         Some((b, (lower, upper))) => Comparison::new(

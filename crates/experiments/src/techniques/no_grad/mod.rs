@@ -21,9 +21,7 @@ use std::time::Instant;
 
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use results::{
-    Check, ComparisonSpec, DeviceKind, LinearFit, Metric, PhaseTiming, PointResult, Profile, Trace,
-};
+use results::{Check, ComparisonSpec, DeviceKind, LinearFit, Metric, Phase, PhaseTiming, PointResult, Profile, PutMetric, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
@@ -34,6 +32,18 @@ use crate::harness::probe::{
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::technique::{Measurement, Planned, Row, Technique};
+
+results::metric_keys! {
+    /// What no-grad evaluation measures beyond the shared metrics.
+    pub enum NoGradMetric {
+        /// Bytes held after backward.
+        HeldAfterBackwardBytes = "held_after_backward_bytes",
+        /// Bytes held before backward.
+        HeldBeforeBackwardBytes = "held_before_backward_bytes",
+        /// Bytes each un-back-propagated pass leaves behind (fitted).
+        RetainedPerPassBytes = "retained_per_pass_bytes",
+    }
+}
 
 /// Relative tolerance of the output comparison: the same kernels run on the same data, so the
 /// outputs are expected to be identical; the tolerance only allows for a reordered reduction.
@@ -194,8 +204,8 @@ impl OnBackend for EvalPoint {
             let mut meter = PhaseMeter::new(probe, &sync);
             let clock = Instant::now();
             match c.mode {
-                EvalMode::Autodiff => drop(meter.phase("evaluation", || model.output(&x))),
-                EvalMode::Valid => drop(meter.phase("evaluation", || inner_model.output(&inner_x))),
+                EvalMode::Autodiff => drop(meter.phase(Phase::Evaluation, || model.output(&x))),
+                EvalMode::Valid => drop(meter.phase(Phase::Evaluation, || inner_model.output(&inner_x))),
             }
             let elapsed = clock.elapsed();
             runs.push(meter.finish());
@@ -229,8 +239,8 @@ impl OnBackend for EvalPoint {
             let held = probe.read().in_use_bytes.saturating_sub(base);
             release();
             let after = probe.read().in_use_bytes.saturating_sub(base);
-            metrics.insert(Metric::HeldBeforeBackwardBytes, held as f64);
-            metrics.insert(Metric::HeldAfterBackwardBytes, after as f64);
+            metrics.put(NoGradMetric::HeldBeforeBackwardBytes, held as f64);
+            metrics.put(NoGradMetric::HeldAfterBackwardBytes, after as f64);
         }
         release();
 
@@ -275,16 +285,16 @@ impl OnBackend for EvalPoint {
                 .map(|(i, &b)| ((i + 1) as f64, b))
                 .collect::<Vec<_>>(),
         );
-        metrics.insert(Metric::LiveBeforeBytes, base as f64);
-        metrics.insert(
+        metrics.put(Metric::LiveBeforeBytes, base as f64);
+        metrics.put(
             Metric::RepeatDeltaSpreadBytes,
             delta_spread_bytes(&runs) as f64,
         );
         if let Some(phase) = phases.first() {
-            metrics.insert(Metric::EvalBytes, phase.delta_bytes() as f64);
+            metrics.put(Metric::EvalBytes, phase.delta_bytes() as f64);
         }
-        metrics.insert(
-            Metric::RetainedPerPassBytes,
+        metrics.put(
+            NoGradMetric::RetainedPerPassBytes,
             per_pass.map_or(f64::NAN, |f| f.slope),
         );
         let mut traces = BTreeMap::new();

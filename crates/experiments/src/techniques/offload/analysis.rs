@@ -2,15 +2,12 @@
 //! optimizer on the device and on the host, set beside the byte model; the host's bytes; the
 //! bytes copied per step and what the copies cost; the proof; charts and the index row.
 
-use results::analysis::worst_check;
-use results::format::{self, mib};
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline, MeasuredPoint,
-    Metric, PairedComparison, PublishedFigure, Scale, Series, Side,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PhaseKey, PublishedFigure, Scale, Series, Side, analysis::worst_check, format::{self, mib}};
 
+use super::OffloadMetric;
 use super::{predict, Offload, OffloadConfig, Placement};
 use crate::technique::{Analyse, Row};
+use super::OffloadPhase;
 
 type R<'a> = Row<'a, OffloadConfig>;
 
@@ -18,7 +15,15 @@ type R<'a> = Row<'a, OffloadConfig>;
 const HEADLINE: &str = "headline";
 
 /// The phases of a step, in the order the offloaded step runs them.
-const PHASES: [&str; 5] = ["forward", "backward", "to host", "optimizer", "to device"];
+fn phases() -> [&'static str; 5] {
+    [
+        Phase::Forward.name(),
+        Phase::Backward.name(),
+        OffloadPhase::ToHost.name(),
+        Phase::Optimizer.name(),
+        OffloadPhase::ToDevice.name(),
+    ]
+}
 
 fn of<'r, 'a>(rows: &'r [R<'a>], placement: Placement) -> Option<&'r R<'a>> {
     rows.iter().find(|r| r.config.placement == placement)
@@ -108,8 +113,8 @@ impl Analyse for Offload {
                 format::bytes(predict::same_memory_extra(shape)),
             ));
         }
-        let transfer = offloaded.result.metric(Metric::TransferBytes);
-        let copy_s = phase_s(offloaded, "to host") + phase_s(offloaded, "to device");
+        let transfer = offloaded.result.metric(OffloadMetric::TransferBytes);
+        let copy_s = phase_s(offloaded, OffloadPhase::ToHost.name()) + phase_s(offloaded, OffloadPhase::ToDevice.name());
         findings.push(format!(
             "Each offloaded step copied {} ({:.2} B per parameter: every gradient down, every \
              weight up); the two copies took {} of a {} step (median of the measured steps; \
@@ -120,15 +125,15 @@ impl Analyse for Offload {
             format::seconds(offloaded.result.step.median_s),
             format::bytes(transfer / copy_s),
             optimizer.name(),
-            format::seconds(phase_s(offloaded, "optimizer")),
-            format::seconds(phase_s(usual, "optimizer")),
+            format::seconds(phase_s(offloaded, Phase::Optimizer.name())),
+            format::seconds(phase_s(usual, Phase::Optimizer.name())),
             if same_memory {
                 "CPU in the usual step"
             } else {
                 "device"
             },
         ));
-        let host_state = offloaded.result.metric(Metric::HostStateBytes);
+        let host_state = offloaded.result.metric(OffloadMetric::HostStateBytes);
         if host_state.is_finite() && !same_memory {
             findings.push(format!(
                 "The host kept {} between steps (the master weights and {}'s state; {} by the \
@@ -237,7 +242,7 @@ impl Analyse for Offload {
                 y_label: "time (ms)".into(),
                 x_scale: Scale::Linear,
                 categories,
-                series: PHASES
+                series: phases()
                     .iter()
                     .map(|phase| bar(phase, &|r| phase_s(r, phase) * 1e3))
                     .collect(),

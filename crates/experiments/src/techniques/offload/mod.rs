@@ -24,7 +24,7 @@ use std::cell::Cell;
 
 use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, ComparisonSpec, DeviceKind, Metric, PhaseTiming, PointResult, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, Phase, PhaseTiming, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::StepPlan;
@@ -41,6 +41,27 @@ use crate::harness::train::{
 use crate::harness::transfer::{gradients_on, load_params, read_params, take_gradients};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::workloads::HasModel;
+
+results::phase_names! {
+    /// The phases offload adds to a step: the copies between the device and the host.
+    pub enum OffloadPhase {
+        /// The gradients copied to the host.
+        ToHost = "to host",
+        /// The updated weights written back to the device.
+        ToDevice = "to device",
+    }
+}
+
+results::metric_keys! {
+    /// What offload measures beyond the shared metrics.
+    pub enum OffloadMetric {
+        /// Bytes the host keeps between steps for an optimizer moved there: its copy of the
+        /// weights and the optimizer's state.
+        HostStateBytes = "host_state_bytes",
+        /// Bytes one step moves between the device and the host, both ways.
+        TransferBytes = "transfer_bytes",
+    }
+}
 
 /// The offload experiment.
 pub struct Offload;
@@ -199,16 +220,16 @@ where
     O: BurnOptimizer<Model<CpuBackend>, CpuBackend>,
 {
     let host_device = Default::default();
-    let loss = meter.phase("forward", || model.loss(batch));
-    let grads = meter.phase("backward", || loss.backward());
-    let (host_grads, down) = meter.phase("to host", || {
+    let loss = meter.phase(Phase::Forward, || model.loss(batch));
+    let grads = meter.phase(Phase::Backward, || loss.backward());
+    let (host_grads, down) = meter.phase(OffloadPhase::ToHost, || {
         let mut grads = GradientsParams::from_grads(grads, &model);
         let moved = take_gradients(&model, &mut grads);
         let down = moved.bytes();
         (gradients_on(&host, moved, &host_device), down)
     });
-    let host = meter.phase("optimizer", || optim.step(lr, host, host_grads));
-    let (model, up) = meter.phase("to device", || {
+    let host = meter.phase(Phase::Optimizer, || optim.step(lr, host, host_grads));
+    let (model, up) = meter.phase(OffloadPhase::ToDevice, || {
         let moved = read_params(&host);
         let up = moved.bytes();
         (load_params(model, moved, device), up)
@@ -326,11 +347,11 @@ impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for HostSteps<'_, B> {
             c.shape.num_params(),
             c.shape.step_matmul_flop(c.batch),
         );
-        metrics.insert(Metric::TransferBytes, moved_bytes.get() as f64);
+        metrics.put(OffloadMetric::TransferBytes, moved_bytes.get() as f64);
         if HostProbe::is_installed() {
             if let Some(after) = host_after_first.get() {
-                metrics.insert(
-                    Metric::HostStateBytes,
+                metrics.put(
+                    OffloadMetric::HostStateBytes,
                     after.saturating_sub(host_before) as f64,
                 );
             }

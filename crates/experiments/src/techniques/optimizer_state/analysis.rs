@@ -2,12 +2,7 @@
 //! tensors, the step's fixed part beside the published per-parameter rules, the loss curves
 //! that prove each optimizer trains, charts and the index row.
 
-use results::analysis::worst_check;
-use results::format::{self, mib};
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
-    PairedComparison, PublishedFigure, Scale, Series, Side, Trace,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Trace, analysis::worst_check, format::{self, mib}};
 
 use super::{predict, OptimizerConfig, OptimizerState};
 use crate::harness::optim::Optimizer;

@@ -2,13 +2,9 @@
 //! each backend, the inference pass's peak and its dequantized copy, the output's error against
 //! f32, charts, published figures and the index rows.
 
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
-    Metric, PairedComparison, PublishedFigure, Scale, Series, Side,
-};
+use results::{Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, format::{self, mib}, paired::find};
 
+use super::QuantMetric;
 use super::{predict, Bits, QuantConfig, Quantization, WeightFormat, TOLERANCE};
 use crate::bracket;
 use crate::technique::{Analyse, Row};
@@ -55,7 +51,7 @@ fn x_of(format: WeightFormat) -> f64 {
 
 /// Measured weight bytes per parameter.
 fn bytes_per_param(r: &R<'_>) -> f64 {
-    r.result.metric(Metric::WeightBytes) / r.config.shape.num_params() as f64
+    r.result.metric(QuantMetric::WeightBytes) / r.config.shape.num_params() as f64
 }
 
 /// The row's largest output difference relative to the largest f32 output (its check).
@@ -103,8 +99,8 @@ impl Analyse for Quantization {
             shape.depth,
             shape.width,
             base.config.batch,
-            format::bytes(base.result.metric(Metric::WeightBytes)),
-            format::bytes(q8.result.metric(Metric::WeightBytes)),
+            format::bytes(base.result.metric(QuantMetric::WeightBytes)),
+            format::bytes(q8.result.metric(QuantMetric::WeightBytes)),
             bytes_per_param(q8),
             format::bytes(base.peak_above_process()),
             format::bytes(q8.peak_above_process()),
@@ -116,7 +112,7 @@ impl Analyse for Quantization {
                  dequantized or widened to f32); output against f32: RMS error {:.2e} of the \
                  output's RMS, largest difference {:.2e} of the largest output ({}).",
                 r.label,
-                format::bytes(r.result.metric(Metric::WeightBytes)),
+                format::bytes(r.result.metric(QuantMetric::WeightBytes)),
                 bytes_per_param(r),
                 format::bytes(predict::weight_bytes(shape, r.config.format, allocator)),
                 format::bytes(r.result.metric(Metric::EvalBytes)),
@@ -131,7 +127,7 @@ impl Analyse for Quantization {
                     r.config.format,
                     allocator
                 )),
-                r.result.metric(Metric::OutputRmsRelativeError),
+                r.result.metric(QuantMetric::OutputRmsRelativeError),
                 max_relative_error(r),
                 match verdict(r) {
                     Correctness::Passed => "within the check's tolerance",
@@ -142,7 +138,7 @@ impl Analyse for Quantization {
         // Where the probe is exact (no bracket): how far each pass measured above its rule.
         let excess: Vec<f64> = rows
             .iter()
-            .filter(|r| bracket::of(r, "evaluation").is_none())
+            .filter(|r| bracket::of(r, Phase::Evaluation).is_none())
             .map(|r| {
                 r.result.metric(Metric::EvalBytes)
                     - predict::eval_bytes(shape, r.config.format, r.config.batch, allocator)
@@ -169,7 +165,7 @@ impl Analyse for Quantization {
         let block_bytes = |bits: Bits| {
             rows.iter()
                 .filter(|r| matches!(r.config.format, WeightFormat::Quantized { bits: b, block: Some(_) } if b == bits))
-                .map(|r| r.result.metric(Metric::WeightBytes))
+                .map(|r| r.result.metric(QuantMetric::WeightBytes))
                 .next()
         };
         if let (Some(q8_bytes), Some(q4_bytes)) = (block_bytes(Bits::Q8), block_bytes(Bits::Q4)) {
@@ -232,7 +228,7 @@ impl Analyse for Quantization {
                 Comparison::new(
                     format!("weights, {}", r.label),
                     predict::weight_bytes(shape, r.config.format, allocator),
-                    r.result.metric(Metric::WeightBytes),
+                    r.result.metric(QuantMetric::WeightBytes),
                     "values at their stored bytes (quantized: one byte each on Flex, packed in \
                      u32 words on CubeCL) plus one f32 scale per tensor or per block; measured: \
                      the change in live bytes across the conversion, added to the f32 model's",
@@ -244,7 +240,7 @@ impl Analyse for Quantization {
             let note = "the layer where the pass peaks: its input and output, plus the f32 copy \
                         of its weight and bias a quantized weight is dequantized into (and, for \
                         bf16 on Flex, the f32 copies matmul_bf16 multiplies)";
-            match bracket::added(r, "evaluation", 1.0) {
+            match bracket::added(r, Phase::Evaluation, 1.0) {
                 Some((lower, upper)) => Comparison::new(
                     format!("pass above live bytes, {}", r.label),
                     predicted,
@@ -297,7 +293,7 @@ impl Analyse for Quantization {
                 vec![
                     by_format(PEAK, false, &|r| mib(r.peak_above_process())),
                     by_format("weights", false, &|r| {
-                        mib(r.result.metric(Metric::WeightBytes))
+                        mib(r.result.metric(QuantMetric::WeightBytes))
                     }),
                     by_format("the pass's peak above live bytes", false, &|r| {
                         mib(r.result.metric(Metric::EvalBytes))
@@ -310,7 +306,7 @@ impl Analyse for Quantization {
                 "error relative to the f32 output",
                 vec![
                     by_format("RMS difference / RMS output", false, &|r| {
-                        r.result.metric(Metric::OutputRmsRelativeError)
+                        r.result.metric(QuantMetric::OutputRmsRelativeError)
                     }),
                     by_format(
                         "largest difference / largest output (the check)",

@@ -31,7 +31,7 @@ use burn::tensor::quantization::{
     Calibration, QTensorPrimitive, QuantLevel, QuantParam, QuantScheme, QuantValue,
 };
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
@@ -41,6 +41,18 @@ use crate::harness::probe::{bracketed_step, last_repeat, MemoryProbe, PhaseMeter
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::technique::{Measurement, Planned, Row, Technique};
+
+results::metric_keys! {
+    /// What quantized weights measure beyond the shared metrics.
+    pub enum QuantMetric {
+        /// Root-mean-square of an output's difference from the f32 reference, over the reference's
+        /// root-mean-square (a ratio, no unit).
+        OutputRmsRelativeError = "output_rms_relative_error",
+        /// A model's weights as stored in the point's format (quantized values with their scales,
+        /// or floats of the point's type).
+        WeightBytes = "weight_bytes",
+    }
+}
 
 /// The check's tolerance: the largest difference from f32's output, relative to the largest
 /// magnitude of f32's output. Chosen before any measurement as what a user would still call the
@@ -357,7 +369,7 @@ impl OnBackend for QuantPoint {
         let pass = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::with_capacity(probe, &sync, 1);
             let clock = Instant::now();
-            drop(meter.phase("evaluation", || model.forward(x.clone())));
+            drop(meter.phase(Phase::Evaluation, || model.forward(x.clone())));
             let elapsed = clock.elapsed();
             runs.push(meter.finish());
             elapsed
@@ -377,18 +389,18 @@ impl OnBackend for QuantPoint {
         let check = output_check(&reference, &candidate);
 
         let mut metrics = BTreeMap::new();
-        metrics.insert(Metric::ProcessBaselineBytes, process_bytes as f64);
-        metrics.insert(Metric::ParamBytes, f32_bytes as f64);
-        metrics.insert(Metric::WeightBytes, weight_bytes as f64);
-        metrics.insert(Metric::NumParams, c.shape.num_params() as f64);
-        metrics.insert(Metric::InputBytes, input_bytes as f64);
-        metrics.insert(
-            Metric::OutputRmsRelativeError,
+        metrics.put(Metric::ProcessBaselineBytes, process_bytes as f64);
+        metrics.put(Metric::ParamBytes, f32_bytes as f64);
+        metrics.put(QuantMetric::WeightBytes, weight_bytes as f64);
+        metrics.put(Metric::NumParams, c.shape.num_params() as f64);
+        metrics.put(Metric::InputBytes, input_bytes as f64);
+        metrics.put(
+            QuantMetric::OutputRmsRelativeError,
             rms_relative_error(&reference, &candidate),
         );
         if let Some(phase) = phases.first() {
-            metrics.insert(Metric::EvalBytes, phase.delta_bytes() as f64);
-            metrics.insert(Metric::LiveBeforeBytes, phase.live_before_bytes as f64);
+            metrics.put(Metric::EvalBytes, phase.delta_bytes() as f64);
+            metrics.put(Metric::LiveBeforeBytes, phase.live_before_bytes as f64);
         }
         PointResult {
             metrics,

@@ -2,11 +2,7 @@
 //! between the two depths), its fit against the length, Burn's rule and Korthikanti's formula
 //! beside it, the step's components, and the index row.
 
-use results::format::{self, mib};
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint,
-    Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint, Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side, format::{self, mib}};
 
 use super::{predict, SeqConfig, SequenceLength};
 use crate::harness::backend::Checkpointing;

@@ -1,14 +1,9 @@
 //! The views experiment's conclusions: bytes copied and held, predicted beside measured, the
 //! trap and its fix, charts and the index row.
 
-use results::analysis::worst_check;
-use results::format::{self, mib};
-use results::paired::find;
-use results::{
-    Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric,
-    PairedComparison, Scale, Series, Side,
-};
+use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, analysis::worst_check, format::{self, mib}, paired::find};
 
+use super::ViewsMetric;
 use super::{predict, Op, ViewConfig, Views, COLS, OPS, PHASE};
 use crate::bracket;
 use crate::estimate::{Allocator, F32_BYTES};
@@ -19,7 +14,7 @@ type R<'a> = Row<'a, ViewConfig>;
 
 /// Bytes the operation added at its peak above the live parent.
 fn copied(r: &R<'_>) -> f64 {
-    r.result.metric(Metric::CopiedBytes)
+    r.result.metric(ViewsMetric::CopiedBytes)
 }
 
 /// Bytes still held once the operation returned.

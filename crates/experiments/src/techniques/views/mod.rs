@@ -16,11 +16,9 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use std::collections::BTreeMap;
-
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{s, Distribution, Tensor};
-use results::{Check, ComparisonSpec, DeviceKind, Metric, PointResult, Profile};
+use results::{Check, ComparisonSpec, DeviceKind, Metrics, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::F32_BYTES;
@@ -31,8 +29,26 @@ use crate::harness::single_op::measure_op;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{first_row_copy, first_row_view};
 
-/// The name of the measured operation's phase.
-pub(crate) const PHASE: &str = "operation";
+results::metric_keys! {
+    /// What views against copies measures beyond the shared metrics.
+    pub enum ViewsMetric {
+        /// Bytes an operation copied.
+        CopiedBytes = "copied_bytes",
+        /// The parent tensor (views against copies).
+        ParentBytes = "parent_bytes",
+    }
+}
+
+results::phase_names! {
+    /// The phase views measures.
+    pub enum ViewsPhase {
+        /// The operation measured: a view, or a copy.
+        Operation = "operation",
+    }
+}
+
+/// The phase of every point.
+pub(crate) const PHASE: ViewsPhase = ViewsPhase::Operation;
 
 /// Views and copies move values without arithmetic, so they must be exact; `exp` is compared
 /// with the standard library's, which may differ in the last bit.
@@ -315,7 +331,8 @@ impl OnBackend for ViewPoint {
             TOLERANCE,
         );
 
-        let metrics = BTreeMap::from([(Metric::ParentBytes, c.parent_bytes() as f64)]);
-        m.into_result(probe.info(), Metric::CopiedBytes, metrics, check)
+        let mut metrics = Metrics::new();
+        metrics.put(ViewsMetric::ParentBytes, c.parent_bytes() as f64);
+        m.into_result(probe.info(), ViewsMetric::CopiedBytes, metrics, check)
     }
 }
