@@ -365,7 +365,11 @@ impl Journal {
             return Lookup::Stale(why);
         }
         let same = entry.points.len() == points.len()
-            && entry.points.iter().zip(points).all(|(a, b)| a == *b);
+            && entry
+                .points
+                .iter()
+                .zip(points)
+                .all(|(a, b)| a.same_measurement(b));
         if !same {
             return Lookup::Stale("its configuration has changed".into());
         }

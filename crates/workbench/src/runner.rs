@@ -101,7 +101,9 @@ impl Runner {
                 break;
             }
             if let Some(journal) = &self.journal {
-                if let Lookup::Kept { value, .. } = journal.point(experiment.id(), &point) {
+                if let Lookup::Kept { mut value, .. } = journal.point(experiment.id(), &point) {
+                    // The journal keeps no label: the plan's point names it.
+                    value.point = point;
                     report.point_kept(experiment.id(), &value);
                     measured.push(value);
                     continue;
