@@ -4,9 +4,9 @@
 //! one block of steps at a time for half a cycle of orders.
 //!
 //! Each arm runs its point as the runner would (same set-up, same warm-up, same step), with a
-//! [`StepTimer`] installed that, once the point offers its prepared step, serves "run n steps"
-//! requests until told to finish. Only one arm runs at a time (the others wait on a channel),
-//! so the timed step is exactly the point's and nothing else competes for the cores. The
+//! [`StepTimer`] installed that, once the point offers its prepared step, serves requests for a
+//! number of steps until told to finish. Only one arm runs at a time (the others wait on a
+//! channel), so the timed step is exactly the point's and nothing else competes for the cores. The
 //! rounds' order and their statistics are `results::paired`'s; the loops that sample them
 //! against the clock ([`alternate`] across child processes, [`in_builds`] across builds) are
 //! here, beside the one build's.
