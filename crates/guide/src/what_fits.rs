@@ -151,10 +151,14 @@ const SHARDING_SOURCE: &str = "data parallel and ZeRO stages 1 to 3: formulas fr
                                (Rajbhandari et al., 2020), each card taking 1/8 of the batch; \
                                Burn has no sharding, so these are not measured";
 
+/// A batch in words (`batch 5113`), or `does not fit` where not even one sample fits.
+fn batch_words(b: Option<u64>) -> String {
+    b.map_or("does not fit".into(), |b| format!("batch {b}"))
+}
+
 /// The batch a search found, in words (`batch 5113`, `does not fit`).
 pub fn found(f: &MeasuredFit) -> String {
-    f.found_batch
-        .map_or("does not fit".into(), |b| format!("batch {b}"))
+    batch_words(f.found_batch)
 }
 
 /// The verification of a search, in words: the batch found ran under the budget, the next
@@ -203,9 +207,7 @@ fn fit_view(f: &MeasuredFit) -> FitView {
         budget: format::bytes(f.budget_bytes as f64),
         found,
         verified,
-        estimated: f
-            .estimated_batch
-            .map_or("does not fit".into(), |b| format!("batch {b}")),
+        estimated: batch_words(f.estimated_batch),
         miss: f.estimate_miss_pct.map_or("n/a".into(), format::pct),
         off: f.estimate_miss_pct.is_some_and(|p| p.abs() > 10.0),
         cost: format!("{} tries, {}", f.tries, format::seconds(f.wall_s)),
@@ -283,7 +285,6 @@ fn decisions(tables: &EstimatorTables) -> Vec<String> {
     let models = &tables.models;
     let mut out = Vec::new();
     let find = |id: &str| models.iter().find(|m| m.id == id);
-    let batch = |b: Option<u64>| b.map_or("does not fit".to_string(), |b| format!("batch {b}"));
     out.push(
         "Measure first: the step's peak is the fixed part (weights, gradients and optimizer \
          state, whatever the batch) plus the activations of one micro-batch. Which of the two is \
@@ -294,7 +295,13 @@ fn decisions(tables: &EstimatorTables) -> Vec<String> {
         let on = |i: usize| -> Vec<String> {
             m.rows
                 .iter()
-                .map(|r| format!("{}: {}", r.combination, batch(r.largest_batch_per_card[i])))
+                .map(|r| {
+                    format!(
+                        "{}: {}",
+                        r.combination,
+                        batch_words(r.largest_batch_per_card[i])
+                    )
+                })
                 .collect()
         };
         let card = tables
