@@ -71,7 +71,7 @@ fn criterion_table_snapshot() {
     assert_eq!(sets.len(), 2, "in-place and cache-release");
     let unmatched = ExperimentRecord::attach_estimates(&mut records, sets);
     assert!(unmatched.is_empty());
-    let records = crate::analysed(records);
+    let records = crate::worded(records);
     let context = SiteContext::new(&records, None);
     let index = context
         .pages

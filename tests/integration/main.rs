@@ -33,14 +33,25 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results")
 }
 
-/// Records analysed as `workbench render` analyses them, in the guide's order.
-pub fn analysed(records: Vec<results::ExperimentRecord>) -> Vec<results::Analysed> {
+/// Records analysed as `workbench render` analyses them, in the guide's order, before the
+/// guide words them.
+pub fn analysed(records: Vec<results::ExperimentRecord>) -> Vec<results::Analysed<results::Text>> {
     workbench::analyse::analyse_all(records).expect("every record is of a known experiment")
 }
 
+/// Records analysed and worded, as the guide's pages read them.
+pub fn worded(records: Vec<results::ExperimentRecord>) -> Vec<results::Analysed> {
+    guide::words::all(&analysed(records))
+}
+
 /// The fixture records, analysed.
-pub fn fixture_pages() -> Vec<results::Analysed> {
+pub fn fixture_analyses() -> Vec<results::Analysed<results::Text>> {
     analysed(results::record::load_dir(&fixtures()).unwrap())
+}
+
+/// The fixture records, analysed and worded.
+pub fn fixture_pages() -> Vec<results::Analysed> {
+    worded(results::record::load_dir(&fixtures()).unwrap())
 }
 
 /// The `<main>` element of an HTML page.

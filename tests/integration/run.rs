@@ -65,7 +65,7 @@ fn quick_run_writes_the_whole_guide() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
     let records = run_quick(&out, &["all"]);
-    let analysed = crate::analysed(records.clone());
+    let analysed = crate::worded(records.clone());
 
     assert_eq!(records.len(), experiments::all().len());
     let index = std::fs::read_to_string(out.join("index.html")).unwrap();
@@ -101,9 +101,11 @@ fn quick_run_writes_the_whole_guide() {
                 timing.is_some(),
                 "{}: row timed by {id}: {:?}",
                 record.experiment,
-                timed.map(|c| c.cost_phrase())
+                timed.map(guide::words::paired::cost_phrase)
             );
-            assert!(page.contains(&xml_escape(&timing.unwrap().control.phrase())));
+            assert!(page.contains(&xml_escape(&guide::words::paired::interval(
+                &timing.unwrap().control
+            ))));
             timed_rows += 1;
         }
         // Allocator settings alone has nothing to time on the CPU: it has no pool to set (and

@@ -35,7 +35,7 @@ fn failed_points_are_shown_with_their_stderr() {
         reason: "the child was killed by signal 9".into(),
         stderr_tail: "memory allocation of 17179869184 bytes failed".into(),
     };
-    let context = SiteContext::new(&crate::analysed(records.clone()), None);
+    let context = SiteContext::new(&crate::worded(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("Points without a result"));
     assert!(html.contains("(failed): the child was killed by signal 9"));
@@ -46,7 +46,7 @@ fn failed_points_are_shown_with_their_stderr() {
     // Not supported and out of memory are answers: shown with what happened, not counted as
     // failures.
     record_answers(&mut records);
-    let context = SiteContext::new(&crate::analysed(records.clone()), None);
+    let context = SiteContext::new(&crate::worded(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("(not supported on this device): the device has no bf16"));
     assert!(html.contains("(out of memory): memory allocation of 99 bytes failed (asked for 99 B)"));
@@ -57,7 +57,7 @@ fn failed_points_are_shown_with_their_stderr() {
     assert!(!index.contains("failed points"), "answers are not failures");
     // An interrupted record says so on its page and in the index.
     records[0].incomplete = Some("interrupted by SIGINT after 1 of 8 points".into());
-    let context = SiteContext::new(&crate::analysed(records.clone()), None);
+    let context = SiteContext::new(&crate::worded(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains("Incomplete:</strong> interrupted by SIGINT after 1 of 8 points"));
     assert!(HtmlRenderer
@@ -80,7 +80,7 @@ fn failed_points_are_shown_with_their_stderr() {
             reason: "its configuration has changed".into(),
         }],
     });
-    let context = SiteContext::new(&crate::analysed(records.clone()), None);
+    let context = SiteContext::new(&crate::worded(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains(&format!(
         "Kept from the earlier run started 2026-12-02T10:00:00Z (commit 0123456): 1 point(s) \
@@ -107,7 +107,7 @@ fn failed_points_are_shown_with_their_stderr() {
         resumed.kept[0].comparisons = comparisons;
         resumed.measured_again.clear();
     }
-    let context = SiteContext::new(&crate::analysed(records.clone()), None);
+    let context = SiteContext::new(&crate::worded(records.clone()), None);
     let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
     assert!(html.contains(
         "The resumed run started 2026-12-02T11:00:00Z measured nothing more here: all of it was kept."
@@ -205,7 +205,7 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
     use guide::Renderer;
     use results::DeviceKind;
 
-    let mut records = crate::fixture_pages();
+    let mut records = crate::fixture_analyses();
     let record = records
         .iter_mut()
         .find(|r| r.experiment == "checkpointing")
@@ -296,7 +296,7 @@ fn what_fits_main() {
 
 #[test]
 fn the_what_fits_page_is_linked_and_written_with_its_record() {
-    let records = crate::fixture_pages();
+    let records = crate::fixture_analyses();
     let capacity = capacity_fixture();
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer
@@ -416,7 +416,7 @@ fn the_landing_page_orders_the_fixes_by_their_figures() {
 
 #[test]
 fn every_result_set_is_written_as_json_and_csv_and_linked() {
-    let records = crate::fixture_pages();
+    let records = crate::fixture_analyses();
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, dir.path()).unwrap();
     let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
@@ -549,7 +549,7 @@ fn the_committed_site_is_a_render_of_its_records() {
 
 #[test]
 fn the_runs_page_names_each_result_set_s_run() {
-    let records = crate::fixture_pages();
+    let records = crate::fixture_analyses();
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, dir.path()).unwrap();
     let page = std::fs::read_to_string(dir.path().join("runs.html")).unwrap();
@@ -562,5 +562,41 @@ fn the_runs_page_names_each_result_set_s_run() {
     // Every record is in exactly one run's list of experiments.
     for record in &records {
         assert!(page.contains(&record.experiment), "{}", record.experiment);
+    }
+}
+
+#[test]
+fn every_text_of_every_analysis_has_its_words() {
+    // The fixtures and the committed records, each on the CPU and on wgpu: every key a
+    // technique says has a sentence in the guide, with every argument it quotes.
+    let site = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site/data");
+    let mut records = load_dir(&crate::fixtures()).unwrap();
+    records.extend(load_dir(&site).unwrap());
+    for record in crate::worded(records) {
+        let a = &record.analysis;
+        let mut texts: Vec<&String> = vec![&a.headline.compared, &a.headline.correctness_detail];
+        for h in &a.secondary_headlines {
+            texts.extend([&h.compared, &h.correctness_detail]);
+        }
+        texts.extend(&a.findings);
+        for c in a.comparisons.iter().chain(&record.estimator) {
+            texts.extend([&c.quantity, &c.note]);
+        }
+        texts.extend(a.fits.iter().map(|f| &f.what));
+        for c in &a.charts {
+            texts.extend([&c.title, &c.x_label, &c.y_label]);
+            texts.extend(c.series.iter().map(|s| &s.name));
+        }
+        for p in &a.published {
+            texts.extend([&p.source, &p.claim, &p.ours]);
+        }
+        for t in texts {
+            assert!(
+                !t.contains("[no words:") && !t.contains("[no argument "),
+                "{} on {}: {t}",
+                record.experiment,
+                record.device.kind.name()
+            );
+        }
     }
 }

@@ -13,6 +13,7 @@
 use results::{
     Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, FloatStorage,
     MeasuredPoint, Metric, PageText, PairSettings, PairedComparison, Point, PointResult, Profile,
+    Text,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -151,7 +152,7 @@ pub trait Analyse: Technique {
         rows: Vec<Row<'_, Self::Config>>,
         points: &[MeasuredPoint],
         comparisons: &[PairedComparison],
-    ) -> Analysis;
+    ) -> impl Into<Analysis<Text>>;
 }
 
 /// A technique as the runner drives it: points as JSON, one measured per child process.
@@ -190,11 +191,11 @@ pub trait Experiment: Sync {
         points: &[MeasuredPoint],
         comparisons: &[PairedComparison],
         device: DeviceKind,
-    ) -> Analysis;
+    ) -> Analysis<Text>;
     /// The estimator's step peak beside the measured peak of every training step measured on
     /// `device`, both above the process's own bytes (the point's bracket on CubeCL): how far
     /// `workbench estimate` can be trusted, point by point.
-    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison>;
+    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison<Text>>;
     /// The estimator's step peak of `point` in bytes, before it runs (none where the point is
     /// not a training step the estimator models): the runner refuses a point whose estimate
     /// exceeds the device's memory instead of running it out of memory.
@@ -283,11 +284,11 @@ impl<T: Analyse> Experiment for T {
         points: &[MeasuredPoint],
         comparisons: &[PairedComparison],
         device: DeviceKind,
-    ) -> Analysis {
-        Analyse::analyse(self, rows::<T>(points, device), points, comparisons)
+    ) -> Analysis<Text> {
+        Analyse::analyse(self, rows::<T>(points, device), points, comparisons).into()
     }
 
-    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison> {
+    fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison<Text>> {
         rows::<T>(points, device)
             .iter()
             .filter_map(|row| {

@@ -4,7 +4,8 @@
 use results::timing::median;
 use results::{
     format, Analysed, AnalysedCapacity, Calibration, Chart, Comparison, DeviceKind, ErrorSummary,
-    Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult, Scale, Series,
+    ExperimentRecord, Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult,
+    Scale, Series,
 };
 use serde::Serialize;
 
@@ -437,7 +438,7 @@ fn misses(predicted: f64, measured: f64) -> bool {
 }
 
 /// File name of a chart's SVG; charts of a device result set carry the device's name.
-pub fn chart_file(record: &Analysed, chart: &str) -> String {
+pub fn chart_file(record: &ExperimentRecord, chart: &str) -> String {
     match record.device.kind.subfolder() {
         None => format!("charts/{}--{chart}.svg", record.experiment),
         Some(device) => format!("charts/{}--{device}--{chart}.svg", record.experiment),
@@ -967,7 +968,7 @@ fn criterion_rows(record: &Analysed) -> Vec<CriterionRow> {
 }
 
 /// Where a record's points are written as CSV, beside its JSON.
-pub fn csv_path(record: &Analysed) -> String {
+pub fn csv_path(record: &ExperimentRecord) -> String {
     let json = record.data_path();
     format!("{}.csv", json.strip_suffix(".json").unwrap_or(&json))
 }

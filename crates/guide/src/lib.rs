@@ -14,13 +14,14 @@ pub mod index_row;
 pub mod probe;
 pub mod runs;
 pub mod what_fits;
+pub mod words;
 
 use std::path::Path;
 
 use minijinja::Environment;
 
 use context::SiteContext;
-use results::{Analysed, AnalysedCapacity};
+use results::{Analysed, AnalysedCapacity, Text};
 
 const BASE: &str = include_str!("templates/base.html");
 const INDEX: &str = include_str!("templates/index.html");
@@ -53,11 +54,11 @@ pub enum RenderError {
 
 /// Turns records into files under a folder.
 pub trait Renderer {
-    /// Writes the rendering of `records`, and of `capacity` where given, into `out` (an
-    /// existing, empty folder).
+    /// Writes the rendering of `records` (their analyses worded by [`words`]), and of
+    /// `capacity` where given, into `out` (an existing, empty folder).
     fn render(
         &self,
-        records: &[Analysed],
+        records: &[Analysed<Text>],
         capacity: Option<&AnalysedCapacity>,
         out: &Path,
     ) -> Result<(), RenderError>;
@@ -134,10 +135,11 @@ impl HtmlRenderer {
 impl Renderer for HtmlRenderer {
     fn render(
         &self,
-        records: &[Analysed],
+        records: &[Analysed<Text>],
         capacity: Option<&AnalysedCapacity>,
         out: &Path,
     ) -> Result<(), RenderError> {
+        let records = &words::all(records);
         let context = SiteContext::new(records, capacity);
         write(&out.join("style.css"), STYLE)?;
         write(&out.join("index.html"), &self.index_html(&context)?)?;

@@ -1,6 +1,7 @@
 //! What a technique concludes from its measured points: the index row, findings, predictions
-//! beside measurements, fits, charts as data and published figures. Written into the record
-//! when it is measured, so that the guide shows it as it was.
+//! beside measurements, fits, charts as data and published figures. A technique fills these
+//! with [`crate::words::Text`] (what it says, unworded); the guide maps every text to its
+//! words ([`MapText`]) when it renders.
 
 use serde::{Deserialize, Serialize};
 
@@ -103,9 +104,9 @@ impl Side {
 
 /// The one-row summary of a technique for the index.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Headline {
+pub struct Headline<S = String> {
     /// Which configurations the two figures below compare, in words.
-    pub compared: String,
+    pub compared: S,
     /// Peak bytes saved by the technique (baseline minus technique; negative means it costs).
     pub memory_saved_bytes: Option<f64>,
     /// The same as a percentage of the baseline's peak.
@@ -117,7 +118,7 @@ pub struct Headline {
     /// Verdict of the correctness checks.
     pub correctness: Correctness,
     /// One sentence on what the checks found.
-    pub correctness_detail: String,
+    pub correctness_detail: S,
     /// The peak `memory_saved_bytes` is a reduction of, in words (`step peak`); empty in
     /// records made before it was recorded.
     #[serde(default)]
@@ -128,16 +129,16 @@ pub struct Headline {
     pub variant: Option<String>,
 }
 
-impl Headline {
+impl<S> Headline<S> {
     /// The technique against its baseline: bytes saved (baseline minus technique) and the same
     /// as a percentage of the baseline's peak. Every technique's index row is computed here;
     /// its time comes from a paired comparison ([`Self::timed_by`]).
     pub fn versus(
-        compared: impl Into<String>,
+        compared: impl Into<S>,
         baseline: Side,
         technique: Side,
         correctness: Correctness,
-        correctness_detail: impl Into<String>,
+        correctness_detail: impl Into<S>,
     ) -> Self {
         let saved = baseline.peak_bytes - technique.peak_bytes;
         Self {
@@ -192,9 +193,9 @@ pub struct ChartPoint {
 
 /// A named line on a chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Series {
+pub struct Series<S = String> {
     /// Legend entry.
-    pub name: String,
+    pub name: S,
     /// Points in x order.
     pub points: Vec<ChartPoint>,
     /// Drawn dashed without markers: a prediction or a fit rather than a measurement.
@@ -204,9 +205,9 @@ pub struct Series {
     pub marked: Vec<ChartPoint>,
 }
 
-impl Series {
+impl<S> Series<S> {
     /// A series of plain `(x, y)` points, without spread.
-    pub fn line(name: &str, predicted: bool, points: Vec<(f64, f64)>) -> Self {
+    pub fn line(name: impl Into<S>, predicted: bool, points: Vec<(f64, f64)>) -> Self {
         Self {
             name: name.into(),
             predicted,
@@ -236,7 +237,7 @@ impl Series {
 
     /// Throughput of measured points with the fastest and slowest repeat as the spread.
     pub fn throughput<'a>(
-        name: &str,
+        name: impl Into<S>,
         points: impl IntoIterator<Item = (f64, &'a PointResult)>,
     ) -> Self {
         Self {
@@ -261,15 +262,15 @@ impl Series {
 
 /// A chart as data; the guide turns it into SVG.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Chart {
+pub struct Chart<S = String> {
     /// Anchor and file name (`peak-vs-batch`).
     pub id: String,
     /// Title drawn above the chart.
-    pub title: String,
+    pub title: S,
     /// x-axis label, with unit.
-    pub x_label: String,
+    pub x_label: S,
     /// y-axis label, with unit.
-    pub y_label: String,
+    pub y_label: S,
     /// x-axis scale.
     pub x_scale: Scale,
     /// Where the x axis is a set of categories (precisions), their names: x = 1 is the first.
@@ -278,14 +279,14 @@ pub struct Chart {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub categories: Vec<String>,
     /// The lines.
-    pub series: Vec<Series>,
+    pub series: Vec<Series<S>>,
 }
 
 /// A figure predicted from shapes and dtypes, beside the measured one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub struct Comparison<S = String> {
     /// What is compared (`Adam state`, `activations per sample`).
-    pub quantity: String,
+    pub quantity: S,
     /// The prediction, in bytes.
     pub predicted_bytes: f64,
     /// The measurement, in bytes: on a backend whose peaks are bracketed, the bracket's lower
@@ -297,16 +298,16 @@ pub struct Comparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_upper_bytes: Option<f64>,
     /// How the prediction was made, and why it may differ.
-    pub note: String,
+    pub note: S,
 }
 
-impl Comparison {
+impl<S> Comparison<S> {
     /// An exact measurement beside its prediction.
     pub fn new(
-        quantity: impl Into<String>,
+        quantity: impl Into<S>,
         predicted_bytes: f64,
         measured_bytes: f64,
-        note: impl Into<String>,
+        note: impl Into<S>,
     ) -> Self {
         Self {
             quantity: quantity.into(),
@@ -398,45 +399,45 @@ impl ErrorSummary {
 
 /// A fitted line reported on the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportedFit {
+pub struct ReportedFit<S = String> {
     /// What was fitted, with units (`forward activation bytes against batch size`).
-    pub what: String,
+    pub what: S,
     /// The fit.
     pub fit: LinearFit,
 }
 
 /// A published figure on the same technique, set beside ours.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PublishedFigure {
+pub struct PublishedFigure<S = String> {
     /// Who published it, and where.
-    pub source: String,
+    pub source: S,
     /// What they report.
-    pub claim: String,
+    pub claim: S,
     /// Our figure on the same question, from this run, in words.
-    pub ours: String,
+    pub ours: S,
 }
 
 /// Everything a technique concludes from its measured points.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Analysis {
+pub struct Analysis<S = String> {
     /// The index row.
-    pub headline: Headline,
+    pub headline: Headline<S>,
     /// Further index rows under the first (another variant of the technique people also use).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub secondary_headlines: Vec<Headline>,
+    pub secondary_headlines: Vec<Headline<S>>,
     /// Sentences stating what the measurements show, each quoting its figures.
-    pub findings: Vec<String>,
+    pub findings: Vec<S>,
     /// Predictions beside measurements.
-    pub comparisons: Vec<Comparison>,
+    pub comparisons: Vec<Comparison<S>>,
     /// Fitted lines.
-    pub fits: Vec<ReportedFit>,
+    pub fits: Vec<ReportedFit<S>>,
     /// Charts, as data.
-    pub charts: Vec<Chart>,
+    pub charts: Vec<Chart<S>>,
     /// Published figures beside ours.
-    pub published: Vec<PublishedFigure>,
+    pub published: Vec<PublishedFigure<S>>,
 }
 
-impl Analysis {
+impl<S: From<&'static str>> Analysis<S> {
     /// The analysis of an experiment none of whose points was measured.
     pub fn unmeasured(correctness: Correctness) -> Self {
         Self {
@@ -460,13 +461,118 @@ impl Analysis {
     }
 }
 
+/// The analysis types with their texts put through a function: how the guide words a
+/// technique's [`crate::words::Text`] into sentences, the figures unchanged.
+pub trait MapText<S> {
+    /// The same value of type `T`-texted.
+    type Out<T>;
+    /// The same value with every text `word`ed.
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Self::Out<T>;
+}
+
+impl<S> MapText<S> for Headline<S> {
+    type Out<T> = Headline<T>;
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Headline<T> {
+        Headline {
+            compared: word(&self.compared),
+            memory_saved_bytes: self.memory_saved_bytes,
+            memory_saved_pct: self.memory_saved_pct,
+            timed_by: self.timed_by.clone(),
+            correctness: self.correctness,
+            correctness_detail: word(&self.correctness_detail),
+            peak: self.peak.clone(),
+            variant: self.variant.clone(),
+        }
+    }
+}
+
+impl<S> MapText<S> for Series<S> {
+    type Out<T> = Series<T>;
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Series<T> {
+        Series {
+            name: word(&self.name),
+            points: self.points.clone(),
+            predicted: self.predicted,
+            marked: self.marked.clone(),
+        }
+    }
+}
+
+impl<S> MapText<S> for Chart<S> {
+    type Out<T> = Chart<T>;
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Chart<T> {
+        Chart {
+            id: self.id.clone(),
+            title: word(&self.title),
+            x_label: word(&self.x_label),
+            y_label: word(&self.y_label),
+            x_scale: self.x_scale,
+            categories: self.categories.clone(),
+            series: self.series.iter().map(|s| s.map_text(word)).collect(),
+        }
+    }
+}
+
+impl<S> MapText<S> for Comparison<S> {
+    type Out<T> = Comparison<T>;
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Comparison<T> {
+        Comparison {
+            quantity: word(&self.quantity),
+            predicted_bytes: self.predicted_bytes,
+            measured_bytes: self.measured_bytes,
+            measured_upper_bytes: self.measured_upper_bytes,
+            note: word(&self.note),
+        }
+    }
+}
+
+impl<S> MapText<S> for ReportedFit<S> {
+    type Out<T> = ReportedFit<T>;
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> ReportedFit<T> {
+        ReportedFit {
+            what: word(&self.what),
+            fit: self.fit.clone(),
+        }
+    }
+}
+
+impl<S> MapText<S> for PublishedFigure<S> {
+    type Out<T> = PublishedFigure<T>;
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> PublishedFigure<T> {
+        PublishedFigure {
+            source: word(&self.source),
+            claim: word(&self.claim),
+            ours: word(&self.ours),
+        }
+    }
+}
+
+impl<S> MapText<S> for Analysis<S> {
+    type Out<T> = Analysis<T>;
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Analysis<T> {
+        Analysis {
+            headline: self.headline.map_text(word),
+            secondary_headlines: self
+                .secondary_headlines
+                .iter()
+                .map(|h| h.map_text(word))
+                .collect(),
+            findings: self.findings.iter().map(|f| word(f)).collect(),
+            comparisons: self.comparisons.iter().map(|c| c.map_text(word)).collect(),
+            fits: self.fits.iter().map(|f| f.map_text(word)).collect(),
+            charts: self.charts.iter().map(|c| c.map_text(word)).collect(),
+            published: self.published.iter().map(|p| p.map_text(word)).collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn versus_saves_against_the_baseline() {
-        let h = Headline::versus(
+        let h = Headline::<String>::versus(
             "a against b",
             Side::with_peak("step peak", 200.0),
             Side::with_peak("step peak", 150.0),

@@ -22,10 +22,11 @@ pub mod paired;
 pub mod point;
 pub mod record;
 pub mod timing;
+pub mod words;
 
 pub use analysis::{
-    Analysis, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline, PublishedFigure,
-    ReportedFit, Scale, Series, Side,
+    Analysis, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline, MapText,
+    PublishedFigure, ReportedFit, Scale, Series, Side,
 };
 pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, CAPACITY_FILE};
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
@@ -48,3 +49,4 @@ pub use record::{
     Provenance, Resumed, OLDEST_READABLE_VERSION, SCHEMA_VERSION,
 };
 pub use timing::Timing;
+pub use words::{Arg, Text};

@@ -361,7 +361,7 @@ fn device_order(r: &ExperimentRecord) -> (&str, bool, &'static str) {
 /// rows. Made by the application (which knows the techniques) and read by the guide (which
 /// knows none); it reads as its record for everything measured.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Analysed {
+pub struct Analysed<S = String> {
     /// What was measured.
     pub record: ExperimentRecord,
     /// The technique's page title.
@@ -371,15 +371,15 @@ pub struct Analysed {
     /// The technique's page text.
     pub page: PageText,
     /// What the technique concludes from the record's points and comparisons.
-    pub analysis: Analysis,
+    pub analysis: Analysis<S>,
     /// The estimator (`workbench estimate`) beside every measured training step of the record:
     /// the step peak its rules predict for the point's model, batch and techniques, against
     /// the point's measured peak (a bracket on CubeCL). Empty where no training step is
     /// measured.
-    pub estimator: Vec<Comparison>,
+    pub estimator: Vec<Comparison<S>>,
 }
 
-impl std::ops::Deref for Analysed {
+impl<S> std::ops::Deref for Analysed<S> {
     type Target = ExperimentRecord;
 
     fn deref(&self) -> &ExperimentRecord {
@@ -387,7 +387,7 @@ impl std::ops::Deref for Analysed {
     }
 }
 
-impl Analysed {
+impl<S> Analysed<S> {
     /// Puts `records` in the guide's order: the technique's position, then the CPU before the
     /// devices.
     pub fn sort_for_guide(records: &mut [Self]) {

@@ -4,13 +4,13 @@
 //! Records hold measurements only; running the analysis here, when the guide is rendered,
 //! makes a change of wording or analysis a re-render of the stored records, never a re-run.
 
-use results::{Analysed, AnalysedCapacity, CapacityRecord, ExperimentRecord, Profile};
+use results::{Analysed, AnalysedCapacity, CapacityRecord, ExperimentRecord, Profile, Text};
 
 use crate::error::BadInput;
 
 /// `record` with what its technique derives from it; refused (one line, exit 2) when no
 /// technique of this workbench has the record's id.
-pub fn analyse(mut record: ExperimentRecord) -> Result<Analysed, BadInput> {
+pub fn analyse(mut record: ExperimentRecord) -> Result<Analysed<Text>, BadInput> {
     let Some(experiment) = experiments::find(&record.experiment) else {
         return Err(BadInput::UnknownRecordExperiment {
             id: record.experiment.clone(),
@@ -56,7 +56,7 @@ fn label(record: &mut ExperimentRecord, plan: Vec<results::Point>) {
 }
 
 /// Every record analysed, in the guide's order.
-pub fn analyse_all(records: Vec<ExperimentRecord>) -> Result<Vec<Analysed>, BadInput> {
+pub fn analyse_all(records: Vec<ExperimentRecord>) -> Result<Vec<Analysed<Text>>, BadInput> {
     let mut analysed = records
         .into_iter()
         .map(analyse)

@@ -1,7 +1,10 @@
 //! The in-place experiment's conclusions: the bytes each way adds, predicted beside measured,
 //! charts and the index row.
 
-use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, PairedComparison, PairedTiming, Scale, Series, Side, analysis::worst_check, format::{self, mib}, paired::find};
+use results::{
+    format::mib, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    MeasuredPoint, PairedComparison, PairedTiming, Scale, Series, Side, Text,
+};
 
 use super::InPlaceMetric;
 use super::{predict, Case, InPlace, InPlaceConfig, Style, CASES, PHASE};
@@ -66,7 +69,7 @@ impl Analyse for InPlace {
         mut rows: Vec<Row<'_, InPlaceConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         rows.sort_by_key(|r| r.config.rows);
         let correctness = Correctness::of(points);
         let of = |case: Case, style: Style| -> Vec<&R<'_>> {
@@ -80,26 +83,22 @@ impl Analyse for InPlace {
             return Analysis::unmeasured(correctness);
         };
 
-        let mut findings = Vec::new();
+        let mut findings: Vec<Text> = Vec::new();
         let mut comparisons = Vec::new();
         for case in CASES {
             if let Some((kept, consumed)) = pair(&rows, case) {
                 let saved = added(kept) - added(consumed);
-                findings.push(format!(
-                    "{} on {} x {} f32 ({}): keeping a clone adds {} at the peak, consuming the \
-                 input adds {}; the saving, {}, is {:.4} tensors' worth. Time per row, consuming \
-                 against keeping a clone: {}.",
-                    format::capitalise(case.name()),
-                    kept.config.rows,
-                    kept.config.cols,
-                    format::bytes(kept.config.tensor_bytes() as f64),
-                    format::bytes(added(kept)),
-                    format::bytes(added(consumed)),
-                    format::bytes(saved),
-                    saved / kept.config.tensor_bytes() as f64,
-                    find(paired, case.id())
-                        .map_or_else(|| "not timed in pairs".into(), |c| c.cost_phrase()),
-                ));
+                findings.push(
+                    Text::said("case-saving")
+                        .name("case", case.name())
+                        .count("rows", kept.config.rows)
+                        .count("cols", kept.config.cols)
+                        .bytes("tensor", kept.config.tensor_bytes() as f64)
+                        .bytes("kept", added(kept))
+                        .bytes("consumed", added(consumed))
+                        .bytes("saved", saved)
+                        .paired("timing", case.id()),
+                );
                 // Where the peaks are bracketed, the saving lies between the least the kept
                 // way can have added minus the most the consuming way can have, and the reverse.
                 let upper = |r: &R<'_>| bracket::added_upper(r, PHASE, 1.0);
@@ -109,25 +108,13 @@ impl Analyse for InPlace {
                 let allocator = kept.allocator();
                 comparisons.push(
                     Comparison::new(
-                        format!(
-                            "{}, {} rows: bytes saved by consuming",
-                            case.name(),
-                            kept.config.rows
-                        ),
+                        Text::said("saving-quantity")
+                            .name("case", case.name())
+                            .count("rows", kept.config.rows),
                         predict::added_peak_bytes(&kept.config, allocator)
                             - predict::added_peak_bytes(&consumed.config, allocator),
                         saved_bracket.map_or(saved, |(lo, _)| lo),
-                        match allocator {
-                            Allocator::Flex => {
-                                "one tensor's elements: the buffer the first write into a shared \
-                                 tensor allocates"
-                            }
-                            Allocator::CubeCl => {
-                                "burn-cubecl: a lone op saves one tensor as on the CPU; a fused \
-                                 chain or layer norm writes a new output either way, so \
-                                 consuming saves nothing (see the module's rules)"
-                            }
-                        },
+                        Text::said("saving-note").name("allocator", allocator_id(allocator)),
                     )
                     .bracketed(saved_bracket.map(|(_, hi)| hi)),
                 );
@@ -136,34 +123,32 @@ impl Analyse for InPlace {
         // What the time difference is: a fresh buffer's first touch, or arithmetic.
         let saved_s = |case: Case| find(paired, case.id())?.timing().map(seconds_saved);
         if let (Some(touch), Some(norm)) = (saved_s(Case::Touch), saved_s(Case::LayerNorm)) {
-            findings.push(format!(
-                "Where the time goes: written both ways, a single add (x + 1) differs by {} per \
-                 call, which is the cost of a fresh {} buffer (allocated, and its pages touched \
-                 for the first time: the system allocator maps and faults in a buffer this \
-                 large on every allocation), not arithmetic, since both ways add the same \
-                 values. Consuming the input saves the layer norm {} per call, {:.0}% of which \
-                 that one fresh buffer accounts for; what the rest is, this measurement does not \
-                 say.",
-                format::seconds(touch),
-                format::bytes(norm_kept.config.tensor_bytes() as f64),
-                format::seconds(norm),
-                touch / norm * 100.0,
-            ));
+            findings.push(
+                Text::said("where-time-goes")
+                    .seconds("touch", touch)
+                    .bytes("buffer", norm_kept.config.tensor_bytes() as f64)
+                    .seconds("norm", norm),
+            );
         }
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
         for r in &rows {
             if r.config.rows == norm_kept.config.rows {
                 comparisons.push(
                     Comparison::new(
-                        format!(
-                            "{}, {}, {} rows: peak above the input",
-                            r.config.case.name(),
-                            r.config.style.name(),
-                            r.config.rows
-                        ),
+                        Text::said("peak-quantity")
+                            .name("case", r.config.case.name())
+                            .name("style", r.config.style.name())
+                            .count("rows", r.config.rows),
                         predict::added_peak_bytes(&r.config, r.allocator()),
                         added(r),
-                        prediction_note(r.config.case, r.config.style, r.allocator()),
+                        Text::said("peak-note")
+                            .name("case", r.config.case.id())
+                            .name("style", r.config.style.id())
+                            .name("allocator", allocator_id(r.allocator())),
                     )
                     .bracketed(bracket::added_upper(r, PHASE, 1.0)),
                 );
@@ -178,15 +163,19 @@ impl Analyse for InPlace {
                 if rs.is_empty() {
                     continue;
                 }
-                let name = format!("{}, {}", case.name(), style.name());
+                let line = |key| {
+                    Text::said(key)
+                        .name("case", case.name())
+                        .name("style", style.name())
+                };
                 let x = |r: &R<'_>| mib(r.config.tensor_bytes() as f64);
                 memory_series.push(Series::line(
-                    &format!("{name} (measured)"),
+                    line("series-measured"),
                     false,
                     rs.iter().map(|r| (x(r), mib(added(r)))).collect(),
                 ));
                 memory_series.push(Series::line(
-                    &format!("{name} (predicted)"),
+                    line("series-predicted"),
                     true,
                     rs.iter()
                         .map(|r| {
@@ -198,7 +187,7 @@ impl Analyse for InPlace {
                         .collect(),
                 ));
                 time_series.push(Series::throughput(
-                    &format!("{name} (median; bars: fastest and slowest)"),
+                    line("series-throughput"),
                     rs.iter().map(|r| (x(r), r.result)),
                 ));
             }
@@ -227,17 +216,14 @@ impl Analyse for InPlace {
         let (k, c) = (norm_kept, norm_consumed);
         Analysis {
             headline: Headline::versus(
-                format!(
-                    "{} of {} x {} f32: keeping a clone of the input against consuming it (peak \
-                 above the input; time per row)",
-                    k.config.case.name(),
-                    k.config.rows,
-                    k.config.cols
-                ),
+                Text::said("headline")
+                    .name("case", k.config.case.name())
+                    .count("rows", k.config.rows)
+                    .count("cols", k.config.cols),
                 Side::with_peak("peak above the input", added(k)),
                 Side::with_peak("peak above the input", added(c)),
                 correctness,
-                worst_check(points),
+                Text::said("worst-check"),
             )
             .timed_by(k.config.case.id()),
             secondary_headlines: vec![],
@@ -250,39 +236,10 @@ impl Analyse for InPlace {
     }
 }
 
-fn prediction_note(case: Case, style: Style, allocator: Allocator) -> &'static str {
-    if allocator == Allocator::CubeCl {
-        return match (case, style) {
-            (Case::Chain, _) => {
-                "burn-cubecl: fusion writes the four ops in one kernel into a new buffer, beside \
-                 x until it returns (written after measuring)"
-            }
-            (Case::LayerNorm, _) => {
-                "burn-cubecl: the centring and squaring are read inside the two row reductions \
-                 (one f32 per row each, mean and variance); the output is a new tensor, kept or \
-                 consumed (written after measuring)"
-            }
-            (Case::Touch, Style::KeepClone) => "x + 1 writes a new tensor, since x is shared",
-            (Case::Touch, Style::Consume) => {
-                "x + 1 writes into x's buffer (burn-cubecl's can_mut(), as on the CPU)"
-            }
-        };
-    }
-    match (case, style) {
-        (Case::Chain, Style::KeepClone) => {
-            "the first op (x / 2) writes a new tensor since x is shared; exp, + 1 and log run in \
-             place on it. The few dozen bytes over are the new tensor's handle"
-        }
-        (Case::Chain, Style::Consume) => "all four ops write into x's buffer",
-        (Case::LayerNorm, Style::KeepClone) => {
-            "x - mean needs a new buffer (x is shared), square() is x * x and always allocates, \
-             plus one f32 per row for the variance while the square is alive"
-        }
-        (Case::LayerNorm, Style::Consume) => {
-            "x - mean writes into x; square() allocates one tensor, plus one f32 per row for the \
-             variance; the division runs in place"
-        }
-        (Case::Touch, Style::KeepClone) => "x + 1 writes a new tensor, since x is shared",
-        (Case::Touch, Style::Consume) => "x + 1 writes into x's buffer",
+/// The allocator's id in a text's arguments.
+fn allocator_id(allocator: Allocator) -> &'static str {
+    match allocator {
+        Allocator::Flex => "flex",
+        Allocator::CubeCl => "cubecl",
     }
 }

@@ -399,7 +399,7 @@ impl Analyse for MixedPrecision {
                     Series {
                         name: "step peak".into(),
                         predicted: false,
-                        points: Series::line(
+                        points: Series::<String>::line(
                             "",
                             false,
                             PRECISIONS

@@ -1,0 +1,142 @@
+//! The words of every technique's conclusions.
+//!
+//! Question: what does a page say about a record? Method: a technique's analysis returns
+//! [`Text`] (a key and the figures it quotes, in base units); this module holds the sentence for
+//! every key, one file per technique, and converts every unit. Answer: [`analysed`] turns a
+//! technique's analysis into the strings the pages show, so that a change of wording is a
+//! re-render of the stored records.
+
+mod checks;
+mod in_place;
+pub mod paired;
+
+use results::{format, Analysed, Arg, ExperimentRecord, MapText, PairedComparison, Text};
+
+pub use checks::{check_sentence, worst_check};
+
+/// `record` with every text of its analysis and estimator worded.
+pub fn analysed(record: &Analysed<Text>) -> Analysed {
+    let mut word = |t: &Text| word(t, &record.record);
+    Analysed {
+        record: record.record.clone(),
+        title: record.title.clone(),
+        guide_position: record.guide_position,
+        page: record.page.clone(),
+        analysis: record.analysis.map_text(&mut word),
+        estimator: record
+            .estimator
+            .iter()
+            .map(|c| c.map_text(&mut word))
+            .collect(),
+    }
+}
+
+/// Every record worded, in the same order.
+pub fn all(records: &[Analysed<Text>]) -> Vec<Analysed> {
+    records.iter().map(analysed).collect()
+}
+
+/// The words of `text`, said of `record`. A key this guide has no words for reads as
+/// `[no words: experiment/key]`, which the tests look for on every page.
+pub fn word(text: &Text, record: &ExperimentRecord) -> String {
+    let key = match text {
+        Text::Label(label) => return (*label).to_string(),
+        Text::Worded(words) => return words.clone(),
+        Text::Said { key, .. } => *key,
+    };
+    let said = Said { text, record };
+    common(key, &said)
+        .or_else(|| match record.experiment.as_str() {
+            "in-place" => in_place::word(key, &said),
+            _ => None,
+        })
+        .unwrap_or_else(|| format!("[no words: {}/{key}]", record.experiment))
+}
+
+/// Sentences any technique says.
+fn common(key: &str, s: &Said<'_>) -> Option<String> {
+    Some(match key {
+        // What the checks of the record's points found, worst of each kind.
+        "worst-check" => worst_check(&s.record.points),
+        // A paired comparison's finding.
+        "paired-finding" => s
+            .paired("comparison")
+            .map_or_else(|| s.missing("comparison"), paired::finding),
+        // A paired comparison's cost, or why it was not timed.
+        "paired-cost" => s
+            .paired("comparison")
+            .map_or_else(|| "not timed in pairs".into(), paired::cost_phrase),
+        _ => return None,
+    })
+}
+
+/// A text being worded, with the record it is said of: the arguments read in the units the
+/// words want.
+pub struct Said<'a> {
+    text: &'a Text,
+    record: &'a ExperimentRecord,
+}
+
+impl Said<'_> {
+    fn missing(&self, name: &str) -> String {
+        format!("[no argument {name}]")
+    }
+
+    /// The number (bytes, seconds or plain) `name`; NaN where it is not given.
+    pub fn num(&self, name: &str) -> f64 {
+        match self.text.get(name) {
+            Some(Arg::Bytes(v) | Arg::Seconds(v) | Arg::Number(v)) => *v,
+            _ => f64::NAN,
+        }
+    }
+
+    /// The count `name`.
+    pub fn count(&self, name: &str) -> u64 {
+        self.num(name) as u64
+    }
+
+    /// The bytes `name`, in the largest binary unit that keeps them at or above 1.
+    pub fn bytes(&self, name: &str) -> String {
+        format::bytes(self.num(name))
+    }
+
+    /// The seconds `name`, in ms or s.
+    pub fn seconds(&self, name: &str) -> String {
+        format::seconds(self.num(name))
+    }
+
+    /// The name `name`.
+    pub fn name(&self, name: &str) -> String {
+        match self.text.get(name) {
+            Some(Arg::Name(v)) => v.clone(),
+            _ => self.missing(name),
+        }
+    }
+
+    /// The text `name`, worded.
+    pub fn text(&self, name: &str) -> String {
+        match self.text.get(name) {
+            Some(Arg::Text(t)) => word(t, self.record),
+            _ => self.missing(name),
+        }
+    }
+
+    /// Whether the argument `name` is given.
+    pub fn has(&self, name: &str) -> bool {
+        self.text.get(name).is_some()
+    }
+
+    /// The record's paired comparison named by the argument `name`.
+    pub fn paired(&self, name: &str) -> Option<&PairedComparison> {
+        match self.text.get(name) {
+            Some(Arg::Paired(id)) => results::paired::find(&self.record.comparisons, id),
+            _ => None,
+        }
+    }
+
+    /// The cost phrase of the paired comparison `name`, or "not timed in pairs".
+    pub fn cost(&self, name: &str) -> String {
+        self.paired(name)
+            .map_or_else(|| "not timed in pairs".into(), paired::cost_phrase)
+    }
+}
