@@ -19,7 +19,8 @@ use crate::harness::train::TrainConfig;
 /// Whose rules decide which buffers a computation makes: the backend's operations and its
 /// memory manager. The byte rules below are Flex's unless they take an `Allocator`; a rule that
 /// does states where burn-cubecl keeps something else, read in its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Allocator {
     /// Burn's Flex on the CPU, counted by the process's counting allocator: every heap buffer,
     /// host copies included. An op writes in place into a uniquely owned, contiguous buffer.

@@ -104,6 +104,15 @@ impl Text {
         self.arg(name, Arg::Name(value.into()))
     }
 
+    /// Quotes the serialised name of `variant` (an enum's kebab-case id) as `name`.
+    pub fn variant(self, name: &'static str, variant: impl Serialize) -> Self {
+        let id = serde_json::to_value(variant)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        self.arg(name, Arg::Name(id))
+    }
+
     /// Quotes the outcome of the paired comparison `id` as `name`.
     pub fn paired(self, name: &'static str, id: impl Into<String>) -> Self {
         self.arg(name, Arg::Paired(id.into()))

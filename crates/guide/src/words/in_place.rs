@@ -42,7 +42,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("rows")
         ),
         "saving-note" => match s.name("allocator").as_str() {
-            "cubecl" => "burn-cubecl: a lone op saves one tensor as on the CPU; a fused chain or \
+            "cube-cl" => "burn-cubecl: a lone op saves one tensor as on the CPU; a fused chain or \
                          layer norm writes a new output either way, so consuming saves nothing \
                          (see the module's rules)"
                 .into(),
@@ -59,7 +59,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
         "peak-note" => prediction_note(
             &s.name("case"),
             &s.name("style"),
-            s.name("allocator") == "cubecl",
+            s.name("allocator") == "cube-cl",
         )
         .into(),
         "series-measured" => format!("{}, {} (measured)", s.name("case"), s.name("style")),

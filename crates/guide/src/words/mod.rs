@@ -9,6 +9,7 @@
 mod checks;
 mod in_place;
 pub mod paired;
+mod views;
 
 use results::{format, Analysed, Arg, ExperimentRecord, MapText, PairedComparison, Text};
 
@@ -48,6 +49,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
     common(key, &said)
         .or_else(|| match record.experiment.as_str() {
             "in-place" => in_place::word(key, &said),
+            "views-vs-clones" => views::word(key, &said),
             _ => None,
         })
         .unwrap_or_else(|| format!("[no words: {}/{key}]", record.experiment))

@@ -114,7 +114,7 @@ impl Analyse for InPlace {
                         predict::added_peak_bytes(&kept.config, allocator)
                             - predict::added_peak_bytes(&consumed.config, allocator),
                         saved_bracket.map_or(saved, |(lo, _)| lo),
-                        Text::said("saving-note").name("allocator", allocator_id(allocator)),
+                        Text::said("saving-note").variant("allocator", allocator),
                     )
                     .bracketed(saved_bracket.map(|(_, hi)| hi)),
                 );
@@ -148,7 +148,7 @@ impl Analyse for InPlace {
                         Text::said("peak-note")
                             .name("case", r.config.case.id())
                             .name("style", r.config.style.id())
-                            .name("allocator", allocator_id(r.allocator())),
+                            .variant("allocator", r.allocator()),
                     )
                     .bracketed(bracket::added_upper(r, PHASE, 1.0)),
                 );
@@ -233,13 +233,5 @@ impl Analyse for InPlace {
             charts,
             published: vec![],
         }
-    }
-}
-
-/// The allocator's id in a text's arguments.
-fn allocator_id(allocator: Allocator) -> &'static str {
-    match allocator {
-        Allocator::Flex => "flex",
-        Allocator::CubeCl => "cubecl",
     }
 }
