@@ -6,6 +6,7 @@
 //! technique's analysis into the strings the pages show, so that a change of wording is a
 //! re-render of the stored records.
 
+mod cache_release;
 mod checks;
 mod in_place;
 pub mod paired;
@@ -48,6 +49,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
     let said = Said { text, record };
     common(key, &said)
         .or_else(|| match record.experiment.as_str() {
+            "cache-release" => cache_release::word(key, &said),
             "in-place" => in_place::word(key, &said),
             "views-vs-clones" => views::word(key, &said),
             _ => None,

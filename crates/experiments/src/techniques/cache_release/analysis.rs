@@ -1,7 +1,10 @@
 //! Cache release's conclusions: the counters at each moment, predicted beside measured, the
 //! allocation's time from the pool and after a cleanup, charts and the index row.
 
-use results::{Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, format::{self, mib}, paired::find};
+use results::{
+    format::mib, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
+    Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, Text,
+};
 
 use super::{predict, CacheConfig, CacheRelease, Counter, Moment, Source};
 use crate::technique::{Analyse, Row};
@@ -44,7 +47,7 @@ impl Analyse for CacheRelease {
         mut rows: Vec<Row<'_, CacheConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         rows.sort_by_key(|r| r.config.tensor_bytes);
         let of = |source: Source| -> Vec<&R<'_>> {
             rows.iter().filter(|r| r.config.source == source).collect()
@@ -65,14 +68,14 @@ impl Analyse for CacheRelease {
         for r in &cached {
             let n = r.config.tensor_bytes as f64;
             comparisons.push(Comparison {
-                quantity: format!("in use with the {} tensor alive", format::bytes(n)),
+                quantity: Text::said("in-use-alive").bytes("tensor", n),
                 predicted_bytes: predict::in_use_alive_bytes(n),
                 measured_bytes: above_start(r, Moment::Alive, Counter::InUse),
                 measured_upper_bytes: None,
                 note: "elements x 4 bytes, above the start".into(),
             });
             comparisons.push(Comparison {
-                quantity: format!("in use after the {} tensor is dropped", format::bytes(n)),
+                quantity: Text::said("in-use-dropped").bytes("tensor", n),
                 predicted_bytes: 0.0,
                 measured_bytes: above_start(r, Moment::Dropped, Counter::InUse),
                 measured_upper_bytes: None,
@@ -80,14 +83,11 @@ impl Analyse for CacheRelease {
             });
             if has_cache {
                 comparisons.push(Comparison {
-                    quantity: format!(
-                        "reserved after memory_cleanup(), {} tensor",
-                        format::bytes(n)
-                    ),
+                    quantity: Text::said("reserved-released").bytes("tensor", n),
                     predicted_bytes: 0.0,
                     measured_bytes: above_start(r, Moment::Released, Counter::Reserved),
                     measured_upper_bytes: None,
-                    note: "every page the tensor took returned, above the start".into(),
+                    note: Text::said("reserved-released-note"),
                 });
             }
         }
@@ -98,65 +98,62 @@ impl Analyse for CacheRelease {
             let n = r.config.tensor_bytes as f64;
             let phase = r.result.phase(CachePhase::Allocate);
             comparisons.push(Comparison {
-                quantity: format!("peak while allocating {} (empty)", format::bytes(n)),
+                quantity: Text::said("allocation-peak").bytes("tensor", n),
                 predicted_bytes: predict::allocation_peak_bytes(n, on_host),
                 measured_bytes: phase.map_or(f64::NAN, |p| p.delta_bytes() as f64),
                 measured_upper_bytes: None,
                 note: if on_host {
-                    "twice the tensor: Flex's empty() zero-fills a Vec<u8>, and \
-                 Bytes::from_bytes_vec copies it to 16-byte alignment (it checks the Vec's \
-                 declared alignment, 1, not its address), then frees the first"
+                    Text::said("allocation-peak-note.host")
                 } else {
-                    "the tensor's bytes: the pool hands out a slice of a page"
-                }
-                .into(),
+                    Text::said("allocation-peak-note.pool")
+                },
             });
         }
         let reserved_dropped = above_start(largest, Moment::Dropped, Counter::Reserved);
         let reserved_released = above_start(largest, Moment::Released, Counter::Reserved);
         if has_cache {
-            findings.push(format!(
-                "With a {} tensor alive the pools reserved {} above the start; after the drop \
-             {} was in use and {} still reserved (what nvidia-smi counts); memory_cleanup() \
-             took {} and left {} reserved above the start.",
-                format::bytes(size),
-                format::bytes(above_start(largest, Moment::Alive, Counter::Reserved)),
-                format::bytes(above_start(largest, Moment::Dropped, Counter::InUse)),
-                format::bytes(reserved_dropped),
-                format::seconds(largest.result.metric(Metric::CleanupS)),
-                format::bytes(reserved_released),
-            ));
+            findings.push(
+                Text::said("counters")
+                    .bytes("size", size)
+                    .bytes(
+                        "reserved_alive",
+                        above_start(largest, Moment::Alive, Counter::Reserved),
+                    )
+                    .bytes(
+                        "in_use_dropped",
+                        above_start(largest, Moment::Dropped, Counter::InUse),
+                    )
+                    .bytes("reserved_dropped", reserved_dropped)
+                    .seconds("cleanup", largest.result.metric(Metric::CleanupS))
+                    .bytes("reserved_released", reserved_released),
+            );
         } else {
-            findings.push(format!(
-                "No allocator cache on this device: after the {} tensor was dropped, {} above the \
-             start was in use, and there is nothing to release.",
-                format::bytes(size),
-                format::bytes(above_start(largest, Moment::Dropped, Counter::InUse)),
-            ));
+            findings.push(
+                Text::said("no-cache")
+                    .bytes("size", size)
+                    .bytes(
+                        "in_use_dropped",
+                        above_start(largest, Moment::Dropped, Counter::InUse),
+                    ),
+            );
         }
         if let Some(f) = largest_fresh {
-            findings.push(format!(
-                "Allocating {} (and freeing it) after memory_cleanup(), against from the cache, \
-                 timed in pairs (the cleanup itself and the refill of the cache are outside the \
-                 clock): {}.{}",
-                format::bytes(size),
-                find(paired, HEADLINE)
-                    .filter(|c| c.spec.technique == f.id)
-                    .map_or_else(
-                        || "not timed in pairs".to_string(),
-                        PairedComparison::cost_phrase
-                    ),
-                if has_cache {
-                    ""
-                } else {
-                    " Without a cache both are the same allocation, so no difference is \
-                     expected; a resolved one would be a finding about the system allocator."
-                }
-            ));
+            let timed = find(paired, HEADLINE).filter(|c| c.spec.technique == f.id);
+            let mut t = Text::said("allocation-time")
+                .bytes("size", size)
+                .number("has_cache", u8::from(has_cache));
+            if let Some(c) = timed {
+                t = t.paired("timing", &c.spec.id);
+            }
+            findings.push(t);
         }
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
 
-        let time_series = |rows: &[&R<'_>], name: &str| Series {
+        let time_series = |rows: &[&R<'_>], name: &'static str| Series {
             name: name.into(),
             predicted: false,
             points: rows
@@ -170,7 +167,7 @@ impl Analyse for CacheRelease {
                 .collect(),
             marked: Vec::new(),
         };
-        let counter_series = |moment: Moment, counter: Counter, name: &str| {
+        let counter_series = |moment: Moment, counter: Counter, name: &'static str| {
             Series::line(
                 name,
                 false,
@@ -225,12 +222,8 @@ impl Analyse for CacheRelease {
             },
         ];
 
-        let compared = format!(
-        "a dropped {} tensor: reserved before and after memory_cleanup(); time of an allocation \
-         from the cache and after a cleanup",
-        format::bytes(size)
-    );
-        let detail = "nothing to compare: releasing the cache changes no value";
+        let compared = Text::said("headline").bytes("size", size);
+        let detail = Text::said("nothing-to-check");
         let headline = match largest_fresh.filter(|_| has_cache) {
             Some(_) if reserved_dropped > 0.0 => Headline::versus(
                 compared,
@@ -247,7 +240,7 @@ impl Analyse for CacheRelease {
                 memory_saved_pct: None,
                 timed_by: Some(HEADLINE.into()),
                 correctness: Correctness::of(points),
-                correctness_detail: detail.into(),
+                correctness_detail: detail,
                 peak: "bytes reserved after the drop".into(),
                 variant: None,
             },
