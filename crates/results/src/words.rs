@@ -95,8 +95,9 @@ impl Text {
     }
 
     /// Quotes a count as `name`.
-    pub fn count(self, name: &'static str, value: usize) -> Self {
-        self.arg(name, Arg::Number(value as f64))
+    pub fn count(self, name: &'static str, value: impl TryInto<u64>) -> Self {
+        let value = value.try_into().map_or(f64::NAN, |v| v as f64);
+        self.arg(name, Arg::Number(value))
     }
 
     /// Quotes the name `value` as `name`.

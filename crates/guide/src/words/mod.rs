@@ -9,6 +9,7 @@
 mod cache_release;
 mod checks;
 mod in_place;
+mod offload;
 pub mod paired;
 mod views;
 
@@ -51,6 +52,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
         .or_else(|| match record.experiment.as_str() {
             "cache-release" => cache_release::word(key, &said),
             "in-place" => in_place::word(key, &said),
+            "offload" => offload::word(key, &said),
             "views-vs-clones" => views::word(key, &said),
             _ => None,
         })

@@ -2,7 +2,11 @@
 //! optimizer on the device and on the host, set beside the byte model; the host's bytes; the
 //! bytes copied per step and what the copies cost; the proof; charts and the index row.
 
-use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PhaseKey, PublishedFigure, Scale, Series, Side, analysis::worst_check, format::{self, mib}};
+use results::{
+    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline,
+    MeasuredPoint, Metric, PairedComparison, Phase, PhaseKey, PublishedFigure, Scale, Series, Side,
+    Text,
+};
 
 use super::OffloadMetric;
 use super::{predict, Offload, OffloadConfig, Placement};
@@ -69,7 +73,7 @@ impl Analyse for Offload {
         rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let correctness = Correctness::of(points);
         let (Some(usual), Some(offloaded)) =
             (of(&rows, Placement::Device), of(&rows, Placement::Host))
@@ -84,105 +88,75 @@ impl Analyse for Offload {
         let saved_between = held_between_steps(usual) - held_between_steps(offloaded);
         let (peak_usual, peak_offloaded) =
             (usual.peak_above_process(), offloaded.peak_above_process());
-        let mut findings = vec![format!(
-            "The MLP ({} parameters, {}, batch {}), {}: between steps the {} held {} with the \
-             optimizer beside the model and {} with it on the host ({} {}); the step's peak \
-             went from {} (in its {} phase) to {} (in its {} phase), {}.",
-            params,
-            shape.describe(),
-            usual.config.train.batch,
-            optimizer.name(),
-            if same_memory { "process" } else { "device" },
-            format::bytes(held_between_steps(usual)),
-            format::bytes(held_between_steps(offloaded)),
-            format::bytes(saved_between.abs()),
-            if saved_between >= 0.0 { "less" } else { "more" },
-            format::bytes(peak_usual),
-            peak_phase(usual),
-            format::bytes(peak_offloaded),
-            peak_phase(offloaded),
-            format::pct((peak_offloaded - peak_usual) / peak_usual * 100.0),
-        )];
+        let mut findings = vec![Text::said("held-and-peak")
+            .count("params", params)
+            .name("shape", shape.describe())
+            .count("batch", usual.config.train.batch)
+            .name("optimizer", optimizer.name())
+            .number("same_memory", u8::from(same_memory))
+            .bytes("held_usual", held_between_steps(usual))
+            .bytes("held_offloaded", held_between_steps(offloaded))
+            .bytes("peak_usual", peak_usual)
+            .name("peak_phase_usual", peak_phase(usual))
+            .bytes("peak_offloaded", peak_offloaded)
+            .name("peak_phase_offloaded", peak_phase(offloaded))];
         if same_memory {
-            findings.push(format!(
-                "On the CPU backend there is nothing to move: the host is the device. The \
-                 offloaded step keeps the optimizer's state in the same memory and adds a second \
-                 copy of the weights (the host's), {} by the byte model; what it measures here is \
-                 the price of the copies and of that second copy, not a saving. The device \
-                 result sets show what moves.",
-                format::bytes(predict::same_memory_extra(shape)),
-            ));
+            findings.push(
+                Text::said("nothing-to-move").bytes("extra", predict::same_memory_extra(shape)),
+            );
         }
         let transfer = offloaded.result.metric(OffloadMetric::TransferBytes);
         let copy_s = phase_s(offloaded, OffloadPhase::ToHost.name()) + phase_s(offloaded, OffloadPhase::ToDevice.name());
-        findings.push(format!(
-            "Each offloaded step copied {} ({:.2} B per parameter: every gradient down, every \
-             weight up); the two copies took {} of a {} step (median of the measured steps; \
-             {}/s), the host's {} step {} against {} on the {}.",
-            format::bytes(transfer),
-            transfer / params as f64,
-            format::seconds(copy_s),
-            format::seconds(offloaded.result.step.median_s),
-            format::bytes(transfer / copy_s),
-            optimizer.name(),
-            format::seconds(phase_s(offloaded, Phase::Optimizer.name())),
-            format::seconds(phase_s(usual, Phase::Optimizer.name())),
-            if same_memory {
-                "CPU in the usual step"
-            } else {
-                "device"
-            },
-        ));
+        findings.push(
+            Text::said("copies")
+                .bytes("transfer", transfer)
+                .count("params", params)
+                .seconds("copy", copy_s)
+                .seconds("step", offloaded.result.step.median_s)
+                .name("optimizer", optimizer.name())
+                .seconds("host_optimizer", phase_s(offloaded, Phase::Optimizer.name()))
+                .seconds("usual_optimizer", phase_s(usual, Phase::Optimizer.name()))
+                .number("same_memory", u8::from(same_memory)),
+        );
         let host_state = offloaded.result.metric(OffloadMetric::HostStateBytes);
         if host_state.is_finite() && !same_memory {
-            findings.push(format!(
-                "The host kept {} between steps (the master weights and {}'s state; {} by the \
-                 byte model), counted by the host's allocator apart from the device's pool. A \
-                 read of a wgpu tensor returns the device's mapped staging buffer, which Flex \
-                 takes without a copy and the host's allocator does not see: the gradients \
-                 cross that way and are freed by the step's end, while the master weights are \
-                 copied into the host's heap once, before the first step (the first run on \
-                 lavapipe left them in a staging buffer and counted 2.08 MiB of 3.01 MiB: an \
-                 explanation found after measuring, not a prediction).",
-                format::bytes(host_state),
-                optimizer.name(),
-                format::bytes(predict::host_state(shape, optimizer)),
-            ));
+            findings.push(
+                Text::said("host-kept")
+                    .bytes("host_state", host_state)
+                    .name("optimizer", optimizer.name())
+                    .bytes("predicted", predict::host_state(shape, optimizer)),
+            );
         }
         if let Some(check) = offloaded.result.checks.first() {
-            findings.push(format!(
-                "The proof: {} steps both ways from the same weights; the parameters' largest \
-                 difference is {:.1e} of the largest parameter (tolerance {:.0e}){}.",
-                super::PROOF_STEPS,
-                check.max_rel_diff,
-                check.tolerance,
-                if check.passed {
-                    ": where the optimizer steps changes where its state lives, not what is \
-                     computed"
-                } else {
-                    ": they DIFFER"
-                }
-            ));
+            findings.push(
+                Text::said("proof")
+                    .count("steps", super::PROOF_STEPS)
+                    .number("max_rel_diff", check.max_rel_diff)
+                    .number("tolerance", check.tolerance)
+                    .number("passed", u8::from(check.passed)),
+            );
         }
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
 
         let between_steps = if same_memory {
             Comparison::new(
-                "held between steps, offloaded less usual (a second copy of the weights)",
+                Text::said("second-copy"),
                 predict::same_memory_extra(shape),
                 -saved_between,
-                "the host's copy of the weights, one f32 (4 B) per parameter",
+                Text::said("second-copy-note"),
             )
         } else {
             Comparison::new(
-                "device bytes saved between steps (the optimizer's state)",
+                Text::said("saved-between"),
                 predict::device_saved_between_steps(shape, optimizer),
                 saved_between,
-                format!(
-                    "{} value(s) of {} state per parameter, 4 B each",
-                    optimizer.values_per_param(),
-                    optimizer.name()
-                ),
+                Text::said("saved-between-note")
+                    .count("values", optimizer.values_per_param())
+                    .name("optimizer", optimizer.name()),
             )
         };
         let mut comparisons = vec![
@@ -191,7 +165,7 @@ impl Analyse for Offload {
                 "bytes copied per step",
                 predict::transfer_per_step(shape),
                 transfer,
-                "4 B per parameter each way (gradients down, weights up)",
+                Text::said("copied-note"),
             ),
         ];
         if host_state.is_finite() && !same_memory {
@@ -199,7 +173,7 @@ impl Analyse for Offload {
                 "host bytes kept between steps",
                 predict::host_state(shape, optimizer),
                 host_state,
-                "the master weights and the optimizer's state, 4 B per value",
+                Text::said("host-kept-note"),
             ));
         }
 
@@ -207,7 +181,7 @@ impl Analyse for Offload {
             .iter()
             .map(|r| r.config.placement.label().to_string())
             .collect();
-        let bar = |name: &str, f: &dyn Fn(&R<'_>) -> f64| {
+        let bar = |name: &'static str, f: &dyn Fn(&R<'_>) -> f64| {
             Series::line(
                 name,
                 false,
@@ -250,20 +224,14 @@ impl Analyse for Offload {
         ];
 
         let headline = Headline::versus(
-            format!(
-                "{} beside the model against on the host, MLP, batch {} ({}; time per sample)",
-                optimizer.name(),
-                usual.config.train.batch,
-                if same_memory {
-                    "step peak; the CPU: one memory, nothing to move"
-                } else {
-                    "the device's step peak"
-                }
-            ),
+            Text::said("headline")
+                .name("optimizer", optimizer.name())
+                .count("batch", usual.config.train.batch)
+                .number("same_memory", u8::from(same_memory)),
             Side::step(usual.result),
             Side::step(offloaded.result),
             correctness,
-            worst_check(points),
+            Text::said("worst-check"),
         )
         .timed_by(HEADLINE);
         Analysis {
@@ -274,24 +242,13 @@ impl Analyse for Offload {
             fits: vec![],
             charts,
             published: vec![PublishedFigure {
-                source: "ZeRO (Rajbhandari et al. 2020); ZeRO-Offload (Ren et al. 2021)".into(),
-                claim: "model states of mixed-precision Adam are 2 + 2 + 12 bytes per parameter \
-                        on the device; offloading the 12 of the optimizer (master weights, \
-                        momentum, variance) leaves the 2 + 2 of the half-precision weights and \
-                        gradients"
-                    .into(),
-                ours: format!(
-                    "in f32 the usual step holds {:.2} B per parameter between steps (weights, \
-                     {}'s state, the inputs), the offloaded one {:.2} B{}",
-                    held_between_steps(usual) / params as f64,
-                    optimizer.name(),
-                    held_between_steps(offloaded) / params as f64,
-                    if same_memory {
-                        " in the same memory (the CPU: the host's copy of the weights on top)"
-                    } else {
-                        " on the device"
-                    }
-                ),
+                source: Text::said("published-source"),
+                claim: Text::said("published-claim"),
+                ours: Text::said("published-ours")
+                    .number("usual_per_param", held_between_steps(usual) / params as f64)
+                    .name("optimizer", optimizer.name())
+                    .number("offloaded_per_param", held_between_steps(offloaded) / params as f64)
+                    .number("same_memory", u8::from(same_memory)),
             }],
         }
     }
