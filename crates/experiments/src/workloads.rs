@@ -9,8 +9,7 @@
 //! Answer: each page says it, from its own rows.
 
 use results::{
-    format::{self, mib},
-    Chart, Comparison, Metric, Phase, PhaseKey, Scale, Series, Trace,
+    format::mib, Chart, Comparison, Metric, Phase, PhaseKey, Scale, Series, Text, Trace,
 };
 
 use crate::estimate;
@@ -55,21 +54,21 @@ pub fn failed_checks<C>(rows: &[Row<'_, C>]) -> usize {
 /// What the transformer adds to a page.
 #[derive(Debug, Default)]
 pub struct Section {
-    /// Findings, each starting "Transformer".
-    pub findings: Vec<String>,
-    /// Predicted against measured figures, each quantity starting "transformer".
-    pub comparisons: Vec<Comparison>,
+    /// Findings about the transformer.
+    pub findings: Vec<Text>,
+    /// Predicted against measured figures of the transformer.
+    pub comparisons: Vec<Comparison<Text>>,
     /// Its charts.
-    pub charts: Vec<Chart>,
+    pub charts: Vec<Chart<Text>>,
 }
 
 impl Section {
     /// Appends this section to a page's findings, comparisons and charts.
     pub fn append_to(
         self,
-        findings: &mut Vec<String>,
-        comparisons: &mut Vec<Comparison>,
-        charts: &mut Vec<Chart>,
+        findings: &mut Vec<Text>,
+        comparisons: &mut Vec<Comparison<Text>>,
+        charts: &mut Vec<Chart<Text>>,
     ) {
         findings.extend(self.findings);
         comparisons.extend(self.comparisons);
@@ -82,7 +81,7 @@ pub struct Axis<'f, C> {
     /// Prefix of the charts' ids (`batch`: `transformer-peak-vs-batch`).
     pub id: &'f str,
     /// The varied parameter, with its unit.
-    pub x_label: &'f str,
+    pub x_label: &'static str,
     /// The varied parameter of a row.
     pub x: &'f dyn Fn(&C) -> f64,
     /// Its scale.
@@ -95,7 +94,7 @@ pub struct Axis<'f, C> {
     /// The predicted peak of a row's step ([`crate::estimate::training_step_peak`]).
     pub predicted_step: &'f dyn Fn(&C) -> f64,
     /// How the forward prediction is made and what it leaves out.
-    pub note: &'f str,
+    pub note: Text,
 }
 
 /// A row's step peak above what the process held before the model was built (the thread
@@ -152,13 +151,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         on.sort_by(|a, b| (axis.x)(&a.config).total_cmp(&(axis.x)(&b.config)));
         on
     };
-    let named = |what: &str, line: &str| {
-        if line.is_empty() {
-            what.to_string()
-        } else {
-            format!("{what}, {line}")
-        }
-    };
+    let named = |key: &'static str, line: &str| Text::said(key).name("line", line);
 
     let excess: Vec<f64> = rows.iter().filter_map(backward_excess_per_token).collect();
     let (excess_low, excess_high) = excess
@@ -168,28 +161,38 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         });
     let predicted_excess = estimate::backward_transient_bytes_per_sample(shape) / shape.seq as f64;
     let mut comparisons = Vec::new();
+    // The largest miss, relative to the prediction, of the forward peaks and of the step peaks.
+    let (mut worst_forward, mut worst_step) = (f64::NAN, f64::NAN);
+    let worse = |worst: &mut f64, predicted: f64, measured: f64| {
+        let miss = (measured - predicted) / predicted;
+        if worst.is_nan() || miss.abs() > worst.abs() {
+            *worst = miss;
+        }
+    };
     for r in rows {
-        comparisons.push(Comparison {
-            quantity: format!("{}: forward peak above the process's own bytes", r.label),
+        let forward = Comparison {
+            quantity: Text::said("transformer.forward-quantity").name("point", r.label),
             predicted_bytes: (axis.predicted_forward)(&r.config),
             measured_bytes: forward_above_process(r),
             measured_upper_bytes: forward_upper_above_process(r),
-            note: axis.note.into(),
-        });
-        comparisons.push(Comparison {
-            quantity: format!("{}: step peak above the process's own bytes", r.label),
+            note: axis.note.clone(),
+        };
+        worse(
+            &mut worst_forward,
+            forward.predicted_bytes,
+            forward.measured_bytes,
+        );
+        comparisons.push(forward);
+        let step = Comparison {
+            quantity: Text::said("transformer.step-quantity").name("point", r.label),
             predicted_bytes: (axis.predicted_step)(&r.config),
             measured_bytes: above_process(r),
             measured_upper_bytes: r.peak_upper_above_process(),
-            note: format!(
-                "model + Adam state + token ids + what the forward pass keeps + the larger of \
-                 the loss's transient and backward's (2 x max(4 d^2, d v) f32 values per \
-                 sequence: the largest Linear's weight gradient computed per sequence before \
-                 the sum, the factor 2 fitted); backward added {} per token above what the \
-                 forward pass left",
-                backward_excess_per_token(r).map_or("n/a".into(), format::bytes),
-            ),
-        });
+            note: Text::said("transformer.step-note")
+                .bytes("excess", backward_excess_per_token(r).unwrap_or(f64::NAN)),
+        };
+        worse(&mut worst_step, step.predicted_bytes, step.measured_bytes);
+        comparisons.push(step);
     }
 
     let mut peak_series = Vec::new();
@@ -198,26 +201,26 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         let on = of_line(line);
         let x = |r: &&Row<'_, C>| (axis.x)(&r.config);
         peak_series.push(Series::line(
-            &named("step peak (measured)", line),
+            named("transformer.step-measured", line),
             false,
             on.iter().map(|r| (x(r), mib(above_process(r)))).collect(),
         ));
         peak_series.push(Series::line(
-            &named("forward peak (measured)", line),
+            named("transformer.forward-measured", line),
             false,
             on.iter()
                 .map(|r| (x(r), mib(forward_above_process(r))))
                 .collect(),
         ));
         peak_series.push(Series::line(
-            &named("forward peak (predicted)", line),
+            named("transformer.forward-predicted", line),
             true,
             on.iter()
                 .map(|r| (x(r), mib((axis.predicted_forward)(&r.config))))
                 .collect(),
         ));
         throughput_series.push(Series::throughput(
-            &named("tokens/s (median; bars: fastest and slowest repeat)", line),
+            named("transformer.tokens-per-s", line),
             on.iter().map(|r| (x(r), r.result)),
         ));
     }
@@ -242,14 +245,6 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         },
     ];
 
-    let worst = |what: &str| {
-        comparisons
-            .iter()
-            .filter(|c| c.quantity.contains(what))
-            .map(|c| (c.measured_bytes - c.predicted_bytes) / c.predicted_bytes)
-            .max_by(|a, b| a.abs().total_cmp(&b.abs()))
-            .unwrap_or(f64::NAN)
-    };
     let (low, high) = rows.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
         (
             lo.min(r.result.samples_per_s),
@@ -257,36 +252,26 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         )
     });
     let findings = vec![
-        format!(
-            "Transformer ({}, {} parameters), {} points: step peak from {} to {}; throughput \
-             from {} to {} tokens/s.",
-            first.config.model().describe(),
-            first.config.model().num_params(),
-            rows.len(),
-            format::bytes(rows.iter().map(|r| r.peak()).fold(f64::INFINITY, f64::min)),
-            format::bytes(rows.iter().map(|r| r.peak()).fold(0.0, f64::max)),
-            format::rate(low),
-            format::rate(high),
-        ),
-        format!(
-            "Transformer, against the shared byte rules (above the process's own bytes): the \
-             forward pass's peak within {:.1}% at every point (worst {:+.1}%), the step's \
-             within {:.1}% (worst {:+.1}%). The step's peak is in backward, which adds {} to {} \
-             per token above what the forward pass left, while every activation is still \
-             alive: burn-backend's `linear_weight_backward` computes a Linear's weight \
-             gradient per sequence, [batch, d_in, d_out], before summing it over the batch, \
-             and at the largest Linear (the MLP block's 4 d^2, or the head's d v) the peak \
-             holds about two such copies ({} per token here; the factor 2 was fitted after \
-             measuring: an explanation, not a prediction). The MLP's Linear layers take 2-D \
-             inputs and have no such transient.",
-            worst("forward peak").abs() * 100.0,
-            worst("forward peak") * 100.0,
-            worst("step peak").abs() * 100.0,
-            worst("step peak") * 100.0,
-            format::bytes(excess_low),
-            format::bytes(excess_high),
-            format::bytes(predicted_excess),
-        ),
+        Text::said("transformer.summary")
+            .name("model", first.config.model().describe())
+            .count("params", first.config.model().num_params())
+            .count("points", rows.len())
+            .bytes(
+                "lowest_peak",
+                rows.iter().map(|r| r.peak()).fold(f64::INFINITY, f64::min),
+            )
+            .bytes(
+                "highest_peak",
+                rows.iter().map(|r| r.peak()).fold(0.0, f64::max),
+            )
+            .number("lowest_rate", low)
+            .number("highest_rate", high),
+        Text::said("transformer.against-rules")
+            .number("worst_forward", worst_forward)
+            .number("worst_step", worst_step)
+            .bytes("excess_low", excess_low)
+            .bytes("excess_high", excess_high)
+            .bytes("predicted_excess", predicted_excess),
     ];
     Section {
         findings,
@@ -310,9 +295,9 @@ fn phase_kind_name(code: f64) -> &'static str {
 /// has either.
 pub fn timeline_chart<C>(
     id: &str,
-    title: &str,
+    title: &'static str,
     rows: &[&Row<'_, C>],
-) -> Option<(Chart, Vec<String>)> {
+) -> Option<(Chart<Text>, Vec<Text>)> {
     let with_events = rows
         .iter()
         .all(|r| !r.result.trace(Trace::MemoryTimelineEvent).is_empty());
@@ -354,31 +339,38 @@ pub fn timeline_chart<C>(
                 .copied()
                 .unwrap_or(0.0)
                 + 1.0;
-            format!(
-                "at allocation event {peak_x:.0} of {total:.0}, in a {phase} phase ({} phases: {})",
-                starts.len(),
-                starts
-                    .iter()
-                    .zip(kinds)
-                    .map(|(s, k)| format!("{} from event {s:.0}", phase_kind_name(*k)))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            Text::said("timeline.at-event")
+                .number("event", peak_x)
+                .number("events", total)
+                .name("phase", phase)
+                .list(
+                    "phases",
+                    starts
+                        .iter()
+                        .zip(kinds)
+                        .map(|(s, k)| {
+                            Text::said("timeline.phase-start")
+                                .name("phase", phase_kind_name(*k))
+                                .number("event", *s)
+                        })
+                        .collect(),
+                )
         } else {
             let i = (peak_x.floor() as usize).min(r.result.phases.len().saturating_sub(1));
-            format!(
-                "in its {} phase (read at the phase boundaries and the phase's peak)",
-                r.result.phases.get(i).map_or("step", |p| &p.phase)
-            )
+            Text::said("timeline.in-phase")
+                .name("phase", r.result.phases.get(i).map_or("step", |p| &p.phase))
         };
-        findings.push(format!(
-            "Memory timeline, {}: the step's peak is {} {where_}.",
-            r.label,
-            format::bytes(peak_y)
-        ));
+        findings.push(
+            Text::said("timeline.peak")
+                .name("point", r.label)
+                .bytes("peak", peak_y)
+                .text("where", where_),
+        );
         series.push(
             Series::line(
-                &format!("{} (peak {}, marked)", r.label, format::bytes(peak_y)),
+                Text::said("timeline.series")
+                    .name("point", r.label)
+                    .bytes("peak", peak_y),
                 false,
                 points.iter().map(|&(x, y)| (x, mib(y))).collect(),
             )

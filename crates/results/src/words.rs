@@ -24,6 +24,8 @@ pub enum Arg {
     Paired(String),
     /// Another text, worded in place.
     Text(Box<Text>),
+    /// Texts worded in turn and listed.
+    List(Vec<Text>),
 }
 
 /// Something a technique says: a fixed label, or a sentence the guide words from its key and
@@ -122,6 +124,11 @@ impl Text {
     /// Quotes another text as `name`.
     pub fn text(self, name: &'static str, text: impl Into<Text>) -> Self {
         self.arg(name, Arg::Text(Box::new(text.into())))
+    }
+
+    /// Quotes the texts `items` as `name`, a list.
+    pub fn list(self, name: &'static str, items: Vec<Text>) -> Self {
+        self.arg(name, Arg::List(items))
     }
 
     /// The argument `name`, where given.

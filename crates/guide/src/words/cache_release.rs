@@ -11,9 +11,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             "reserved after memory_cleanup(), {} tensor",
             s.bytes("tensor")
         ),
-        "reserved-released-note" => {
-            "every page the tensor took returned, above the start".into()
-        }
+        "reserved-released-note" => "every page the tensor took returned, above the start".into(),
         "allocation-peak" => format!("peak while allocating {} (empty)", s.bytes("tensor")),
         "allocation-peak-note.host" => "twice the tensor: Flex's empty() zero-fills a Vec<u8>, \
                                         and Bytes::from_bytes_vec copies it to 16-byte alignment \

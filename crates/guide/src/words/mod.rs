@@ -6,12 +6,14 @@
 //! technique's analysis into the strings the pages show, so that a change of wording is a
 //! re-render of the stored records.
 
+mod accumulation;
 mod cache_release;
 mod checks;
 mod in_place;
 mod offload;
 pub mod paired;
 mod views;
+mod workloads;
 
 use results::{format, Analysed, Arg, ExperimentRecord, MapText, PairedComparison, Text};
 
@@ -50,6 +52,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
     let said = Said { text, record };
     common(key, &said)
         .or_else(|| match record.experiment.as_str() {
+            "accumulation" => accumulation::word(key, &said),
             "cache-release" => cache_release::word(key, &said),
             "in-place" => in_place::word(key, &said),
             "offload" => offload::word(key, &said),
@@ -72,7 +75,7 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
         "paired-cost" => s
             .paired("comparison")
             .map_or_else(|| "not timed in pairs".into(), paired::cost_phrase),
-        _ => return None,
+        _ => return workloads::word(key, s),
     })
 }
 
@@ -124,6 +127,14 @@ impl Said<'_> {
         match self.text.get(name) {
             Some(Arg::Text(t)) => word(t, self.record),
             _ => self.missing(name),
+        }
+    }
+
+    /// The texts of the list `name`, each worded.
+    pub fn list(&self, name: &str) -> Vec<String> {
+        match self.text.get(name) {
+            Some(Arg::List(items)) => items.iter().map(|t| word(t, self.record)).collect(),
+            _ => vec![self.missing(name)],
         }
     }
 

@@ -1,7 +1,10 @@
 //! Gradient accumulation's conclusions: the step peak against k, predicted beside measured,
 //! charts, Hugging Face's figures beside ours, and the index row.
 
-use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, analysis::worst_check, format::{self, mib}, paired::find};
+use results::{
+    format::mib, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
+};
 
 use super::{predict, Accumulation};
 use crate::harness::train::TrainConfig;
@@ -47,7 +50,7 @@ impl Analyse for Accumulation {
         rows: Vec<Row<'_, TrainConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let (mut rows, mut transformer) = workloads::split(rows);
         rows.sort_by_key(|r| r.config.micro_batches);
         transformer.sort_by_key(|r| r.config.micro_batches);
@@ -63,58 +66,53 @@ impl Analyse for Accumulation {
         let best = rows.iter().map(saving).fold(f64::NEG_INFINITY, f64::max);
         let timed = find(paired, HEADLINE);
 
-        let mut findings = vec![format!(
-            "One step on {} samples peaks at {}; as {} micro-batches of {} it peaks at {} ({} \
-         of the plain step's peak).",
-            base.config.batch,
-            format::bytes(peak(base)),
-            most.config.micro_batches,
-            base.config.batch / most.config.micro_batches,
-            format::bytes(peak(most)),
-            format::pct((peak(most) - peak(base)) / peak(base) * 100.0),
-        )];
-        findings.push(format!(
-            "The index row uses k = {}: the smallest k whose saving reaches {:.0}% of the largest \
-             measured ({} at k = {}); it saves {}.",
-            chosen.config.micro_batches,
-            MOST_OF_THE_SAVING * 100.0,
-            format::bytes(best),
-            rows.iter()
-                .find(|r| saving(r) == best)
-                .map_or(0, |r| r.config.micro_batches),
-            format::bytes(saving(chosen)),
-        ));
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        let mut findings = vec![Text::said("peaks")
+            .count("batch", base.config.batch)
+            .bytes("plain", peak(base))
+            .count("k", most.config.micro_batches)
+            .count("micro_batch", base.config.batch / most.config.micro_batches)
+            .bytes("accumulated", peak(most))];
+        findings.push(
+            Text::said("chosen-k")
+                .count("k", chosen.config.micro_batches)
+                .number("share", MOST_OF_THE_SAVING)
+                .bytes("best", best)
+                .count(
+                    "best_k",
+                    rows.iter()
+                        .find(|r| saving(r) == best)
+                        .map_or(0, |r| r.config.micro_batches),
+                )
+                .bytes("saved", saving(chosen)),
+        );
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
         let floor = rows
             .iter()
             .map(|r| r.result.metric(Metric::GradBytes))
             .fold(f64::NAN, f64::max);
-        findings.push(format!(
-            "The saving stops where activations of a micro-batch fall below the gradients: every \
-         step still holds the parameter gradients ({}) and, when accumulating, the accumulated \
-         ones (as much again).",
-            format::bytes(floor)
-        ));
+        findings.push(Text::said("floor").bytes("gradients", floor));
 
-        let mut comparisons: Vec<Comparison> = rows
+        let mut comparisons: Vec<Comparison<Text>> = rows
             .iter()
             .map(|r| Comparison {
-                quantity: format!("step peak, {} micro-batches", r.config.micro_batches),
+                quantity: Text::said("step-quantity").count("k", r.config.micro_batches),
                 predicted_bytes: predict::step_peak(shape, batch, r.config.micro_batches),
                 measured_bytes: peak(r),
                 measured_upper_bytes: r.peak_upper(),
-                note: format!(
-                "model + Adam state + inputs + max(activations of B/k, gradients) + accumulated \
-                 gradients when k > 1. Not predicted: {} live in the process before the model \
-                 was built (thread pool, matmul slabs), {} of backend buffers allocated by the \
-                 first pass, and temporaries inside backward",
-                format::bytes(r.result.metric(Metric::ProcessBaselineBytes)),
-                format::bytes(r.result.metric(Metric::RuntimeBytes))
-            ),
+                note: Text::said("step-note")
+                    .bytes(
+                        "process",
+                        r.result.metric(Metric::ProcessBaselineBytes),
+                    )
+                    .bytes("runtime", r.result.metric(Metric::RuntimeBytes)),
             })
             .collect();
 
-        let series_of = |name: &str, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
+        let series_of = |name: &'static str, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
             Series::line(
                 name,
                 false,
@@ -133,7 +131,7 @@ impl Analyse for Accumulation {
         let mut charts = vec![
             Chart {
                 id: "peak-vs-micro-batches".into(),
-                title: format!("Peak memory of one step on {} samples", base.config.batch),
+                title: Text::said("peak-chart").count("batch", base.config.batch),
                 x_label: "micro-batches k (batch B/k each)".into(),
                 y_label: "bytes in use (MiB)".into(),
                 x_scale: Scale::Log2,
@@ -182,47 +180,36 @@ impl Analyse for Accumulation {
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         let four = rows.iter().find(|r| r.config.micro_batches == 4);
         let published = vec![PublishedFigure {
-            source:
-                "Hugging Face Transformers, \"efficient training on a single GPU\" (bert-large, \
-                 V100 16 GB, NVML)"
-                    .into(),
-            claim: "batch 4 -> batch 1 + accumulation 4: 14949 -> 8681 MB (-41.9%), 8.86 -> 7.75 \
-                samples/s (-12.5%)"
-                .into(),
+            source: Text::said("published-source"),
+            claim: Text::said("published-claim"),
             ours: match four {
-                Some(r) => format!(
-                    "1 x {} -> 4 x {}: {} -> {} ({}); time per sample {}",
-                    base.config.batch,
-                    base.config.batch / 4,
-                    format::bytes(peak(base)),
-                    format::bytes(peak(r)),
-                    format::pct((peak(r) - peak(base)) / peak(base) * 100.0),
-                    match timed {
-                        Some(t) if t.spec.technique == r.id => t.cost_phrase(),
-                        _ => format!(
-                            "timed in pairs at k = {} only (above)",
-                            chosen.config.micro_batches
-                        ),
-                    },
-                ),
-                None => "k = 4 was not measured".into(),
+                Some(r) => {
+                    let mut t = Text::said("published-ours")
+                        .count("batch", base.config.batch)
+                        .count("micro_batch", base.config.batch / 4)
+                        .bytes("plain", peak(base))
+                        .bytes("accumulated", peak(r))
+                        .count("timed_k", chosen.config.micro_batches);
+                    if let Some(c) = timed.filter(|t| t.spec.technique == r.id) {
+                        t = t.paired("timing", &c.spec.id);
+                    }
+                    t
+                }
+                None => Text::said("published-ours-unmeasured"),
             },
         }];
 
         Analysis {
             headline: Headline::versus(
-                format!(
-                    "one batch of {} against {} micro-batches of {}, the smallest k that gives \
-                     {:.0}% of the largest saving (step peak; time per sample)",
-                    base.config.batch,
-                    chosen.config.micro_batches,
-                    base.config.batch / chosen.config.micro_batches,
-                    MOST_OF_THE_SAVING * 100.0
-                ),
+                Text::said("headline")
+                    .count("batch", base.config.batch)
+                    .count("k", chosen.config.micro_batches)
+                    .count("micro_batch", base.config.batch / chosen.config.micro_batches)
+                    .number("share", MOST_OF_THE_SAVING),
                 Side::step(base.result),
                 Side::step(chosen.result),
                 correctness,
-                worst_check(points),
+                Text::said("worst-check"),
             )
             .timed_by(HEADLINE),
             secondary_headlines: vec![],
@@ -251,9 +238,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             predicted_step: &|c: &TrainConfig| {
                 predict::step_peak(c.shape, c.batch as f64, c.micro_batches)
             },
-            note: "model + Adam state + token ids + what the forward pass keeps for B/k \
-                   sequences and log-softmax's output (the batch-size page's rule) + the \
-                   accumulated gradients when k > 1",
+            note: Text::said("transformer-note"),
         },
     );
     if let (Some(base), Some(most)) = (
@@ -261,21 +246,15 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
         rows.iter().max_by_key(|r| r.config.micro_batches),
     ) {
         let checks = workloads::failed_checks(rows);
-        section.findings.push(format!(
-            "Transformer: one step on {} sequences peaks at {}; as {} micro-batches of {} at {} \
-             ({}). The accumulated step is checked against the plain one as on the MLP: {}.",
-            base.config.batch,
-            format::bytes(base.peak()),
-            most.config.micro_batches,
-            base.config.batch / most.config.micro_batches.max(1),
-            format::bytes(most.peak()),
-            format::pct((most.peak() - base.peak()) / base.peak() * 100.0),
-            if checks == 0 {
-                "every check passed".to_string()
-            } else {
-                format!("{checks} checks failed")
-            }
-        ));
+        section.findings.push(
+            Text::said("transformer-peaks")
+                .count("batch", base.config.batch)
+                .bytes("plain", base.peak())
+                .count("k", most.config.micro_batches)
+                .count("micro_batch", base.config.batch / most.config.micro_batches.max(1))
+                .bytes("accumulated", most.peak())
+                .count("failed", checks),
+        );
     }
     section
 }

@@ -8,7 +8,7 @@ use crate::bracket;
 use crate::harness::models::ModelShape;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
-use crate::workloads::{self, Axis};
+use crate::workloads_worded::{self as workloads, Axis};
 
 /// The id of the headline's paired comparison.
 const HEADLINE: &str = "headline";

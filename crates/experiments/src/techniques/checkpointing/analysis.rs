@@ -9,7 +9,7 @@ use crate::bracket;
 use crate::harness::backend::Checkpointing;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
-use crate::workloads::{self, Axis};
+use crate::workloads_worded::{self as workloads, Axis};
 
 /// A measured checkpointing point.
 type R<'a> = Row<'a, TrainConfig>;

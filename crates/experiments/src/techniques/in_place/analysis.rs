@@ -9,7 +9,6 @@ use results::{
 use super::InPlaceMetric;
 use super::{predict, Case, InPlace, InPlaceConfig, Style, CASES, PHASE};
 use crate::bracket;
-use crate::estimate::Allocator;
 use crate::technique::{Analyse, Row};
 
 /// A measured in-place point.

@@ -9,7 +9,7 @@ use super::{predict, MixedConfig, MixedPrecision, Precision, INIT_SEED, PRECISIO
 use crate::bracket;
 use crate::harness::models::{MarkovChain, TransformerShape, SUCCESSORS};
 use crate::technique::{Analyse, Row};
-use crate::workloads::{self, HasModel};
+use crate::workloads_worded::{self as workloads, HasModel};
 
 /// A measured mixed-precision point.
 type R<'a> = Row<'a, MixedConfig>;

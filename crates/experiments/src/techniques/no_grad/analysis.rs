@@ -8,7 +8,7 @@ use super::{predict, EvalConfig, EvalMode, NoGrad};
 use crate::bracket;
 use crate::harness::models::MlpShape;
 use crate::technique::{Analyse, Row};
-use crate::workloads::{self, HasModel};
+use crate::workloads_worded::{self as workloads, HasModel};
 
 /// A measured no-grad point.
 type R<'a> = Row<'a, EvalConfig>;

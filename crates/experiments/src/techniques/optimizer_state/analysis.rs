@@ -7,7 +7,7 @@ use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline
 use super::{predict, OptimizerConfig, OptimizerState};
 use crate::harness::optim::Optimizer;
 use crate::technique::{Analyse, Row};
-use crate::workloads;
+use crate::workloads_worded as workloads;
 
 type R<'a> = Row<'a, OptimizerConfig>;
 

@@ -87,7 +87,7 @@ impl Analyse for SequenceLength {
             .into_iter()
             .collect();
         let timeline = checkpointing_pair(&rows).and_then(|(plain, balanced)| {
-            crate::workloads::timeline_chart(
+            crate::workloads_worded::timeline_chart(
                 "memory-timeline",
                 "Memory through one training step: without and with balanced checkpointing",
                 &[plain, balanced],
