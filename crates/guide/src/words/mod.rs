@@ -11,6 +11,7 @@ mod cache_release;
 mod checks;
 mod in_place;
 mod offload;
+mod optimizer_state;
 pub mod paired;
 mod views;
 mod workloads;
@@ -56,6 +57,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
             "cache-release" => cache_release::word(key, &said),
             "in-place" => in_place::word(key, &said),
             "offload" => offload::word(key, &said),
+            "optimizer-state" => optimizer_state::word(key, &said),
             "views-vs-clones" => views::word(key, &said),
             _ => None,
         })

@@ -2,12 +2,15 @@
 //! tensors, the step's fixed part beside the published per-parameter rules, the loss curves
 //! that prove each optimizer trains, charts and the index row.
 
-use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Trace, analysis::worst_check, format::{self, mib}};
+use results::{
+    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Text, Trace,
+};
 
 use super::{predict, OptimizerConfig, OptimizerState};
 use crate::harness::optim::Optimizer;
 use crate::technique::{Analyse, Row};
-use crate::workloads_worded as workloads;
+use crate::workloads;
 
 type R<'a> = Row<'a, OptimizerConfig>;
 
@@ -59,7 +62,12 @@ fn x_of(optimizer: Optimizer) -> f64 {
         .map_or(f64::NAN, |i| (i + 1) as f64)
 }
 
-fn loss_chart(id: &str, title: &str, y_label: &str, rows: &[R<'_>]) -> Chart {
+fn loss_chart(
+    id: &str,
+    title: &'static str,
+    y_label: &'static str,
+    rows: &[R<'_>],
+) -> Chart<Text> {
     Chart {
         id: id.into(),
         title: title.into(),
@@ -71,7 +79,9 @@ fn loss_chart(id: &str, title: &str, y_label: &str, rows: &[R<'_>]) -> Chart {
             .iter()
             .map(|r| {
                 Series::line(
-                    &format!("{} (lr {})", r.config.optimizer().name(), r.config.train.lr),
+                    Text::said("loss-series")
+                        .name("optimizer", r.config.optimizer().name())
+                        .number("lr", r.config.train.lr),
                     false,
                     r.result
                         .trace(Trace::LossByStep)
@@ -91,7 +101,7 @@ impl Analyse for OptimizerState {
         rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let (mlp, transformer) = workloads::split(rows);
         let correctness = Correctness::of(points);
         let (Some(adam), Some(momentum)) =
@@ -101,74 +111,59 @@ impl Analyse for OptimizerState {
         };
         let params = adam.config.train.shape.num_params();
 
-        let mut findings = vec![format!(
-            "The MLP ({} parameters, batch {}): Adam keeps {} of state ({:.2} B per parameter), \
-             SGD with momentum {} ({:.2} B); the step's peak goes from {} to {}.",
-            params,
-            adam.config.train.batch,
-            format::bytes(adam.result.metric(Metric::OptimizerStateBytes)),
-            state_per_param(adam),
-            format::bytes(momentum.result.metric(Metric::OptimizerStateBytes)),
-            state_per_param(momentum),
-            format::bytes(adam.peak()),
-            format::bytes(momentum.peak()),
-        )];
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        let mut findings = vec![Text::said("state")
+            .count("params", params)
+            .count("batch", adam.config.train.batch)
+            .bytes("adam", adam.result.metric(Metric::OptimizerStateBytes))
+            .number("adam_per_param", state_per_param(adam))
+            .bytes("momentum", momentum.result.metric(Metric::OptimizerStateBytes))
+            .number("momentum_per_param", state_per_param(momentum))
+            .bytes("adam_peak", adam.peak())
+            .bytes("momentum_peak", momentum.peak())];
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
         for r in mlp.iter().chain(&transformer) {
             let o = r.config.optimizer();
             let (first, last) = losses(r);
-            findings.push(format!(
-                "{}: {:.2} B of state per parameter measured, {} predicted ({} parameter-sized \
-                 tensor(s) in burn-optim's state); weights, gradients and state {:.2} B per \
-                 parameter; loss {:.4} -> {:.4} over the proof's {} steps at lr {}.",
-                r.label,
-                state_per_param(r),
-                o.values_per_param() * 4,
-                o.values_per_param(),
-                fixed_per_param(r),
-                first,
-                last,
-                r.config.proof_steps,
-                r.config.train.lr,
-            ));
+            findings.push(
+                Text::said("row")
+                    .name("point", r.label)
+                    .number("per_param", state_per_param(r))
+                    .count("values", o.values_per_param())
+                    .number("fixed_per_param", fixed_per_param(r))
+                    .number("first", first)
+                    .number("last", last)
+                    .count("steps", r.config.proof_steps)
+                    .number("lr", r.config.train.lr),
+            );
         }
         let fall = |r: &R<'_>| {
             let (first, last) = losses(r);
             (first - last) / first * 100.0
         };
-        findings.push(format!(
-            "The price is training progress, not bytes: over the proof's {} steps from the same \
-             weights the MLP's loss fell by {:.1}% under SGD with momentum against {:.1}% under \
-             Adam (each at its own learning rate). Whether a lighter optimizer still trains your \
-             model is for your model to show.",
-            momentum.config.proof_steps,
-            fall(momentum),
-            fall(adam)
-        ));
         findings.push(
-            "Burn's SGD momentum has a dampening of 0.1 by default (PyTorch's is 0): the same \
-             velocity tensor, a different update. Set `with_dampening(0.0)` to match PyTorch's \
-             runs; the bytes do not change."
-                .into(),
+            Text::said("price")
+                .count("steps", momentum.config.proof_steps)
+                .number("momentum_fall", fall(momentum))
+                .number("adam_fall", fall(adam)),
         );
+        findings.push(Text::said("dampening"));
 
         let note = |o: Optimizer| {
-            format!(
-                "{} parameter-sized f32 tensor(s) per parameter (burn-optim 0.21's state \
-                 record for {}), times the parameters; measured: what stays live after the first \
-                 step above what was live before it (the records' own bookkeeping included, \
-                 which the rule leaves out)",
-                o.values_per_param(),
-                o.name()
-            )
+            Text::said("state-note")
+                .count("values", o.values_per_param())
+                .name("optimizer", o.name())
         };
-        let comparisons: Vec<Comparison> = mlp
+        let comparisons: Vec<Comparison<Text>> = mlp
             .iter()
             .chain(&transformer)
             .map(|r| {
                 let o = r.config.optimizer();
                 Comparison::new(
-                    format!("optimizer state, {}", r.label),
+                    Text::said("state-quantity").name("point", r.label),
                     predict::state_bytes(r.config.train.shape, o),
                     r.result.metric(Metric::OptimizerStateBytes),
                     note(o),
@@ -180,7 +175,7 @@ impl Analyse for OptimizerState {
             .iter()
             .map(|o| o.name().to_string())
             .collect();
-        let per_param = |name: &str, rows: &[R<'_>], f: fn(&R<'_>) -> f64| {
+        let per_param = |name: &'static str, rows: &[R<'_>], f: fn(&R<'_>) -> f64| {
             Series::line(
                 name,
                 false,
@@ -218,7 +213,7 @@ impl Analyse for OptimizerState {
             },
             Chart {
                 id: "peak-by-optimizer".into(),
-                title: format!("The MLP's step (batch {})", adam.config.train.batch),
+                title: Text::said("step-chart").count("batch", adam.config.train.batch),
                 x_label: "optimizer (Burn's defaults)".into(),
                 y_label: "bytes (MiB)".into(),
                 x_scale: Scale::Linear,
@@ -286,56 +281,37 @@ impl Analyse for OptimizerState {
         let adamw = of(&mlp, Optimizer::AdamW);
         let published = vec![
             PublishedFigure {
-                source: "accelerate `estimate-memory`".into(),
-                claim: "fp32 Adam: 16 bytes per parameter (weights, gradients, optimizer state; \
-                        no activations)"
-                    .into(),
-                ours: format!(
-                    "{:.2} B per parameter measured for weights + gradients + Adam state on the \
-                     MLP ({} predicted from burn-optim's tensors): Burn's f32 Adam matches the \
-                     rule, with its few bytes of per-tensor bookkeeping on top",
-                    fixed_per_param(adam),
-                    predict::fixed_bytes_per_param(Optimizer::Adam)
-                ),
+                source: Text::said("accelerate-source"),
+                claim: Text::said("accelerate-claim"),
+                ours: Text::said("accelerate-ours")
+                    .number("adam_fixed", fixed_per_param(adam))
+                    .number("predicted", predict::fixed_bytes_per_param(Optimizer::Adam)),
             },
             PublishedFigure {
-                source: "Hugging Face Transformers, \"efficient training on a single GPU\"".into(),
-                claim: "plain AdamW keeps 8 bytes of optimizer state per parameter, SGD with \
-                        momentum 4"
-                    .into(),
-                ours: format!(
-                    "AdamW {} B, momentum {:.2} B per parameter measured",
-                    adamw.map_or("not measured".to_string(), |r| format!(
-                        "{:.2}",
-                        state_per_param(r)
-                    )),
-                    state_per_param(momentum)
-                ),
+                source: Text::said("hf-source"),
+                claim: Text::said("hf-claim"),
+                ours: {
+                    let t = Text::said("hf-ours").number("momentum", state_per_param(momentum));
+                    match adamw {
+                        Some(r) => t.number("adamw", state_per_param(r)),
+                        None => t,
+                    }
+                },
             },
             PublishedFigure {
-                source: "ZeRO (Rajbhandari et al. 2020)".into(),
-                claim: "mixed-precision Adam: 2 + 2 + 12 = 16 bytes per parameter (fp16 weights \
-                        and gradients, fp32 master weights and two moments)"
-                    .into(),
-                ours: format!(
-                    "Burn 0.21 has no mixed-precision optimizer; f32 Adam reaches about the same \
-                     total by another split (4 + 4 + 8): {:.2} B measured",
-                    fixed_per_param(adam)
-                ),
+                source: Text::said("zero-source"),
+                claim: Text::said("zero-claim"),
+                ours: Text::said("zero-ours").number("adam_fixed", fixed_per_param(adam)),
             },
         ];
 
         Analysis {
             headline: Headline::versus(
-                format!(
-                    "Adam against SGD with momentum (Burn's defaults), MLP, batch {} (step peak; \
-                     time per sample)",
-                    adam.config.train.batch
-                ),
+                Text::said("headline").count("batch", adam.config.train.batch),
                 Side::step(adam.result),
                 Side::step(momentum.result),
                 correctness,
-                worst_check(points),
+                Text::said("worst-check"),
             )
             .timed_by(HEADLINE),
             secondary_headlines: vec![],
