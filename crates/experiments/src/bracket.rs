@@ -6,11 +6,11 @@
 //! `harness::probe::cube`): the lower bound is the highest of the phase's boundary readings
 //! and of a thread sampling its stream, the upper bound the pool's reserved bytes right after
 //! the phase, the pool emptied right before it. A page hands the rows it wants read and the
-//! rule's prediction of the phase's peak for each; this module words the bracket and sets the
-//! prediction against both bounds.
+//! rule's prediction of the phase's peak for each; this module sets the prediction against both
+//! bounds, and the guide words it.
 //! Answer: the findings and the predicted-against-measured rows of each page, from its rows.
 
-use results::{format, Comparison, PeakBracket, PhaseKey};
+use results::{Comparison, PeakBracket, PhaseKey, Text};
 
 use crate::technique::Row;
 
@@ -54,10 +54,10 @@ pub fn added<C>(row: &Row<'_, C>, phase: impl PhaseKey, per: f64) -> Option<(f64
 pub fn phase_brackets<C>(
     rows: &[&Row<'_, C>],
     phase: impl PhaseKey,
-    rule: &str,
-    label: impl Fn(&Row<'_, C>) -> String,
+    rule: Text,
+    label: impl Fn(&Row<'_, C>) -> Text,
     predicted: impl Fn(&Row<'_, C>) -> f64,
-) -> (Vec<String>, Vec<Comparison>) {
+) -> (Vec<Text>, Vec<Comparison<Text>>) {
     let mut findings = Vec::new();
     let mut comparisons = Vec::new();
     for row in rows {
@@ -68,57 +68,48 @@ pub fn phase_brackets<C>(
             .into_iter()
             .find(|&(_, bound)| at_bound(p, bound));
         let verdict = if let Some((which, bound)) = near {
-            format!(
-                "at the {which} bound (within {})",
-                format::bytes((p - bound).abs())
-            )
+            Text::said("bracket.at-bound")
+                .name("bound", which)
+                .bytes("within", (p - bound).abs())
         } else if p < lower {
-            format!(
-                "below the lower bound by {} ({}): the phase holds more than the rule counts",
-                format::bytes(lower - p),
-                format::pct((lower - p) / lower * 100.0)
-            )
+            Text::said("bracket.below")
+                .bytes("by", lower - p)
+                .number("by_pct", (lower - p) / lower * 100.0)
         } else if p > upper {
-            format!(
-                "above the upper bound by {} ({}): the rule counts bytes this backend never holds \
-                 at once",
-                format::bytes(p - upper),
-                format::pct((p - upper) / upper * 100.0)
-            )
+            Text::said("bracket.above")
+                .bytes("by", p - upper)
+                .number("by_pct", (p - upper) / upper * 100.0)
         } else {
-            "inside the bracket".to_string()
+            Text::said("bracket.inside")
         };
-        findings.push(format!(
-            "{}, {} phase: read at its boundaries the peak is {}; a thread sampling the \
-             stream read up to {} ({} readings about {} apart); the pool reserved {} right after \
-             the phase ({} pool, emptied of unused pages right before it). The in-use peak lies \
-             between {} and {} (a bracket {} wide). The rule ({rule}) predicts {}: {verdict}.",
-            label(row),
-            phase.name(),
-            format::bytes(b.boundary_peak_bytes as f64),
-            format::bytes(b.sampled_peak_bytes as f64),
-            b.samples,
-            format::seconds(b.sample_interval_s),
-            format::bytes(upper),
-            b.pool,
-            format::bytes(lower),
-            format::bytes(upper),
-            format::bytes(b.width_bytes() as f64),
-            format::bytes(p),
-        ));
+        findings.push(
+            Text::said("bracket.finding")
+                .text("point", label(row))
+                .name("phase", phase.name())
+                .bytes("boundary_peak", b.boundary_peak_bytes as f64)
+                .bytes("sampled_peak", b.sampled_peak_bytes as f64)
+                .count("samples", b.samples)
+                .seconds("interval", b.sample_interval_s)
+                .name("pool", b.pool.to_string())
+                .bytes("lower", lower)
+                .bytes("upper", upper)
+                .bytes("width", b.width_bytes() as f64)
+                .text("rule", rule.clone())
+                .bytes("predicted", p)
+                .text("verdict", verdict),
+        );
         comparisons.push(
             Comparison::new(
-                format!("{} peak, {}", phase.name(), label(row)),
+                Text::said("bracket.quantity")
+                    .name("phase", phase.name())
+                    .text("point", label(row)),
                 p,
                 lower,
-                format!(
-                    "{rule}; measured as a bracket: the highest of the boundary readings and of \
-                     the sampling thread's ({} readings about {} apart), to the {} pool's \
-                     reserved bytes right after the phase, emptied right before it",
-                    b.samples,
-                    format::seconds(b.sample_interval_s),
-                    b.pool
-                ),
+                Text::said("bracket.note")
+                    .text("rule", rule.clone())
+                    .count("samples", b.samples)
+                    .seconds("interval", b.sample_interval_s)
+                    .name("pool", b.pool.to_string()),
             )
             .bracketed(Some(upper)),
         );

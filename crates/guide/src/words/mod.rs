@@ -7,9 +7,12 @@
 //! re-render of the stored records.
 
 mod accumulation;
+mod batch_size;
+mod bracket;
 mod cache_release;
 mod checks;
 mod in_place;
+mod no_grad;
 mod offload;
 mod optimizer_state;
 pub mod paired;
@@ -54,8 +57,10 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
     common(key, &said)
         .or_else(|| match record.experiment.as_str() {
             "accumulation" => accumulation::word(key, &said),
+            "batch-size" => batch_size::word(key, &said),
             "cache-release" => cache_release::word(key, &said),
             "in-place" => in_place::word(key, &said),
+            "no-grad" => no_grad::word(key, &said),
             "offload" => offload::word(key, &said),
             "optimizer-state" => optimizer_state::word(key, &said),
             "views-vs-clones" => views::word(key, &said),
@@ -67,6 +72,8 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
 /// Sentences any technique says.
 fn common(key: &str, s: &Said<'_>) -> Option<String> {
     Some(match key {
+        // A number as it reads in a list.
+        "number" => format!("{}", s.num("value")),
         // What the checks of the record's points found, worst of each kind.
         "worst-check" => worst_check(&s.record.points),
         // A paired comparison's finding.
@@ -77,7 +84,7 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
         "paired-cost" => s
             .paired("comparison")
             .map_or_else(|| "not timed in pairs".into(), paired::cost_phrase),
-        _ => return workloads::word(key, s),
+        _ => return workloads::word(key, s).or_else(|| bracket::word(key, s)),
     })
 }
 

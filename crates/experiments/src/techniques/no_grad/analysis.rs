@@ -1,14 +1,18 @@
 //! No-grad evaluation's conclusions: evaluation peaks fitted against the batch, the retained
 //! graphs, predictions beside measurements, charts and the index row.
 
-use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, ReportedFit, Scale, Series, Side, Trace, analysis::worst_check, format::{self, mib}, paired::find};
+use results::{
+    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, ReportedFit, Scale, Series, Side,
+    Text, Trace,
+};
 
 use super::NoGradMetric;
 use super::{predict, EvalConfig, EvalMode, NoGrad};
 use crate::bracket;
 use crate::harness::models::MlpShape;
 use crate::technique::{Analyse, Row};
-use crate::workloads_worded::{self as workloads, HasModel};
+use crate::workloads::{self, HasModel};
 
 /// A measured no-grad point.
 type R<'a> = Row<'a, EvalConfig>;
@@ -44,7 +48,7 @@ impl Analyse for NoGrad {
         rows: Vec<Row<'_, EvalConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let (mut rows, mut transformer) = workloads::split(rows);
         rows.sort_by_key(|r| r.config.batch);
         transformer.sort_by_key(|r| r.config.batch);
@@ -71,21 +75,18 @@ impl Analyse for NoGrad {
         let mut fits = Vec::new();
         let mut findings = Vec::new();
         if let (Some(a), Some(v)) = (&ad_fit, &va_fit) {
-            findings.push(format!(
-                "A forward pass adds {} per sample at its peak on the autodiff backend and {} per \
-             sample through valid() (fits over {} batch sizes).",
-                format::bytes(a.slope),
-                format::bytes(v.slope),
-                a.n
-            ));
+            findings.push(
+                Text::said("per-sample")
+                    .bytes("autodiff", a.slope)
+                    .bytes("valid", v.slope)
+                    .count("sizes", a.n),
+            );
             fits.push(ReportedFit {
-                what: "evaluation peak above the model and inputs against batch size, autodiff"
-                    .into(),
+                what: Text::said("fit-autodiff"),
                 fit: a.clone(),
             });
             fits.push(ReportedFit {
-                what: "evaluation peak above the model and inputs against batch size, valid()"
-                    .into(),
+                what: Text::said("fit-valid"),
                 fit: v.clone(),
             });
         }
@@ -94,37 +95,45 @@ impl Analyse for NoGrad {
         let retained_by_pass =
             |r: &R<'_>| -> Vec<f64> { r.result.trace(Trace::RetainedBytesByPass).to_vec() };
         let (retained, va_retained) = (retained_by_pass(ad), retained_by_pass(va));
-        findings.push(format!(
-            "The trap: at batch {}, each autodiff pass whose output is dropped without backward \
-         leaves {} behind; after {} passes {} were still held. A backward() through the model \
-         on a single row brought that to {}. Through valid(), {} passes \
-         left {}.",
-            ad.config.batch,
-            format::bytes(ad.result.metric(NoGradMetric::RetainedPerPassBytes)),
-            retained.len(),
-            format::bytes(ad.result.metric(NoGradMetric::HeldBeforeBackwardBytes)),
-            format::bytes(ad.result.metric(NoGradMetric::HeldAfterBackwardBytes)),
-            va_retained.len(),
-            format::bytes(va_retained.last().copied().unwrap_or(f64::NAN)),
-        ));
-        findings.push(format!(
-            "Time per sample at batch {}, valid() against the autodiff backend, each pass timed \
-             with the graphs of earlier passes released (outside the clock): {}.",
-            ad.config.batch,
-            find(paired, HEADLINE).map_or_else(
-                || "not timed in pairs".to_string(),
-                PairedComparison::cost_phrase
-            ),
-        ));
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        findings.push(
+            Text::said("trap")
+                .count("batch", ad.config.batch)
+                .bytes(
+                    "per_pass",
+                    ad.result.metric(NoGradMetric::RetainedPerPassBytes),
+                )
+                .count("passes", retained.len())
+                .bytes(
+                    "held_before",
+                    ad.result.metric(NoGradMetric::HeldBeforeBackwardBytes),
+                )
+                .bytes(
+                    "held_after",
+                    ad.result.metric(NoGradMetric::HeldAfterBackwardBytes),
+                )
+                .count("valid_passes", va_retained.len())
+                .bytes(
+                    "valid_held",
+                    va_retained.last().copied().unwrap_or(f64::NAN),
+                ),
+        );
+        findings.push(
+            Text::said("time")
+                .count("batch", ad.config.batch)
+                .paired("timing", HEADLINE),
+        );
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
         // On a device backend: valid()'s pass at the largest batch, bracketed, beside its rule.
         let largest_valid: Vec<&R<'_>> = valid.last().copied().into_iter().collect();
         let (bracket_findings, bracket_comparisons) = bracket::phase_brackets(
             &largest_valid,
             Phase::Evaluation,
-            "what was live before + a layer's input and its output per sample; with fusion the \
-             bias add and ReLU are written by the matmul's kernel, so no third buffer",
-            |r| format!("valid() at batch {}", r.config.batch),
+            Text::said("bracket-rule"),
+            |r| Text::said("bracket-point").count("batch", r.config.batch),
             |r| {
                 r.result.metric(Metric::LiveBeforeBytes)
                     + predict::inference_bytes_per_sample(shape) * r.config.batch as f64
@@ -135,14 +144,11 @@ impl Analyse for NoGrad {
         let mut comparisons = vec![
             valid_per_sample(valid.last().copied(), va_fit.as_ref(), shape),
             Comparison {
-                quantity: format!("graph left by one autodiff pass, batch {}", ad.config.batch),
+                quantity: Text::said("graph-quantity").count("batch", ad.config.batch),
                 predicted_bytes: predict::graph_bytes_per_sample(shape) * batch,
                 measured_bytes: ad.result.metric(NoGradMetric::RetainedPerPassBytes),
                 measured_upper_bytes: None,
-                note:
-                    "the Linear and ReLU outputs of every hidden layer, saved for a backward that \
-                   never comes; measured as the slope of bytes held against passes"
-                        .into(),
+                note: Text::said("graph-note"),
             },
         ];
         comparisons.extend(bracket_comparisons);
@@ -156,7 +162,9 @@ impl Analyse for NoGrad {
         for r in autodiff.iter().chain(valid.iter()) {
             if let Some(trace) = r.result.traces.get(&Trace::RetainedBytesByPass) {
                 retained_series.push(Series::line(
-                    &format!("{} batch {}", r.config.mode.name(), r.config.batch),
+                    Text::said("retained-series")
+                        .name("mode", r.config.mode.name())
+                        .count("batch", r.config.batch),
                     false,
                     trace
                         .iter()
@@ -220,14 +228,10 @@ impl Analyse for NoGrad {
 
         let mut charts = charts;
         transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
-        let detail = worst_check(points);
+        let detail = Text::said("worst-check");
         Analysis {
             headline: Headline::versus(
-                format!(
-                "evaluation at batch {}: autodiff backend against valid() (peak above the model \
-                 and inputs; time per sample)",
-                ad.config.batch
-            ),
+                Text::said("headline").count("batch", ad.config.batch),
                 Side::with_peak("evaluation peak above the model and inputs", ad_eval),
                 Side::with_peak("evaluation peak above the model and inputs", va_eval),
                 correctness,
@@ -267,39 +271,34 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         };
         let predicted = predict::graph_bytes_per_sample(a.config.shape) * a.config.batch as f64;
         let retained = a.result.metric(NoGradMetric::RetainedPerPassBytes);
-        section.findings.push(format!(
-            "Transformer ({}), batch {}: an evaluation pass peaks {} above the model and inputs on \
-             the autodiff backend, {} with valid(); a pass on the autodiff backend whose output \
-             is dropped leaves {} recorded (the rule of what the forward pass keeps for backward: \
-             {}, {:+.1}%); outputs of both ways: {}.",
-            model.describe(),
-            a.config.batch,
-            format::bytes(a.result.metric(Metric::EvalBytes)),
-            format::bytes(v.result.metric(Metric::EvalBytes)),
-            format::bytes(retained),
-            format::bytes(predicted),
-            format::diff_pct(predicted, retained),
-            if v.result.checks.iter().chain(&a.result.checks).all(|c| c.passed) {
-                "identical within the check's tolerance"
-            } else {
-                "different (the check failed)"
-            }
-        ));
+        section.findings.push(
+            Text::said("transformer")
+                .name("model", model.describe())
+                .count("batch", a.config.batch)
+                .bytes("autodiff", a.result.metric(Metric::EvalBytes))
+                .bytes("valid", v.result.metric(Metric::EvalBytes))
+                .bytes("retained", retained)
+                .bytes("predicted", predicted)
+                .number(
+                    "passed",
+                    u8::from(
+                        v.result
+                            .checks
+                            .iter()
+                            .chain(&a.result.checks)
+                            .all(|c| c.passed),
+                    ),
+                ),
+        );
         section.comparisons.push(Comparison {
-            quantity: format!(
-                "transformer, batch {}: recorded per autodiff pass",
-                a.config.batch
-            ),
+            quantity: Text::said("transformer-quantity").count("batch", a.config.batch),
             predicted_bytes: predicted,
             measured_bytes: retained,
             measured_upper_bytes: None,
-            note: "what the forward pass keeps for backward: 18 d + 3 h s + h + 2 f32 values \
-                   per token and block, and v + 3 d + 5 outside the blocks; measured as the \
-                   slope of what stays held pass after pass"
-                .into(),
+            note: Text::said("transformer-note"),
         });
     }
-    let line = |name: &str, rows: &[&R<'_>]| {
+    let line = |name: &'static str, rows: &[&R<'_>]| {
         Series::line(
             name,
             false,
@@ -335,8 +334,8 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
 }
 
 /// Throughput against the batch, on the autodiff backend and with valid().
-fn throughput_both_ways(autodiff: &[&R<'_>], valid: &[&R<'_>]) -> Vec<Series> {
-    let line = |name: &str, rows: &[&R<'_>]| {
+fn throughput_both_ways(autodiff: &[&R<'_>], valid: &[&R<'_>]) -> Vec<Series<Text>> {
+    let line = |name: &'static str, rows: &[&R<'_>]| {
         Series::throughput(name, rows.iter().map(|r| (r.config.batch as f64, r.result)))
     };
     vec![
@@ -355,11 +354,9 @@ fn valid_per_sample(
     largest: Option<&R<'_>>,
     fit: Option<&LinearFit>,
     shape: MlpShape,
-) -> Comparison {
-    let quantity = "valid(): bytes per sample at the pass's peak";
+) -> Comparison<Text> {
+    let quantity = Text::said("valid-quantity");
     let predicted = predict::inference_bytes_per_sample(shape);
-    let rule = "a layer's input and its output (width x 4 bytes each), every other op running in \
-                place on a uniquely owned buffer";
     let bracket = largest.and_then(|r| {
         let b = r.config.batch as f64;
         Some((b, bracket::added(r, Phase::Evaluation, b)?))
@@ -369,22 +366,14 @@ fn valid_per_sample(
             quantity,
             predicted,
             lower,
-            format!(
-                "{rule}; with fusion the bias add and ReLU are written by the kernel that \
-                 reads the matmul's output, so no third buffer; measured at batch {b}: the \
-                 pass's bracket above what was live before it, per sample"
-            ),
+            Text::said("valid-note.bracket").number("batch", b),
         )
         .bracketed(Some(upper)),
         None => Comparison::new(
             quantity,
             predicted,
             fit.map_or(f64::NAN, |f| f.slope),
-            format!(
-                "{rule}. A measured excess of one width per sample is a third buffer live at the \
-                 peak; the matmul's packing of its input is the likely source (not separated \
-                 here); measured as the slope of the fit"
-            ),
+            Text::said("valid-note.fit"),
         ),
     }
 }

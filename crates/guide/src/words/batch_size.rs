@@ -1,0 +1,179 @@
+//! The words of the batch-size sweep: what the forward pass keeps per sample, where
+//! activations outgrow the gradients, the fixed time of a step, and the published
+//! per-parameter rule beside ours.
+
+use results::format;
+
+use super::Said;
+
+/// What the byte rule of the forward pass's activations counts.
+const ACTIVATIONS_RULE: &str = "forward peak: each hidden layer's Linear and ReLU outputs, the \
+                                last Linear output and the loss's difference (x 4 bytes)";
+
+pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
+    Some(match key {
+        "activations-fit" => format!(
+            "The forward pass keeps {} per sample for backward (least-squares fit over {} batch \
+             sizes, R\u{b2} = {:.6}), on top of a fixed {}.",
+            s.bytes("slope"),
+            s.count("sizes"),
+            s.num("r_squared"),
+            s.bytes("intercept")
+        ),
+        "fit-activations" => "bytes kept by the forward pass against batch size".into(),
+        "crossover" => {
+            let above = s.list("above");
+            format!(
+                "Parameter gradients take {}; activations outgrow them at batch {:.0}. Below that \
+                 the step peak is set by the gradients and a smaller batch saves little; above \
+                 it (measured here: {}) the peak grows with the batch.",
+                s.bytes("gradients"),
+                s.num("batch"),
+                if above.is_empty() {
+                    "none".to_string()
+                } else {
+                    above.join(", ")
+                }
+            )
+        }
+        "lazy-init" => format!(
+            "Burn initialises parameters lazily: right after `init()` {} were live; the {} \
+             parameters ({}) are allocated when first read.",
+            s.bytes("after_init"),
+            s.count("params"),
+            s.bytes("params_bytes"),
+        ),
+        "fixed-cost" => {
+            let (intercept, step) = (s.num("intercept"), s.num("step"));
+            let share = if intercept < step {
+                format!(
+                    "is {:.0}% of the {} step",
+                    intercept / step * 100.0,
+                    s.seconds("step")
+                )
+            } else {
+                // A fit over noisy steps can put the intercept above the smallest step.
+                format!(
+                    "is all of the {} step (the fitted intercept is larger)",
+                    s.seconds("step")
+                )
+            };
+            let phases = s.list("phases").join(", ");
+            format!(
+                "Step time grows by {} per sample on top of a fixed {} per step (least-squares \
+                 fit of the median step time over {} batch sizes, R\u{b2} = {:.3}): at batch {} \
+                 the fixed part {share}{}. Part of that fixed cost is the optimizer's update of \
+                 every parameter, which does not depend on the batch: a smaller batch pays it \
+                 over fewer samples.",
+                s.seconds("slope"),
+                s.seconds("intercept"),
+                s.count("sizes"),
+                s.num("r_squared"),
+                s.count("batch"),
+                if phases.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its phases: {phases}")
+                }
+            )
+        }
+        "phase-share" => format!(
+            "{} {} ({:.0}%)",
+            s.name("phase"),
+            s.seconds("time"),
+            s.num("share")
+        ),
+        "peaks-range" => format!(
+            "From batch {} to batch {} ({}x the samples) the step peak goes from {} to {} \
+             ({:.2}x).",
+            s.num("small"),
+            s.num("large"),
+            s.num("large") / s.num("small"),
+            s.bytes("peak_small"),
+            s.bytes("peak_large"),
+            s.num("peak_large") / s.num("peak_small"),
+        ),
+        "params-note" => format!("{} parameters x 4 bytes (f32)", s.count("params")),
+        "adam-note" => {
+            "8 bytes per parameter; measured as what stays live after the first step".into()
+        }
+        "grads-note" => "4 bytes per parameter; measured as what backward leaves live".into(),
+        "step-quantity" => format!("step peak at batch {}", s.num("batch")),
+        "step-note" => format!(
+            "model + Adam state + inputs + max(activations, gradients). Not predicted: {} live in \
+             the process before the model was built (thread pool, matmul slabs), {} of backend \
+             buffers allocated by the first pass, and temporaries inside backward",
+            s.bytes("process"),
+            s.bytes("runtime")
+        ),
+        "activations-note.bracket" => format!(
+            "{ACTIVATIONS_RULE}; measured at batch {}: the forward phase's bracket above what was \
+             live when it began, per sample (the lower bound's readings can miss the loss's \
+             square, alive only inside the pass)",
+            s.num("batch")
+        ),
+        "activations-note.fit" => format!("{ACTIVATIONS_RULE}; measured as the slope of the fit"),
+        "bracket-point" => format!("MLP at batch {}", s.count("batch")),
+        "bracket-rule.forward" => "model + Adam state + inputs + the forward pass's activations \
+                                   at its peak, the CPU's rule: what it keeps and the loss's \
+                                   square for a moment"
+            .into(),
+        "bracket-rule.backward" => "model + Adam state + inputs + max(what the forward pass \
+                                    kept, the parameter gradients): the step-peak rule, which \
+                                    leaves out what backward holds for a moment beside them"
+            .into(),
+        "published-source" => "accelerate `estimate-memory`; ZeRO (Rajbhandari et al. 2020)".into(),
+        "published-claim" => "Adam in f32 needs 16 bytes per parameter for weights, gradients \
+                              and optimizer state (before activations)."
+            .into(),
+        "published-ours" => format!(
+            "{:.2} bytes per parameter measured (weights + gradients + Adam state = {} for {} \
+             parameters)",
+            s.num("per_param"),
+            s.bytes("state"),
+            s.count("params")
+        ),
+        "headline" => format!(
+            "batch {} against batch {} (step peak; time per sample)",
+            s.num("large"),
+            s.num("small")
+        ),
+        "sweep-detail" => "a sweep, not a substitute: each batch size computes a different step, \
+                           so there is nothing to compare"
+            .into(),
+        "transformer-note" => "model + Adam state + token ids + what the forward pass keeps (per \
+                               token, 18 d + 3 h s + h + 2 f32 values per block and v + 3 d + 5 \
+                               outside the blocks) + log-softmax's output (v per token) while \
+                               the loss reads it; the last two written after measuring \
+                               (explanations, not predictions)"
+            .into(),
+        "transformer-kept" => {
+            let (slope, predicted) = (s.num("slope"), s.num("predicted"));
+            format!(
+                "Transformer: the forward pass leaves {} per sequence of {} tokens for backward \
+                 ({} per token; least-squares fit over {} batch sizes, R\u{b2} = {:.6}); the rule \
+                 ({} blocks x (18 d + 3 h s + h + 2) f32 values per token, plus v + 3 d + 5 \
+                 outside the blocks, the latter written after the sequence-length sweep measured \
+                 it) gives {} ({:+.1}%).",
+                s.bytes("slope"),
+                s.count("seq"),
+                format::bytes(slope / s.num("seq")),
+                s.count("sizes"),
+                s.num("r_squared"),
+                s.count("layers"),
+                s.bytes("predicted"),
+                format::diff_pct(predicted, slope),
+            )
+        }
+        "transformer-kept-quantity" => "transformer: kept for backward per sequence".into(),
+        "transformer-kept-note" => format!(
+            "{} blocks x {} tokens x (18 d + 3 h s + h + 2) x 4 bytes, plus v + 3 d + 5 values \
+             per token outside the blocks (an explanation written after measuring, see the \
+             sequence-length page); measured as the slope of what the forward pass leaves live \
+             against the batch",
+            s.count("layers"),
+            s.count("seq")
+        ),
+        _ => return None,
+    })
+}
