@@ -10,6 +10,7 @@ mod accumulation;
 mod batch_size;
 mod bracket;
 mod cache_release;
+mod checkpointing;
 mod checks;
 mod in_place;
 mod no_grad;
@@ -59,6 +60,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
             "accumulation" => accumulation::word(key, &said),
             "batch-size" => batch_size::word(key, &said),
             "cache-release" => cache_release::word(key, &said),
+            "checkpointing" => checkpointing::word(key, &said),
             "in-place" => in_place::word(key, &said),
             "no-grad" => no_grad::word(key, &said),
             "offload" => offload::word(key, &said),

@@ -2,14 +2,18 @@
 //! pay, predicted activations beside measured, the time overhead, published figures, and the
 //! index row.
 
-use results::{Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, analysis::worst_check, format::{self, mib}, paired::find};
+use results::{
+    format::mib, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
+    Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side,
+    Text,
+};
 
 use super::{predict, GradientCheckpointing};
 use crate::bracket;
 use crate::harness::backend::Checkpointing;
 use crate::harness::train::TrainConfig;
 use crate::technique::{Analyse, Row};
-use crate::workloads_worded::{self as workloads, Axis};
+use crate::workloads::{self, Axis};
 
 /// A measured checkpointing point.
 type R<'a> = Row<'a, TrainConfig>;
@@ -100,7 +104,7 @@ impl Analyse for GradientCheckpointing {
         rows: Vec<Row<'_, TrainConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let (mut rows, transformer) = workloads::split(rows);
         rows.sort_by_key(|r| (r.config.shape.depth(), r.config.batch));
         let section = transformer_section(&transformer);
@@ -131,26 +135,22 @@ impl Analyse for GradientCheckpointing {
         let saved = |p: &R<'_>, b: &R<'_>| p.peak() - b.peak();
         let timed = |p: &R<'_>| find(paired, &pair_id(p));
         let headline_id = pair_id(deep_plain);
-        let deep_cost = find(paired, &headline_id).map_or_else(
-            || "not timed in pairs".to_string(),
-            PairedComparison::cost_phrase,
-        );
         let activation = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
         let mut findings = Vec::new();
-        findings.push(format!(
-        "At depth {} and batch {}: step peak {} without checkpointing, {} with ({}); the forward \
-         pass keeps {} against {} ({:.3} of it); time per step {} (timed in pairs, below).",
-        max_depth,
-        depth_batch,
-        format::bytes(deep_plain.peak()),
-        format::bytes(deep_bal.peak()),
-        format::pct(-saved(deep_plain, deep_bal) / deep_plain.peak() * 100.0),
-        format::bytes(activation(deep_plain)),
-        format::bytes(activation(deep_bal)),
-        activation(deep_bal) / activation(deep_plain),
-        deep_cost,
-    ));
-        findings.extend(find(paired, &headline_id).map(PairedComparison::finding));
+        findings.push(
+            Text::said("deepest")
+                .count("depth", max_depth)
+                .count("batch", depth_batch)
+                .bytes("plain", deep_plain.peak())
+                .bytes("balanced", deep_bal.peak())
+                .bytes("plain_kept", activation(deep_plain))
+                .bytes("balanced_kept", activation(deep_bal))
+                .paired("timing", &headline_id),
+        );
+        findings.extend(
+            find(paired, &headline_id)
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
         let resolved = paired
             .iter()
             .filter_map(|c| c.timing())
@@ -158,11 +158,11 @@ impl Analyse for GradientCheckpointing {
             .count();
         let timed_pairs = paired.iter().filter(|c| c.timing().is_some()).count();
         if timed_pairs > 1 {
-            findings.push(format!(
-                "Across the {timed_pairs} (plain, balanced) pairs timed in pairs, {resolved} \
-                 show a time difference whose 95% interval excludes 0 (the charts below draw \
-                 each interval)."
-            ));
+            findings.push(
+                Text::said("resolved")
+                    .count("pairs", timed_pairs)
+                    .count("resolved", resolved),
+            );
         }
         // Where it starts to pay: the smallest batch at which the balanced peak is lower by more
         // than the repeat-to-repeat spread of the bytes measured (1%, generously).
@@ -173,24 +173,17 @@ impl Analyse for GradientCheckpointing {
             let grad_bytes = predict::grad_bytes(shape);
             let crossover =
                 grad_bytes / predict::activation_bytes_per_sample(shape, Checkpointing::None);
-            findings.push(format!(
-                "Where it starts to pay (depth {}): the parameter gradients ({} measured) set the \
-             step's peak until the forward pass's activations outgrow them, predicted at batch \
-             {:.0} without checkpointing. {}",
-                shape.depth(),
-                format::bytes(grads(p)),
-                crossover,
-                match pays {
-                    Some((pp, bb)) => format!(
-                        "Checkpointing first lowers the measured peak by more than 1% at batch {} \
-                     ({} -> {}).",
-                        pp.config.batch,
-                        format::bytes(pp.peak()),
-                        format::bytes(bb.peak())
-                    ),
-                    None => "No measured batch showed a saving above 1%.".into(),
-                }
-            ));
+            let mut t = Text::said("where-it-pays")
+                .count("depth", shape.depth())
+                .bytes("gradients", grads(p))
+                .number("crossover", crossover);
+            if let Some((pp, bb)) = pays {
+                t = t
+                    .count("pays_batch", pp.config.batch)
+                    .bytes("pays_plain", pp.peak())
+                    .bytes("pays_balanced", bb.peak());
+            }
+            findings.push(t);
         }
 
         let mut comparisons = Vec::new();
@@ -200,12 +193,10 @@ impl Analyse for GradientCheckpointing {
         {
             for r in [p, b] {
                 comparisons.push(Comparison {
-                    quantity: format!(
-                        "forward activations, depth {}, batch {}, {}",
-                        r.config.shape.depth(),
-                        r.config.batch,
-                        strategy_name(r.config.checkpointing)
-                    ),
+                    quantity: Text::said("activations-quantity")
+                        .count("depth", r.config.shape.depth())
+                        .count("batch", r.config.batch)
+                        .name("strategy", strategy_name(r.config.checkpointing)),
                     predicted_bytes: r.config.batch as f64
                         * predict::activation_bytes_per_sample(
                             r.config.shape,
@@ -214,33 +205,19 @@ impl Analyse for GradientCheckpointing {
                     measured_bytes: activation(r),
                     measured_upper_bytes: bracket::added_upper(r, Phase::Forward, 1.0),
                     note: match r.config.checkpointing {
-                        Checkpointing::None => {
-                            "each hidden layer's Linear and ReLU outputs, plus the last output and \
-                         the loss's difference"
-                        }
-                        Checkpointing::Balanced => {
-                            "each hidden layer's Linear output only (ReLU recomputed in backward), \
-                         plus the last output, the loss's difference and the last ReLU output \
-                         still live as the last Linear's input"
-                        }
-                    }
-                    .into(),
+                        Checkpointing::None => Text::said("activations-note.plain"),
+                        Checkpointing::Balanced => Text::said("activations-note.balanced"),
+                    },
                 });
                 comparisons.push(Comparison {
-                    quantity: format!(
-                        "step peak, depth {}, batch {}, {}",
-                        r.config.shape.depth(),
-                        r.config.batch,
-                        strategy_name(r.config.checkpointing)
-                    ),
+                    quantity: Text::said("step-quantity")
+                        .count("depth", r.config.shape.depth())
+                        .count("batch", r.config.batch)
+                        .name("strategy", strategy_name(r.config.checkpointing)),
                     predicted_bytes: predict::step_peak(&r.config),
                     measured_bytes: r.peak(),
                     measured_upper_bytes: r.peak_upper(),
-                    note: "model + Adam state + inputs + the larger of activations and parameter \
-                       gradients; the process baseline (thread pool, matmul slabs) and \
-                       temporaries inside backward, including recomputed outputs, are not \
-                       predicted"
-                        .into(),
+                    note: Text::said("step-note"),
                 });
             }
         }
@@ -268,31 +245,31 @@ impl Analyse for GradientCheckpointing {
         let mut peak_by_depth = Vec::new();
         let mut peak_by_batch = Vec::new();
         for c in [Checkpointing::None, Checkpointing::Balanced] {
-            let name = strategy_name(c);
+            let name = |key| Text::said(key).name("strategy", strategy_name(c));
             peak_by_depth.push(Series::line(
-                &format!("{name} (measured)"),
+                name("series-measured"),
                 false,
                 depth_line(c, false),
             ));
             peak_by_depth.push(Series::line(
-                &format!("{name} (predicted)"),
+                name("series-predicted"),
                 true,
                 depth_line(c, true),
             ));
             peak_by_batch.push(Series::line(
-                &format!("{name} (measured)"),
+                name("series-measured"),
                 false,
                 batch_line(c, false),
             ));
             peak_by_batch.push(Series::line(
-                &format!("{name} (predicted)"),
+                name("series-predicted"),
                 true,
                 batch_line(c, true),
             ));
         }
         // The paired cost of each pair with its 95% interval; pairs not timed are left out.
-        let overhead = |name: &str, pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64| Series {
-            name: name.into(),
+        let overhead = |name: Text, pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64| Series {
+            name,
             predicted: false,
             points: pairs
                 .iter()
@@ -311,7 +288,7 @@ impl Analyse for GradientCheckpointing {
         let mut charts = vec![
             Chart {
                 id: "peak-vs-depth".into(),
-                title: format!("Step peak against depth (batch {depth_batch})"),
+                title: Text::said("depth-chart").count("batch", depth_batch),
                 x_label: "depth (Linear layers)".into(),
                 y_label: "step peak (MiB)".into(),
                 x_scale: Scale::Log2,
@@ -326,14 +303,14 @@ impl Analyse for GradientCheckpointing {
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(
-                    &format!("against depth (batch {depth_batch}); bars: 95% CI"),
+                    Text::said("depth-overhead-series").count("batch", depth_batch),
                     &by_depth,
                     depth,
                 )],
             },
             Chart {
                 id: "peak-vs-batch".into(),
-                title: format!("Step peak against batch size (depth {batch_depth}): where it pays"),
+                title: Text::said("batch-chart").count("depth", batch_depth),
                 x_label: "batch size (samples)".into(),
                 y_label: "step peak (MiB)".into(),
                 x_scale: Scale::Log2,
@@ -342,15 +319,13 @@ impl Analyse for GradientCheckpointing {
             },
             Chart {
                 id: "overhead-vs-batch".into(),
-                title: format!(
-                    "Time cost of checkpointing against batch size (depth {batch_depth})"
-                ),
+                title: Text::said("batch-overhead-chart").count("depth", batch_depth),
                 x_label: "batch size (samples)".into(),
                 y_label: "extra time per step (%)".into(),
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(
-                    "balanced against plain (paired); bars: 95% CI",
+                    Text::from("balanced against plain (paired); bars: 95% CI"),
                     &by_batch,
                     batch,
                 )],
@@ -365,52 +340,37 @@ impl Analyse for GradientCheckpointing {
             findings.extend(lines);
         }
 
-        let published =
-            vec![
-        PublishedFigure {
-            source: "Chen et al. 2016, \"Training Deep Nets with Sublinear Memory Cost\"".into(),
-            claim: "segments of about sqrt(n) layers: O(sqrt(n)) activation memory for one extra \
-                    forward pass; a 1000-layer ResNet from 48 GB to 7 GB at about +30% time"
-                .into(),
-            ours: format!(
-                "Burn's balanced strategy is per operation, not per segment: it drops ReLU \
-                 outputs and keeps every Linear output, so activations stay linear in depth \
-                 ({:.3} of plain at depth {}); time per step {}",
-                activation(deep_bal) / activation(deep_plain),
-                max_depth,
-                deep_cost
-            ),
-        },
-        PublishedFigure {
-            source: "Hugging Face Transformers, \"efficient training on a single GPU\" \
-                     (bert-large, V100, batch 1 x accumulation 4)"
-                .into(),
-            claim: "checkpointing costs about 20% of speed (7.75 -> 5.99 samples/s, -23%); \
-                    8681 -> 6775 MB (-22%)"
-                .into(),
-            ours: format!(
-                "depth {} batch {}: time per step {}; step peak {} -> {} ({})",
-                max_depth,
-                depth_batch,
-                deep_cost,
-                format::bytes(deep_plain.peak()),
-                format::bytes(deep_bal.peak()),
-                format::pct(-saved(deep_plain, deep_bal) / deep_plain.peak() * 100.0),
-            ),
-        },
-    ];
+        let published = vec![
+            PublishedFigure {
+                source: Text::said("chen-source"),
+                claim: Text::said("chen-claim"),
+                ours: Text::said("chen-ours")
+                    .number("kept_share", activation(deep_bal) / activation(deep_plain))
+                    .count("depth", max_depth)
+                    .paired("timing", &headline_id),
+            },
+            PublishedFigure {
+                source: Text::said("hf-source"),
+                claim: Text::said("hf-claim"),
+                ours: Text::said("hf-ours")
+                    .count("depth", max_depth)
+                    .count("batch", depth_batch)
+                    .paired("timing", &headline_id)
+                    .bytes("plain", deep_plain.peak())
+                    .bytes("balanced", deep_bal.peak()),
+            },
+        ];
 
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         Analysis {
             headline: Headline::versus(
-                format!(
-                    "depth {max_depth}, batch {depth_batch}: NoCheckpointing against \
-                 BalancedCheckpointing (step peak; time per sample)"
-                ),
+                Text::said("headline")
+                    .count("depth", max_depth)
+                    .count("batch", depth_batch),
                 Side::step(deep_plain.result),
                 Side::step(deep_bal.result),
                 correctness,
-                worst_check(points),
+                Text::said("worst-check"),
             )
             .timed_by(&headline_id),
             secondary_headlines: vec![],
@@ -436,39 +396,27 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             line: &|c: &TrainConfig| strategy_name(c.checkpointing).to_string(),
             predicted_forward: &|c: &TrainConfig| predict::forward_peak(c),
             predicted_step: &|c: &TrainConfig| predict::step_peak(c),
-            note: "model + Adam state + token ids + what the forward pass keeps (the blocks' \
-                   rule with or without the balanced strategy, see the sequence-length page; \
-                   v + 3 d + 5 values per token outside the blocks, the same count with \
-                   checkpointing: not modelled) + log-softmax's output (v per token)",
+            note: Text::said("transformer-note"),
         },
     );
     let mut sorted: Vec<R<'_>> = rows.to_vec();
     sorted.sort_by_key(|r| r.config.shape.depth());
-    let savings: Vec<String> = pairs(&sorted, |_| true)
+    let savings: Vec<Text> = pairs(&sorted, |_| true)
         .into_iter()
         .map(|(p, b)| {
-            format!(
-                "{} blocks {} -> {} ({})",
-                p.config.shape.depth(),
-                format::bytes(p.peak()),
-                format::bytes(b.peak()),
-                format::pct(-(p.peak() - b.peak()) / p.peak() * 100.0)
-            )
+            Text::said("transformer-saving")
+                .count("blocks", p.config.shape.depth())
+                .bytes("plain", p.peak())
+                .bytes("balanced", b.peak())
         })
         .collect();
     if !savings.is_empty() {
         let failed = workloads::failed_checks(rows);
-        section.findings.push(format!(
-            "Transformer: balanced checkpointing's step peak against none: {}. The gradients \
-             with and without it: {}. Its time on the transformer is timed in pairs on the \
-             sequence-length page.",
-            savings.join("; "),
-            if failed == 0 {
-                "identical within the check's tolerance at every depth".to_string()
-            } else {
-                format!("{failed} checks failed")
-            }
-        ));
+        section.findings.push(
+            Text::said("transformer")
+                .list("savings", savings)
+                .count("failed", failed),
+        );
     }
     section
 }
