@@ -17,6 +17,7 @@ mod no_grad;
 mod offload;
 mod optimizer_state;
 pub mod paired;
+mod sequence_length;
 mod views;
 mod workloads;
 
@@ -65,6 +66,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
             "no-grad" => no_grad::word(key, &said),
             "offload" => offload::word(key, &said),
             "optimizer-state" => optimizer_state::word(key, &said),
+            "sequence-length" => sequence_length::word(key, &said),
             "views-vs-clones" => views::word(key, &said),
             _ => None,
         })

@@ -2,7 +2,11 @@
 //! between the two depths), its fit against the length, Burn's rule and Korthikanti's formula
 //! beside it, the step's components, and the index row.
 
-use results::{Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit, MeasuredPoint, Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side, format::{self, mib}};
+use results::{
+    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
+    MeasuredPoint, Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
+    Text,
+};
 
 use super::{predict, SeqConfig, SequenceLength};
 use crate::harness::backend::Checkpointing;
@@ -64,22 +68,19 @@ impl Analyse for SequenceLength {
         mut rows: Vec<Row<'_, SeqConfig>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         rows.sort_by_key(|r| (r.config.shape.seq, r.config.shape.layers));
         let correctness = Correctness::of(points);
-        let secondary_headlines: Vec<Headline> = checkpointing_pair(&rows)
+        let secondary_headlines: Vec<Headline<Text>> = checkpointing_pair(&rows)
             .map(|(plain, balanced)| {
                 Headline::versus(
-                    format!(
-                        "sequence {}, {} blocks: no checkpointing against balanced checkpointing \
-                         (step peak; time per token)",
-                        plain.config.shape.seq, plain.config.shape.layers
-                    ),
+                    Text::said("checkpointing-headline")
+                        .count("seq", plain.config.shape.seq)
+                        .count("blocks", plain.config.shape.layers),
                     Side::step(plain.result),
                     Side::step(balanced.result),
                     Correctness::of_checks(&balanced.result.checks).unwrap_or(Correctness::Unknown),
-                    "the gradients of one step from the initial weights, with and without \
-                     checkpointing",
+                    Text::said("checkpointing-detail"),
                 )
                 .variant("balanced checkpointing")
                 .timed_by(CHECKPOINTING)
@@ -87,7 +88,7 @@ impl Analyse for SequenceLength {
             .into_iter()
             .collect();
         let timeline = checkpointing_pair(&rows).and_then(|(plain, balanced)| {
-            crate::workloads_worded::timeline_chart(
+            crate::workloads::timeline_chart(
                 "memory-timeline",
                 "Memory through one training step: without and with balanced checkpointing",
                 &[plain, balanced],
@@ -111,30 +112,25 @@ impl Analyse for SequenceLength {
             let s = at(p.seq);
             let burn = predict::burn_bytes_per_token_layer(&s);
             let adapted = predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&s);
-            findings.push(format!(
-                "Sequence {}: one block keeps {} per token for backward (measured: {} blocks \
-                 against {}); Burn's op-by-op rule predicts {} ({:+.1}%); Korthikanti et al.'s \
-                 formula, adapted to f32 without dropout, {} ({:+.1}%); as published (16-bit, \
-                 dropout) {}.",
-                p.seq,
-                format::bytes(measured),
-                p.deep.config.shape.layers,
-                p.shallow.config.shape.layers,
-                format::bytes(burn),
-                format::diff_pct(burn, measured),
-                format::bytes(adapted),
-                format::diff_pct(adapted, measured),
-                format::bytes(predict::korthikanti_bytes_per_token_layer(&s)),
-            ));
+            findings.push(
+                Text::said("per-token")
+                    .number("seq", p.seq)
+                    .bytes("measured", measured)
+                    .count("deep", p.deep.config.shape.layers)
+                    .count("shallow", p.shallow.config.shape.layers)
+                    .bytes("burn", burn)
+                    .bytes("adapted", adapted)
+                    .bytes(
+                        "published",
+                        predict::korthikanti_bytes_per_token_layer(&s),
+                    ),
+            );
             comparisons.push(Comparison {
-                quantity: format!("bytes per token per block, sequence {}", p.seq),
+                quantity: Text::said("per-token-quantity").number("seq", p.seq),
                 predicted_bytes: burn,
                 measured_bytes: measured,
                 measured_upper_bytes: None,
-                note: "18 d + 3 h s + h + 2 f32 values (module docs of predict.rs), the 3 h s \
-                       corrected after the first measurement (first written 2 h s); measured as \
-                       the difference between the two depths"
-                    .into(),
+                note: Text::said("per-token-note"),
             });
         }
 
@@ -149,46 +145,34 @@ impl Analyse for SequenceLength {
             let predicted_slope = predict::ATTENTION_VALUES_PER_HEAD * shape.heads as f64 * 4.0;
             let first_slope = predict::FIRST_ATTENTION_VALUES_PER_HEAD * shape.heads as f64 * 4.0;
             let predicted_intercept = predict::burn_bytes_per_token_layer(&at(0.0));
-            findings.push(format!(
-                "Fitted over {} lengths (R\u{b2} = {:.6}): a block keeps {} per token plus {} per \
-                 token for every token of the sequence; Burn's rule says {} plus {} (3 x {} heads \
-                 x 4 bytes: inside softmax, the shifted scores, which `exp` keeps as its input, \
-                 and the exponentials, which the division keeps; and softmax's output, which \
-                 the product with v keeps). That 3 is an explanation after the measurement, not \
-                 a prediction: the rule was first written with 2 (`exp` keeping its output), \
-                 {} per token of sequence, and the measurement sent us back to burn-autodiff's \
-                 `float_exp`. The length-dependent term overtakes the fixed one at a sequence \
-                 of {:.0} tokens (rule: {:.0}).",
-                fit.n,
-                fit.r_squared,
-                format::bytes(fit.intercept),
-                format::bytes(fit.slope),
-                format::bytes(predicted_intercept),
-                format::bytes(predicted_slope),
-                shape.heads,
-                format::bytes(first_slope),
-                fit.intercept / fit.slope,
-                predict::burn_crossover_seq(&shape),
-            ));
+            findings.push(
+                Text::said("fit")
+                    .count("lengths", fit.n)
+                    .number("r_squared", fit.r_squared)
+                    .bytes("intercept", fit.intercept)
+                    .bytes("slope", fit.slope)
+                    .bytes("predicted_intercept", predicted_intercept)
+                    .bytes("predicted_slope", predicted_slope)
+                    .count("heads", shape.heads)
+                    .bytes("first_slope", first_slope)
+                    .number("crossover_rule", predict::burn_crossover_seq(&shape)),
+            );
             comparisons.push(Comparison {
-                quantity: "fixed bytes per token per block (fit's intercept)".into(),
+                quantity: Text::said("intercept-quantity"),
                 predicted_bytes: predicted_intercept,
                 measured_bytes: fit.intercept,
                 measured_upper_bytes: None,
-                note: "18 d + h + 2 f32 values".into(),
+                note: Text::from("18 d + h + 2 f32 values"),
             });
             comparisons.push(Comparison {
-                quantity: "bytes per token per block per token of sequence (fit's slope)".into(),
+                quantity: Text::said("slope-quantity"),
                 predicted_bytes: predicted_slope,
                 measured_bytes: fit.slope,
                 measured_upper_bytes: None,
-                note: "3 h f32 values: softmax's shifted scores, exponentials and output \
-                       (corrected after the first measurement, which showed 3, not the 2 first \
-                       written)"
-                    .into(),
+                note: Text::said("slope-note"),
             });
             fits.push(ReportedFit {
-                what: "bytes one block keeps per token against sequence length".into(),
+                what: Text::said("fit-what"),
                 fit: fit.clone(),
             });
         }
@@ -200,30 +184,20 @@ impl Analyse for SequenceLength {
                 .iter()
                 .find(|q| q.seq == p.seq)
                 .map(Pair::per_token_layer);
-            findings.push(format!(
-                "Sequence {}, balanced checkpointing: one block keeps {} per token (predicted {}, \
-                 {:+.1}%){}.",
-                p.seq,
-                format::bytes(measured),
-                format::bytes(predicted),
-                format::diff_pct(predicted, measured),
-                without.map_or(String::new(), |w| format!(
-                    ", against {} without checkpointing ({} per token per block)",
-                    format::bytes(w),
-                    format::pct((measured - w) / w * 100.0)
-                )),
-            ));
+            let mut t = Text::said("balanced")
+                .number("seq", p.seq)
+                .bytes("measured", measured)
+                .bytes("predicted", predicted);
+            if let Some(w) = without {
+                t = t.bytes("without", w);
+            }
+            findings.push(t);
             comparisons.push(Comparison {
-                quantity: format!(
-                    "bytes per token per block, balanced checkpointing, sequence {}",
-                    p.seq
-                ),
+                quantity: Text::said("balanced-quantity").number("seq", p.seq),
                 predicted_bytes: predicted,
                 measured_bytes: measured,
                 measured_upper_bytes: None,
-                note: "10 d + 2 h s + h + 4 f32 values (module docs of predict.rs), written \
-                       before the first checkpointed measurement"
-                    .into(),
+                note: Text::said("balanced-note"),
             });
         }
         if let Some(b) = deep_balanced
@@ -234,84 +208,74 @@ impl Analyse for SequenceLength {
                 long.result.peak_bytes() as f64,
                 b.result.peak_bytes() as f64,
             );
-            findings.push(format!(
-                "At sequence {} with {} blocks, balanced checkpointing takes the step peak from {} \
-                 to {} ({} of the step peak); the gradients of one step agree with and without \
-                 it ({}).",
-                long.config.shape.seq,
-                shape.layers,
-                format::bytes(without),
-                format::bytes(with),
-                format::pct((with - without) / without * 100.0),
-                b.result
-                    .checks
-                    .first()
-                    .map_or("not checked".to_string(), |c| format!(
-                        "largest relative difference {:.1e}, tolerance {:.0e}: {}",
-                        c.max_rel_diff,
-                        c.tolerance,
-                        if c.passed { "passed" } else { "FAILED" }
-                    )),
-            ));
+            let mut t = Text::said("balanced-peak")
+                .count("seq", long.config.shape.seq)
+                .count("blocks", shape.layers)
+                .bytes("without", without)
+                .bytes("with", with);
+            if let Some(c) = b.result.checks.first() {
+                t = t
+                    .number("max_rel_diff", c.max_rel_diff)
+                    .number("tolerance", c.tolerance)
+                    .number("passed", u8::from(c.passed));
+            }
+            findings.push(t);
         }
 
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
 
         let r = long.result;
         let params = r.metric(Metric::ParamBytes);
         comparisons.push(Comparison {
-            quantity: format!("parameters ({} blocks)", shape.layers),
+            quantity: Text::said("params-quantity").count("blocks", shape.layers),
             predicted_bytes: predict::param_bytes(&shape),
             measured_bytes: params,
             measured_upper_bytes: None,
-            note: format!(
-                "{} parameters x 4 bytes (the count is checked against Burn's own \
-                 `num_params` in a test); what is measured beyond it ({}, about {} per block, \
-                 {} per parameter tensor of its 16, from the shallow point's {}) is host \
-                 bookkeeping, live after every parameter was first read: each parameter's \
-                 `Param`, its autodiff node and Flex's tensor header, the same in every \
-                 precision (the mixed-precision page); not in the rule",
-                shape.num_params(),
-                format::bytes(params - predict::param_bytes(&shape)),
-                format::bytes(per_block_extra(&pairs)),
-                format::bytes(per_block_extra(&pairs) / 16.0),
-                format::bytes(pairs.last().map_or(f64::NAN, |p| {
-                    p.shallow.result.metric(Metric::ParamBytes)
-                        - predict::param_bytes(&p.shallow.config.shape)
-                })),
-            ),
+            note: Text::said("params-note")
+                .count("params", shape.num_params())
+                .bytes("extra", params - predict::param_bytes(&shape))
+                .bytes("per_block", per_block_extra(&pairs))
+                .bytes(
+                    "shallow_extra",
+                    pairs.last().map_or(f64::NAN, |p| {
+                        p.shallow.result.metric(Metric::ParamBytes)
+                            - predict::param_bytes(&p.shallow.config.shape)
+                    }),
+                ),
         });
         comparisons.push(Comparison {
-            quantity: "Adam state".into(),
+            quantity: Text::from("Adam state"),
             predicted_bytes: predict::adam_state_bytes(&shape),
             measured_bytes: r.metric(Metric::OptimizerStateBytes),
             measured_upper_bytes: None,
-            note: "8 bytes per parameter".into(),
+            note: Text::from("8 bytes per parameter"),
         });
-        findings.push(format!(
-            "At sequence {} ({} sequences, {} blocks) the step peak is {}: weights {}, Adam \
-             state {}, gradients {}, and {} left by the forward pass for backward (its peak {} \
-             above what was live).",
-            shape.seq,
-            long.config.batch,
-            shape.layers,
-            format::bytes(r.peak_bytes() as f64),
-            format::bytes(params),
-            format::bytes(r.metric(Metric::OptimizerStateBytes)),
-            format::bytes(r.metric(Metric::GradBytes)),
-            format::bytes(r.metric(Metric::GraphBytes)),
-            format::bytes(r.metric(Metric::ActivationBytes)),
-        ));
-        findings.push(format!(
-            "Time per token across lengths is not compared in pairs (a sweep of sizes, not a \
-             substitute; checkpointing's cost is): the throughput chart shows each point's \
-             median step, measured minutes apart; from sequence {} to {} it went from {} to {} \
-             tokens/s.",
-            short.config.shape.seq,
-            long.config.shape.seq,
-            format::rate(short.result.samples_per_step as f64 / short.result.step.median_s),
-            format::rate(r.samples_per_step as f64 / r.step.median_s),
-        ));
+        findings.push(
+            Text::said("components")
+                .count("seq", shape.seq)
+                .count("batch", long.config.batch)
+                .count("blocks", shape.layers)
+                .bytes("peak", r.peak_bytes() as f64)
+                .bytes("weights", params)
+                .bytes("adam", r.metric(Metric::OptimizerStateBytes))
+                .bytes("gradients", r.metric(Metric::GradBytes))
+                .bytes("kept", r.metric(Metric::GraphBytes))
+                .bytes("activations", r.metric(Metric::ActivationBytes)),
+        );
+        findings.push(
+            Text::said("throughput")
+                .count("short", short.config.shape.seq)
+                .count("long", long.config.shape.seq)
+                .number(
+                    "short_rate",
+                    short.result.samples_per_step as f64 / short.result.step.median_s,
+                )
+                .number("long_rate", r.samples_per_step as f64 / r.step.median_s),
+        );
 
         let x = |r: &Row<'_, SeqConfig>| r.config.shape.seq as f64;
         let charts = vec![
@@ -397,16 +361,13 @@ impl Analyse for SequenceLength {
             },
             Chart {
                 id: "components-vs-seq".into(),
-                title: format!(
-                    "A training step of {} blocks, component by component",
-                    shape.layers
-                ),
+                title: Text::said("components-chart").count("blocks", shape.layers),
                 x_label: "sequence length (tokens)".into(),
                 y_label: "bytes (MiB)".into(),
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: {
-                    let mut series: Vec<Series> = [
+                    let mut series: Vec<Series<Text>> = [
                         ("weights", Metric::ParamBytes),
                         ("Adam state", Metric::OptimizerStateBytes),
                         ("gradients", Metric::GradBytes),
@@ -435,10 +396,7 @@ impl Analyse for SequenceLength {
             },
             Chart {
                 id: "peak-checkpointing-vs-seq".into(),
-                title: format!(
-                    "Step peak of {} blocks with and without balanced checkpointing",
-                    shape.layers
-                ),
+                title: Text::said("checkpointing-chart").count("blocks", shape.layers),
                 x_label: "sequence length (tokens)".into(),
                 y_label: "step peak (MiB)".into(),
                 x_scale: Scale::Log2,
@@ -461,7 +419,7 @@ impl Analyse for SequenceLength {
             },
             Chart {
                 id: "throughput-vs-seq".into(),
-                title: format!("Training throughput of {} blocks", shape.layers),
+                title: Text::said("throughput-chart").count("blocks", shape.layers),
                 x_label: "sequence length (tokens)".into(),
                 y_label: "throughput (tokens/s)".into(),
                 x_scale: Scale::Log2,
@@ -481,37 +439,34 @@ impl Analyse for SequenceLength {
         let published = pairs
             .last()
             .map(|p| PublishedFigure {
-                source: "Korthikanti et al. 2022, Reducing Activation Recomputation in Large \
-                         Transformer Models"
-                    .into(),
-                claim: "Activations per layer: sbh(34 + 5as/h) bytes with 16-bit values and \
-                        dropout."
-                    .into(),
-                ours: format!(
-                    "{} per token per block measured at sequence {} in f32 without dropout; \
-                     the formula gives {} as published and {} adapted to f32 without dropout",
-                    format::bytes(p.per_token_layer()),
-                    p.seq,
-                    format::bytes(predict::korthikanti_bytes_per_token_layer(&at(p.seq))),
-                    format::bytes(predict::korthikanti_f32_no_dropout_bytes_per_token_layer(
-                        &at(p.seq)
-                    )),
-                ),
+                source: Text::said("published-source"),
+                claim: Text::said("published-claim"),
+                ours: Text::said("published-ours")
+                    .bytes("measured", p.per_token_layer())
+                    .number("seq", p.seq)
+                    .bytes(
+                        "published",
+                        predict::korthikanti_bytes_per_token_layer(&at(p.seq)),
+                    )
+                    .bytes(
+                        "adapted",
+                        predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&at(p.seq)),
+                    ),
             })
             .into_iter()
             .collect();
 
         Analysis {
             headline: Headline::versus(
-                format!(
-                    "sequence {} against sequence {} ({} blocks, step peak)",
-                    long.config.shape.seq, short.config.shape.seq, shape.layers
-                ),
+                Text::said("headline")
+                    .count("long", long.config.shape.seq)
+                    .count("short", short.config.shape.seq)
+                    .count("blocks", shape.layers),
                 Side::step(long.result),
                 Side::step(short.result),
                 // The checks belong to the checkpointing row: the sweep has nothing to prove.
                 Correctness::NotApplicable,
-                "a sweep, not a substitute: each length computes a different step",
+                Text::said("sweep-detail"),
             ),
             secondary_headlines,
             findings,
