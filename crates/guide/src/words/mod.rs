@@ -17,6 +17,7 @@ mod no_grad;
 mod offload;
 mod optimizer_state;
 pub mod paired;
+mod quantization;
 mod sequence_length;
 mod views;
 mod workloads;
@@ -66,6 +67,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
             "no-grad" => no_grad::word(key, &said),
             "offload" => offload::word(key, &said),
             "optimizer-state" => optimizer_state::word(key, &said),
+            "quantization" => quantization::word(key, &said),
             "sequence-length" => sequence_length::word(key, &said),
             "views-vs-clones" => views::word(key, &said),
             _ => None,
@@ -80,6 +82,15 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
         "number" => format!("{}", s.num("value")),
         // What the checks of the record's points found, worst of each kind.
         "worst-check" => worst_check(&s.record.points),
+        // The first check of one point, or that it has none.
+        "point-check" => s
+            .record
+            .points
+            .iter()
+            .find(|p| p.point.id == s.name("point"))
+            .and_then(|p| p.result())
+            .and_then(|r| r.checks.first())
+            .map_or_else(|| "no check ran".to_string(), check_sentence),
         // A paired comparison's finding.
         "paired-finding" => s
             .paired("comparison")

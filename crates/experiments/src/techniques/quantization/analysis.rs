@@ -2,7 +2,10 @@
 //! each backend, the inference pass's peak and its dequantized copy, the output's error against
 //! f32, charts, published figures and the index rows.
 
-use results::{Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, format::{self, mib}, paired::find};
+use results::{
+    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
+};
 
 use super::QuantMetric;
 use super::{predict, Bits, QuantConfig, Quantization, WeightFormat, TOLERANCE};
@@ -65,11 +68,8 @@ fn verdict(r: &R<'_>) -> Correctness {
 }
 
 /// The row's check, in one sentence.
-fn check_detail(r: &R<'_>) -> String {
-    r.result
-        .checks
-        .first()
-        .map_or_else(|| "no check ran".to_string(), Check::sentence)
+fn check_detail(r: &R<'_>) -> Text {
+    Text::said("point-check").name("point", r.id)
 }
 
 impl Analyse for Quantization {
@@ -78,7 +78,7 @@ impl Analyse for Quantization {
         rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let correctness = Correctness::of(points);
         let (Some(base), Some(q8)) = (
             of(&rows, WeightFormat::F32),
@@ -90,50 +90,42 @@ impl Analyse for Quantization {
         let allocator = base.allocator();
         let params = shape.num_params();
 
-        let mut findings = vec![format!(
-            "The MLP ({} parameters, {} layers of width {}) at batch {}: its weights take {} in \
-             f32 and {} as 8-bit values with a scale per block of 32 ({:.3} bytes per parameter); \
-             an inference pass peaks {} above the process's own bytes with f32 weights and {} \
-             with 8-bit ones.",
-            params,
-            shape.depth,
-            shape.width,
-            base.config.batch,
-            format::bytes(base.result.metric(QuantMetric::WeightBytes)),
-            format::bytes(q8.result.metric(QuantMetric::WeightBytes)),
-            bytes_per_param(q8),
-            format::bytes(base.peak_above_process()),
-            format::bytes(q8.peak_above_process()),
-        )];
+        let mut findings = vec![Text::said("summary")
+            .count("params", params)
+            .count("depth", shape.depth)
+            .count("width", shape.width)
+            .count("batch", base.config.batch)
+            .bytes("f32", base.result.metric(QuantMetric::WeightBytes))
+            .bytes("q8", q8.result.metric(QuantMetric::WeightBytes))
+            .number("q8_per_param", bytes_per_param(q8))
+            .bytes("f32_peak", base.peak_above_process())
+            .bytes("q8_peak", q8.peak_above_process())];
         for r in &rows {
-            findings.push(format!(
-                "{}: weights {} ({:.3} B per parameter, {} predicted); the pass adds {} at its \
-                 peak above what was live ({} predicted, of which {} is a layer's weight \
-                 dequantized or widened to f32); output against f32: RMS error {:.2e} of the \
-                 output's RMS, largest difference {:.2e} of the largest output ({}).",
-                r.label,
-                format::bytes(r.result.metric(QuantMetric::WeightBytes)),
-                bytes_per_param(r),
-                format::bytes(predict::weight_bytes(shape, r.config.format, allocator)),
-                format::bytes(r.result.metric(Metric::EvalBytes)),
-                format::bytes(predict::eval_bytes(
-                    shape,
-                    r.config.format,
-                    r.config.batch,
-                    allocator
-                )),
-                format::bytes(predict::weight_copy_bytes(
-                    shape,
-                    r.config.format,
-                    allocator
-                )),
-                r.result.metric(QuantMetric::OutputRmsRelativeError),
-                max_relative_error(r),
-                match verdict(r) {
-                    Correctness::Passed => "within the check's tolerance",
-                    _ => "the check FAILED: the output changed",
-                },
-            ));
+            findings.push(
+                Text::said("row")
+                    .name("point", r.label)
+                    .bytes("weights", r.result.metric(QuantMetric::WeightBytes))
+                    .number("per_param", bytes_per_param(r))
+                    .bytes(
+                        "predicted_weights",
+                        predict::weight_bytes(shape, r.config.format, allocator),
+                    )
+                    .bytes("pass", r.result.metric(Metric::EvalBytes))
+                    .bytes(
+                        "predicted_pass",
+                        predict::eval_bytes(shape, r.config.format, r.config.batch, allocator),
+                    )
+                    .bytes(
+                        "copy",
+                        predict::weight_copy_bytes(shape, r.config.format, allocator),
+                    )
+                    .number(
+                        "rms_error",
+                        r.result.metric(QuantMetric::OutputRmsRelativeError),
+                    )
+                    .number("max_error", max_relative_error(r))
+                    .number("passed", u8::from(verdict(r) == Correctness::Passed)),
+            );
         }
         // Where the probe is exact (no bracket): how far each pass measured above its rule.
         let excess: Vec<f64> = rows
@@ -150,17 +142,12 @@ impl Analyse for Quantization {
                 (lo.min(e), hi.max(e))
             });
         if least.is_finite() {
-            findings.push(format!(
-                "Every format's pass measured {} to {} above its rule at batch {} ({} to {} per \
-                 sample): a buffer of about a layer's width per sample in f32 that the rule does \
-                 not count. valid()'s pass on the no-grad page shows the same excess; its source is \
-                 not separated here.",
-                format::bytes(least),
-                format::bytes(most),
-                base.config.batch,
-                format::bytes(least / base.config.batch as f64),
-                format::bytes(most / base.config.batch as f64),
-            ));
+            findings.push(
+                Text::said("excess")
+                    .bytes("least", least)
+                    .bytes("most", most)
+                    .count("batch", base.config.batch),
+            );
         }
         let block_bytes = |bits: Bits| {
             rows.iter()
@@ -169,105 +156,75 @@ impl Analyse for Quantization {
                 .next()
         };
         if let (Some(q8_bytes), Some(q4_bytes)) = (block_bytes(Bits::Q8), block_bytes(Bits::Q4)) {
-            findings.push(format!(
-                "4-bit against 8-bit values (a scale per block of 32 each): {} against {} ({:+.1}%). \
-                 {}",
-                format::bytes(q4_bytes),
-                format::bytes(q8_bytes),
-                (q4_bytes / q8_bytes - 1.0) * 100.0,
-                if allocator.counts_host_copies() {
-                    "Flex stores every quantized value in one byte (`i8`), so fewer bits save no \
-                     memory on the CPU backend; they only lose precision."
-                } else {
-                    "CubeCL packs the values into u32 words: eight 4-bit values where four 8-bit \
-                     ones go."
-                }
-            ));
+            findings.push(
+                Text::said("four-bits")
+                    .bytes("q4", q4_bytes)
+                    .bytes("q8", q8_bytes)
+                    .number("host", u8::from(allocator.counts_host_copies())),
+            );
         }
-        findings.push(format!(
-            "The price of storing weights in fewer bytes is paid at run time: Burn 0.21's \
-             `Linear` hands its weight to `linear` as a float tensor, which dequantizes the whole \
-             weight (and bias) to f32 on every forward. The pass through 8-bit weights adds {} \
-             at its peak against {} through f32 weights: the f32 copy of one layer's weight \
-             ({}) sits on top of the activations. At a small batch it is the largest buffer \
-             of the pass; it is one layer's, not the model's, so the saving grows with depth.",
-            format::bytes(q8.result.metric(Metric::EvalBytes)),
-            format::bytes(base.result.metric(Metric::EvalBytes)),
-            format::bytes(predict::weight_copy_bytes(
-                shape,
-                q8.config.format,
-                allocator
-            )),
-        ));
-        let cost = |id: &str| {
-            find(paired, id).map_or_else(
-                || "not timed in pairs".to_string(),
-                PairedComparison::cost_phrase,
-            )
-        };
-        findings.push(format!(
-            "Time per sample against f32 weights, each pass dequantizing every layer's weight: \
-             8-bit with a scale per block of 32 {}; 8-bit with one scale per tensor {}.",
-            cost(HEADLINE),
-            cost(PER_TENSOR)
-        ));
-        findings.extend(paired.iter().map(PairedComparison::finding));
-        findings.push(format!(
-            "The check holds every format's output to {TOLERANCE} of the largest f32 output, \
-             chosen before measuring. A format that misses it changed this model's result: a \
-             finding of round-to-nearest quantization with min-max scales on this model, not a \
-             bug. Methods that fit the quantization to the data (GPTQ, AWQ) or train with it are \
-             not in Burn 0.21 and were not measured. The weights here are Burn's uniform \
-             initialisation, without the outliers of trained weights, so per-tensor and per-block \
-             scales err alike here; on trained weights the block scales are the ones to trust."
-        ));
+        findings.push(
+            Text::said("dequantized")
+                .bytes("q8_pass", q8.result.metric(Metric::EvalBytes))
+                .bytes("f32_pass", base.result.metric(Metric::EvalBytes))
+                .bytes(
+                    "copy",
+                    predict::weight_copy_bytes(shape, q8.config.format, allocator),
+                ),
+        );
+        findings.push(
+            Text::said("time")
+                .paired("block", HEADLINE)
+                .paired("tensor", PER_TENSOR),
+        );
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
+        findings.push(Text::said("tolerance").number("tolerance", TOLERANCE));
 
-        let mut comparisons: Vec<Comparison> = rows
+        let mut comparisons: Vec<Comparison<Text>> = rows
             .iter()
             .map(|r| {
                 Comparison::new(
-                    format!("weights, {}", r.label),
+                    Text::said("weights-quantity").name("point", r.label),
                     predict::weight_bytes(shape, r.config.format, allocator),
                     r.result.metric(QuantMetric::WeightBytes),
-                    "values at their stored bytes (quantized: one byte each on Flex, packed in \
-                     u32 words on CubeCL) plus one f32 scale per tensor or per block; measured: \
-                     the change in live bytes across the conversion, added to the f32 model's",
+                    Text::said("weights-note"),
                 )
             })
             .collect();
         comparisons.extend(rows.iter().map(|r| {
             let predicted = predict::eval_bytes(shape, r.config.format, r.config.batch, allocator);
-            let note = "the layer where the pass peaks: its input and output, plus the f32 copy \
-                        of its weight and bias a quantized weight is dequantized into (and, for \
-                        bf16 on Flex, the f32 copies matmul_bf16 multiplies)";
             match bracket::added(r, Phase::Evaluation, 1.0) {
                 Some((lower, upper)) => Comparison::new(
-                    format!("pass above live bytes, {}", r.label),
+                    Text::said("pass-quantity").name("point", r.label),
                     predicted,
                     lower,
-                    format!("{note}; measured: the pass's bracket"),
+                    Text::said("pass-note.bracket"),
                 )
                 .bracketed(Some(upper)),
                 None => Comparison::new(
-                    format!("pass above live bytes, {}", r.label),
+                    Text::said("pass-quantity").name("point", r.label),
                     predicted,
                     r.result.metric(Metric::EvalBytes),
-                    note,
+                    Text::said("pass-note"),
                 ),
             }
         }));
 
         let categories: Vec<String> = WeightFormat::ALL.iter().map(|f| f.short()).collect();
-        let by_format = |name: &str, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
+        let by_format = |name: &'static str, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
             Series::line(
                 name,
                 predicted,
                 rows.iter().map(|r| (x_of(r.config.format), f(r))).collect(),
             )
         };
-        let chart = |id: &str, title: &str, y_label: &str, series: Vec<Series>| Chart {
+        let chart = |id: &str, title: Text, y_label: &'static str, series: Vec<Series<Text>>| Chart {
             id: id.into(),
-            title: title.into(),
+            title,
             x_label: "weight format (q8 /32: 8-bit values, a scale per block of 32)".into(),
             y_label: y_label.into(),
             x_scale: Scale::Linear,
@@ -277,7 +234,7 @@ impl Analyse for Quantization {
         let charts = vec![
             chart(
                 "weight-bytes",
-                "The weights' bytes per parameter",
+                Text::from("The weights' bytes per parameter"),
                 "bytes per parameter",
                 vec![
                     by_format("measured", false, &bytes_per_param),
@@ -288,7 +245,7 @@ impl Analyse for Quantization {
             ),
             chart(
                 "inference-peak",
-                &format!("One inference pass, batch {}", base.config.batch),
+                Text::said("pass-chart").count("batch", base.config.batch),
                 "bytes (MiB)",
                 vec![
                     by_format(PEAK, false, &|r| mib(r.peak_above_process())),
@@ -302,7 +259,7 @@ impl Analyse for Quantization {
             ),
             chart(
                 "output-error",
-                "How far the output moves from f32's",
+                Text::from("How far the output moves from f32's"),
                 "error relative to the f32 output",
                 vec![
                     by_format("RMS difference / RMS output", false, &|r| {
@@ -318,7 +275,7 @@ impl Analyse for Quantization {
             ),
             chart(
                 "throughput",
-                "Inference throughput",
+                Text::from("Inference throughput"),
                 "throughput (samples/s)",
                 vec![Series::throughput(
                     "median; bars: fastest and slowest",
@@ -327,31 +284,24 @@ impl Analyse for Quantization {
             ),
         ];
 
-        let per_param = |format: WeightFormat| {
-            of(&rows, format).map_or("not measured".to_string(), |r| {
-                format!("{:.2}", bytes_per_param(r))
-            })
+        let per_param = |t: Text, name: &'static str, format: WeightFormat| match of(&rows, format) {
+            Some(r) => t.number(name, bytes_per_param(r)),
+            None => t,
         };
+        let ours = Text::said("published-ours").number("host", u8::from(allocator.counts_host_copies()));
+        let ours = per_param(
+            ours,
+            "f16",
+            WeightFormat::Float {
+                float: results::FloatStorage::F16,
+            },
+        );
+        let ours = per_param(ours, "q8", WeightFormat::Q8_BLOCK);
+        let ours = per_param(ours, "q4", WeightFormat::Q4_BLOCK);
         let published = vec![PublishedFigure {
-            source: "the articles' rule for weights alone".into(),
-            claim: "7B parameters take 14 GB in 16 bits, 7 GB in 8 bits, 3.5 GB in 4 bits: 2, 1 \
-                    and 0.5 bytes per parameter"
-                .into(),
-            ours: format!(
-                "{} (f16), {} (8-bit, block of 32) and {} (4-bit, block of 32) bytes per \
-                 parameter measured on this backend, scales included{}",
-                per_param(WeightFormat::Float {
-                    float: results::FloatStorage::F16
-                }),
-                per_param(WeightFormat::Q8_BLOCK),
-                per_param(WeightFormat::Q4_BLOCK),
-                if allocator.counts_host_copies() {
-                    ": Flex keeps 4-bit values in a byte each, so the rule's 4-bit figure holds \
-                     only on CubeCL backends"
-                } else {
-                    ""
-                }
-            ),
+            source: Text::said("published-source"),
+            claim: Text::said("published-claim"),
+            ours,
         }];
 
         let side = |r: &R<'_>| Side::with_peak(PEAK, r.peak_above_process());
@@ -359,11 +309,7 @@ impl Analyse for Quantization {
         if let Some(q4) = of(&rows, WeightFormat::Q4_BLOCK) {
             secondary_headlines.push(
                 Headline::versus(
-                    format!(
-                        "inference at batch {}: f32 weights against 4-bit weights, a scale per \
-                         block of 32 ({PEAK})",
-                        base.config.batch
-                    ),
+                    Text::said("q4-headline").count("batch", base.config.batch),
                     side(base),
                     side(q4),
                     verdict(q4),
@@ -374,11 +320,7 @@ impl Analyse for Quantization {
         }
         Analysis {
             headline: Headline::versus(
-                format!(
-                    "inference at batch {}: f32 weights against 8-bit weights, a scale per block \
-                     of 32 ({PEAK}; time per sample)",
-                    base.config.batch
-                ),
+                Text::said("headline").count("batch", base.config.batch),
                 side(base),
                 side(q8),
                 Correctness::of_checks(base.result.checks.iter().chain(&q8.result.checks))
