@@ -7,6 +7,7 @@
 //! re-render of the stored records.
 
 mod accumulation;
+mod allocator_settings;
 mod batch_size;
 mod bracket;
 mod cache_release;
@@ -60,6 +61,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
     common(key, &said)
         .or_else(|| match record.experiment.as_str() {
             "accumulation" => accumulation::word(key, &said),
+            "allocator-settings" => allocator_settings::word(key, &said),
             "batch-size" => batch_size::word(key, &said),
             "cache-release" => cache_release::word(key, &said),
             "checkpointing" => checkpointing::word(key, &said),

@@ -2,7 +2,10 @@
 //! the growing sequence and the training step, the in-use bytes against their rule, the losses
 //! compared across settings, charts and the index row.
 
-use results::{Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, Trace, format::{self, mib}};
+use results::{
+    format::mib, Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
+    PairedComparison, Scale, Series, Side, Text, Trace,
+};
 
 use super::AllocatorMetric;
 use super::{predict, AllocConfig, AllocatorSettings, Workload, KEEP};
@@ -47,11 +50,7 @@ pub fn losses_agree(steps: &[&R<'_>]) -> Option<Check> {
         .map(|r| {
             let candidate = losses(r);
             Check::compare(
-                &format!(
-                    "losses of {} steps from the same seed under each pool setting against {}",
-                    super::PROOF_STEPS,
-                    first.config.setting()
-                ),
+                "losses across pool settings",
                 &reference,
                 &candidate,
                 TOLERANCE,
@@ -66,7 +65,7 @@ impl Analyse for AllocatorSettings {
         rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         _paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let growing: Vec<&R<'_>> = rows
             .iter()
             .filter(|r| matches!(r.config.workload, Workload::GrowingTensors { .. }))
@@ -84,105 +83,82 @@ impl Analyse for AllocatorSettings {
         let has_pool = first.result.metric(Metric::HasCache) > 0.0;
         let n = count as u64;
 
-        let mut findings = vec![format!(
-            "The sequence: {count} f32 tensors of {} to {} ({} more each), the last {KEEP} kept \
-             alive, so {} is live after the last allocation and {} was allocated in all.",
-            format::bytes(base_bytes as f64),
-            format::bytes((n * base_bytes) as f64),
-            format::bytes(base_bytes as f64),
-            format::bytes(predict::in_use_after(n, base_bytes)),
-            format::bytes(predict::never_reused_after(n, base_bytes)),
-        )];
+        let mut findings = vec![Text::said("sequence")
+            .count("count", count)
+            .bytes("first", base_bytes as f64)
+            .bytes("last", (n * base_bytes) as f64)
+            .count("keep", KEEP)
+            .bytes("in_use", predict::in_use_after(n, base_bytes))
+            .bytes("allocated", predict::never_reused_after(n, base_bytes))];
         for r in &growing {
             let held = r.result.metric(Metric::HeldBytes);
             if has_pool {
                 let peak = r.result.metric(AllocatorMetric::ReservedPeakBytes);
-                findings.push(format!(
-                    "{}: after the last allocation {} in use and, at the sequence's peak, {} \
-                     reserved ({:.1}x); once every tensor was dropped {} stayed reserved, and \
-                     memory_cleanup() ({}) left {}.",
-                    r.config.setting(),
-                    format::bytes(held),
-                    format::bytes(peak),
-                    peak / held,
-                    format::bytes(r.result.metric(AllocatorMetric::ReservedDroppedBytes)),
-                    format::seconds(r.result.metric(Metric::CleanupS)),
-                    format::bytes(r.result.metric(AllocatorMetric::ReservedReleasedBytes)),
-                ));
+                findings.push(
+                    Text::said("pooled")
+                        .name("setting", r.config.setting())
+                        .bytes("held", held)
+                        .bytes("peak", peak)
+                        .bytes(
+                            "dropped",
+                            r.result.metric(AllocatorMetric::ReservedDroppedBytes),
+                        )
+                        .seconds("cleanup", r.result.metric(Metric::CleanupS))
+                        .bytes(
+                            "released",
+                            r.result.metric(AllocatorMetric::ReservedReleasedBytes),
+                        ),
+                );
             } else {
-                findings.push(format!(
-                    "No pool on this device: every freed buffer went back to the process's heap. \
-                     After the last allocation {} was in use, as the rule says ({}); nothing is \
-                     reserved beyond it, so there is no setting to choose.",
-                    format::bytes(held),
-                    format::bytes(predict::in_use_after(n, base_bytes)),
-                ));
+                findings.push(
+                    Text::said("no-pool")
+                        .bytes("held", held)
+                        .bytes("predicted", predict::in_use_after(n, base_bytes)),
+                );
             }
         }
         for r in &steps {
             let peak = r.peak_above_process();
             match (step_reserved(r), r.peak_upper()) {
-                (Some(reserved), upper) => findings.push(format!(
-                    "Training step, {}: peak in use {} above the process's own bytes{}; the \
-                     pools held at most {} after a phase.",
-                    r.config.setting(),
-                    format::bytes(peak),
-                    upper.map_or(String::new(), |u| format!(
-                        " (bracket up to {})",
-                        format::bytes(u - r.result.metric(Metric::ProcessBaselineBytes))
-                    )),
-                    format::bytes(reserved),
-                )),
-                (None, _) => findings.push(format!(
-                    "Training step: peak in use {} above the process's own bytes; no pool, \
-                     nothing reserved beyond the live buffers.",
-                    format::bytes(peak),
-                )),
+                (Some(reserved), upper) => {
+                    let mut t = Text::said("step-pooled")
+                        .name("setting", r.config.setting())
+                        .bytes("peak", peak)
+                        .bytes("reserved", reserved);
+                    if let Some(u) = upper {
+                        t = t.bytes(
+                            "upper",
+                            u - r.result.metric(Metric::ProcessBaselineBytes),
+                        );
+                    }
+                    findings.push(t);
+                }
+                (None, _) => findings.push(Text::said("step-no-pool").bytes("peak", peak)),
             }
         }
         let proof = losses_agree(&steps);
         if let Some(check) = &proof {
-            findings.push(format!(
-                "The losses of {} steps from the same seed under every setting: largest \
-                 relative difference {:.1e} (tolerance {TOLERANCE:.0e}){}.",
-                super::PROOF_STEPS,
-                check.max_rel_diff,
-                if check.passed {
-                    ": the setting changes where tensors live, not what is computed"
-                } else {
-                    ": they DIFFER"
-                }
-            ));
+            findings.push(
+                Text::said("proof")
+                    .count("steps", super::PROOF_STEPS)
+                    .number("max_rel_diff", check.max_rel_diff)
+                    .number("tolerance", TOLERANCE)
+                    .number("passed", u8::from(check.passed)),
+            );
         }
-        findings.push(
-            "Custom pools (MemoryConfiguration::Custom) are not among the points: a custom pool \
-             of exclusive pages must have a largest size that is a multiple of the device's \
-             alignment (cubecl-runtime asserts it; u64::MAX failed here) and starts its running \
-             average of page sizes at half that size (ExclusiveMemoryPool::new), so one pool for \
-             every size makes pages of half its maximum from the first tensor on. The presets \
-             build their per-size pools from the device's properties, which a user does not see \
-             before the device exists."
-                .into(),
-        );
-        findings.push(
-            "Not timed in pairs: a pool is chosen once per process before the device's first \
-             use, so two settings cannot be interleaved in one process, and the workbench \
-             alternates processes only for different float types. Each point's own time is in \
-             its table; on a software driver (lavapipe) it is the CPU's, not a GPU's."
-                .into(),
-        );
+        findings.push(Text::said("custom-pools"));
+        findings.push(Text::said("not-timed"));
 
-        let comparisons: Vec<Comparison> = growing
+        let comparisons: Vec<Comparison<Text>> = growing
             .iter()
             .map(|r| {
                 Comparison::new(
-                    format!("in use after the last allocation, {}", r.config.setting()),
+                    Text::said("in-use-quantity").name("setting", r.config.setting()),
                     predict::in_use_after(n, base_bytes),
                     r.result.metric(Metric::HeldBytes),
-                    format!(
-                        "the last {KEEP} tensors of the sequence, i x {} each",
-                        format::bytes(base_bytes as f64)
-                    ),
+                    Text::said("in-use-note")
+                        .count("keep", KEEP)
+                        .bytes("step", base_bytes as f64),
                 )
             })
             .collect();
@@ -211,7 +187,7 @@ impl Analyse for AllocatorSettings {
         if has_pool {
             series.extend(growing.iter().map(|r| {
                 Series::line(
-                    &format!("reserved, {}", r.config.setting()),
+                    Text::said("reserved-series").name("setting", r.config.setting()),
                     false,
                     by_allocation(r.result.trace(Trace::ReservedBytesByAllocation)),
                 )
@@ -238,7 +214,7 @@ impl Analyse for AllocatorSettings {
                 .iter()
                 .map(|r| r.config.setting().to_string())
                 .collect();
-            let bar = |name: &str, f: &dyn Fn(&R<'_>) -> f64| {
+            let bar = |name: &'static str, f: &dyn Fn(&R<'_>) -> f64| {
                 Series::line(
                     name,
                     false,
@@ -269,10 +245,16 @@ impl Analyse for AllocatorSettings {
             (Some(check), Correctness::Passed) if !check.passed => Correctness::Failed,
             (_, c) => c,
         };
-        let detail = proof.as_ref().map_or_else(
-            || "the losses' finiteness (one setting: nothing to compare)".to_string(),
-            Check::sentence,
-        );
+        let detail = match &proof {
+            Some(c) => Text::said("proof-check")
+                .count("steps", super::PROOF_STEPS)
+                .name("setting", first.config.setting())
+                .number("max_abs_diff", c.max_abs_diff)
+                .number("max_rel_diff", c.max_rel_diff)
+                .number("tolerance", c.tolerance)
+                .number("passed", u8::from(c.passed)),
+            None => Text::said("no-proof"),
+        };
         // The headline: the default against the setting that reserved least at the sequence's
         // peak, where there is a pool and more than one setting.
         let least = growing
@@ -286,11 +268,9 @@ impl Analyse for AllocatorSettings {
             .filter(|_| has_pool);
         let headline = match least {
             Some(best) => Headline::versus(
-                format!(
-                    "tensors of growing size: {} against {} ({PEAK}; not timed)",
-                    first.config.setting(),
-                    best.config.setting()
-                ),
+                Text::said("headline")
+                    .name("default", first.config.setting())
+                    .name("best", best.config.setting()),
                 Side::with_peak(
                     PEAK,
                     first.result.metric(AllocatorMetric::ReservedPeakBytes),
@@ -301,15 +281,9 @@ impl Analyse for AllocatorSettings {
             )
             .variant(best.config.setting()),
             None => Headline {
-                compared: format!(
-                    "tensors of growing size under {} ({})",
-                    first.config.setting(),
-                    if has_pool {
-                        "one setting measured: nothing to compare"
-                    } else {
-                        "no pool on this device: nothing to set"
-                    }
-                ),
+                compared: Text::said("headline-alone")
+                    .name("default", first.config.setting())
+                    .number("has_pool", u8::from(has_pool)),
                 memory_saved_bytes: None,
                 memory_saved_pct: None,
                 timed_by: None,
@@ -327,33 +301,27 @@ impl Analyse for AllocatorSettings {
             fits: vec![],
             charts,
             published: vec![results::PublishedFigure {
-                source: "torchtune issue 1185 (Llama3-8B QLoRA, A100 80 GB)".into(),
-                claim: "peak 16.39 GiB at 21.6 s/it without, 10.83 GiB at 20.56 s/it with \
-                        PyTorch's expandable_segments:True"
-                    .into(),
+                source: Text::said("published-source"),
+                claim: Text::said("published-claim"),
                 ours: if has_pool {
-                    format!(
-                        "on this device the growing sequence's reserved peak ranged from {} to {} \
-                         across the settings measured, for {} in use; CubeCL has no expandable \
-                         segments, and the settings it has are measured here",
-                        format::bytes(
+                    Text::said("published-ours")
+                        .bytes(
+                            "least",
                             growing
                                 .iter()
                                 .map(|r| r.result.metric(AllocatorMetric::ReservedPeakBytes))
-                                .fold(f64::INFINITY, f64::min)
-                        ),
-                        format::bytes(
+                                .fold(f64::INFINITY, f64::min),
+                        )
+                        .bytes(
+                            "most",
                             growing
                                 .iter()
                                 .map(|r| r.result.metric(AllocatorMetric::ReservedPeakBytes))
-                                .fold(f64::NEG_INFINITY, f64::max)
-                        ),
-                        format::bytes(first.result.metric(Metric::HeldBytes)),
-                    )
+                                .fold(f64::NEG_INFINITY, f64::max),
+                        )
+                        .bytes("in_use", first.result.metric(Metric::HeldBytes))
                 } else {
-                    "no pool on this device (the CPU backend): nothing is reserved beyond the \
-                     live buffers; see the device result sets"
-                        .into()
+                    Text::said("published-ours-no-pool")
                 },
             }],
         }
