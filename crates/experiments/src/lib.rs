@@ -20,7 +20,6 @@ pub mod harness;
 pub mod technique;
 pub mod techniques;
 pub mod workloads;
-pub mod workloads_worded;
 
 pub use error::ExperimentError;
 pub use technique::{Experiment, Technique};

@@ -131,9 +131,6 @@ pub trait Technique: Sync {
     fn comparisons(&self, _rows: &[Row<'_, Self::Config>]) -> Vec<ComparisonSpec> {
         Vec::new()
     }
-    /// What the estimator leaves out of this technique's points, where a page's own byte model
-    /// counts more (`; ...`, appended to each estimator row's note; empty: nothing known).
-    const ESTIMATOR_LEAVES_OUT: &'static str = "";
     /// The training step a point runs, as the estimator sees it (none: the point is not a
     /// training step, or one the estimator does not model). Every point that has one is set
     /// beside the estimator's step peak ([`Experiment::estimator`]).
@@ -152,7 +149,7 @@ pub trait Analyse: Technique {
         rows: Vec<Row<'_, Self::Config>>,
         points: &[MeasuredPoint],
         comparisons: &[PairedComparison],
-    ) -> impl Into<Analysis<Text>>;
+    ) -> Analysis<Text>;
 }
 
 /// A technique as the runner drives it: points as JSON, one measured per child process.
@@ -285,7 +282,7 @@ impl<T: Analyse> Experiment for T {
         comparisons: &[PairedComparison],
         device: DeviceKind,
     ) -> Analysis<Text> {
-        Analyse::analyse(self, rows::<T>(points, device), points, comparisons).into()
+        Analyse::analyse(self, rows::<T>(points, device), points, comparisons)
     }
 
     fn estimator(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<Comparison<Text>> {
@@ -296,10 +293,10 @@ impl<T: Analyse> Experiment for T {
                 let measured = row.peak_above_process();
                 measured.is_finite().then(|| {
                     Comparison::new(
-                        format!("step peak, {}", row.label),
+                        Text::said("estimator.quantity").name("point", row.label),
                         plan.bytes().step_peak(),
                         measured,
-                        estimator_note(&plan, row.result, measured, T::ESTIMATOR_LEAVES_OUT),
+                        estimator_note(&plan, row.result, measured),
                     )
                     .bracketed(row.peak_upper_above_process())
                 })
@@ -308,53 +305,28 @@ impl<T: Analyse> Experiment for T {
     }
 }
 
-/// What the estimator was asked, in words, and where its step peak and the measured one part:
-/// the weights and optimizer state and the inputs, each as measured by the point against the
-/// rule, and the rest (what the step holds at its peak above them: activations, gradients and
-/// transients).
-fn estimator_note(
-    plan: &StepPlan,
-    result: &PointResult,
-    measured: f64,
-    leaves_out: &str,
-) -> String {
+/// What the estimator was asked, and where its step peak and the measured one part: the
+/// weights and optimizer state and the inputs, each as measured by the point against the rule,
+/// and the rest (what the step holds at its peak above them: activations, gradients and
+/// transients). The guide words it, with what the technique knows the estimator leaves out.
+fn estimator_note(plan: &StepPlan, result: &PointResult, measured: f64) -> Text {
     let bytes = plan.bytes();
     let fixed = result.metric(Metric::ParamBytes) + result.metric(Metric::OptimizerStateBytes)
         - bytes.fixed();
     let inputs = result.metric(Metric::InputBytes) - bytes.inputs;
     let total = measured - bytes.step_peak();
-    let parts = if fixed.is_finite() && inputs.is_finite() {
-        format!(
-            "; measured less estimated: {} in all, of which {} in the weights and optimizer \
-             state (per-tensor bookkeeping, which no rule counts), {} in the inputs and {} in \
-             the rest (activations, gradients and transients at the peak)",
-            signed_bytes(total),
-            signed_bytes(fixed),
-            signed_bytes(inputs),
-            signed_bytes(total - fixed - inputs)
-        )
+    let note = Text::said("estimator.note")
+        .number("batch", plan.batch)
+        .count("micro_batches", plan.micro_batches)
+        .variant("checkpointing", plan.checkpointing)
+        .name("precision", plan.precision.name())
+        .name("optimizer", plan.optimizer.name());
+    if fixed.is_finite() && inputs.is_finite() {
+        note.bytes("total", total)
+            .bytes("fixed", fixed)
+            .bytes("inputs", inputs)
     } else {
-        String::new()
-    };
-    format!(
-        "asked: batch {}, {} micro-batch(es), checkpointing {}, {}, {}{parts}{leaves_out}",
-        plan.batch,
-        plan.micro_batches,
-        match plan.checkpointing {
-            crate::harness::backend::Checkpointing::None => "none",
-            crate::harness::backend::Checkpointing::Balanced => "balanced",
-        },
-        plan.precision.name(),
-        plan.optimizer.name()
-    )
-}
-
-fn signed_bytes(b: f64) -> String {
-    let text = results::format::bytes(b);
-    if b >= 0.0 {
-        format!("+{text}")
-    } else {
-        text
+        note
     }
 }
 

@@ -537,7 +537,11 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
 
 /// How a comparison's rounds ran, in a few words.
 fn how(t: &PairedTiming) -> String {
-    format!("{}; {}", t.method(), t.stop_phrase())
+    format!(
+        "{}; {}",
+        crate::words::paired::method(t),
+        crate::words::paired::stop_phrase(t)
+    )
 }
 
 /// Criterion's estimates of a comparison's two points, as the paired ratio, set beside the
@@ -571,21 +575,21 @@ fn paired_row(record: &Analysed, c: &PairedComparison) -> PairedRow {
         Some(t) => PairedRow {
             compared,
             how: how(t),
-            cost: t.cost.phrase(),
+            cost: crate::words::paired::interval(&t.cost),
             cost_class: if t.cost.resolved() {
                 "resolved"
             } else {
                 "unresolved"
             }
             .into(),
-            control: t.control.phrase(),
+            control: crate::words::paired::interval(&t.control),
             control_ok: !t.control.resolved(),
             criterion: criterion_ratio(record, c, t),
         },
         None => PairedRow {
             compared,
             how: "not measured".into(),
-            cost: c.cost_phrase(),
+            cost: crate::words::paired::cost_phrase(c),
             cost_class: "na".into(),
             control: "n/a".into(),
             control_ok: true,

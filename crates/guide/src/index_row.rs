@@ -58,22 +58,28 @@ pub fn headline_row(record: &Analysed, h: &Headline) -> IndexRow {
             Some(t) if t.control.resolved() => (
                 format!(
                     "{}; but the A/A control was {}, so read it with that bias in mind",
-                    t.cost.phrase(),
-                    t.control.phrase()
+                    crate::words::paired::interval(&t.cost),
+                    crate::words::paired::interval(&t.control)
                 ),
                 "unresolved",
-                format!("A/A control: {}", t.control.phrase()),
+                format!(
+                    "A/A control: {}",
+                    crate::words::paired::interval(&t.control)
+                ),
             ),
             Some(t) => (
-                t.cost.phrase(),
+                crate::words::paired::interval(&t.cost),
                 if t.cost.resolved() {
                     "resolved"
                 } else {
                     "unresolved"
                 },
-                format!("A/A control: {}", t.control.phrase()),
+                format!(
+                    "A/A control: {}",
+                    crate::words::paired::interval(&t.control)
+                ),
             ),
-            None => (c.cost_phrase(), "na", String::new()),
+            None => (crate::words::paired::cost_phrase(c), "na", String::new()),
         },
         None if software(record) => (
             "not timed: a software driver's times (on the CPU) are not a GPU's".into(),

@@ -8,31 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::fit::LinearFit;
 use crate::point::{Check, MeasuredPoint, PointResult};
 
-/// The check with the largest relative difference over all measured points, for each kind of
-/// check, described in one sentence for the headline.
-pub fn worst_check(points: &[MeasuredPoint]) -> String {
-    let mut by_what: Vec<&Check> = Vec::new();
-    for check in points
-        .iter()
-        .filter_map(|p| p.result())
-        .flat_map(|r| r.checks.iter())
-    {
-        match by_what.iter_mut().find(|c| c.what == check.what) {
-            Some(worst) if check.max_rel_diff > worst.max_rel_diff => *worst = check,
-            Some(_) => {}
-            None => by_what.push(check),
-        }
-    }
-    if by_what.is_empty() {
-        return "no check ran".into();
-    }
-    by_what
-        .iter()
-        .map(|c| c.sentence())
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
 /// Overall verdict of a technique's correctness checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

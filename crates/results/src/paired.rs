@@ -252,19 +252,6 @@ impl Interval {
     pub fn bound_pct(&self) -> f64 {
         self.low_pct.abs().max(self.high_pct.abs())
     }
-
-    /// "+4.1% (95% CI +1.2 to +7.0)" where resolved, "no difference resolved (±6.0%)" where
-    /// the interval holds 0.
-    pub fn phrase(&self) -> String {
-        if self.resolved() {
-            format!(
-                "{:+.1}% (95% CI {:+.1} to {:+.1})",
-                self.estimate_pct, self.low_pct, self.high_pct
-            )
-        } else {
-            format!("no difference resolved (±{:.1}%)", self.bound_pct())
-        }
-    }
 }
 
 /// What the rounds of a comparison measured.
@@ -480,88 +467,6 @@ impl PairedComparison {
             PairedOutcome::Failed { .. } => None,
         }
     }
-
-    /// The cost in words: the interval's phrase, or why there is none.
-    pub fn cost_phrase(&self) -> String {
-        match &self.outcome {
-            PairedOutcome::Measured { timing } => timing.cost.phrase(),
-            PairedOutcome::Failed { reason } => format!("not measured: {reason}"),
-        }
-    }
-
-    /// One sentence for a page's findings: what was timed against what, how, the cost per
-    /// sample and the A/A control's resolution.
-    pub fn finding(&self) -> String {
-        let what = format!("{} against {}", self.technique_label, self.baseline_label);
-        match &self.outcome {
-            PairedOutcome::Failed { reason } => {
-                format!("Timed in pairs, {what}: not measured ({reason}).")
-            }
-            PairedOutcome::Measured { timing } => format!(
-                "Timed in pairs, {what} ({}, {}): time per sample {}; the A/A control (the \
-                 baseline against a second copy of itself) gives {}, so this comparison \
-                 resolves differences beyond ±{:.1}%.",
-                timing.method(),
-                timing.stop_phrase(),
-                timing.cost.phrase(),
-                timing.control.phrase(),
-                timing.control.bound_pct(),
-            ),
-        }
-    }
-}
-
-impl PairedTiming {
-    /// How the rounds ran and what the interval is over, in a few words.
-    pub fn method(&self) -> String {
-        let steps = format!(
-            "{} step{}",
-            self.steps_per_block,
-            if self.steps_per_block == 1 { "" } else { "s" }
-        );
-        match self.interleaving {
-            Interleaving::OneProcess if self.builds >= 2 => format!(
-                "{} builds, each a fresh process building its own three arms and running {} \
-                 rounds of {steps} per arm, the interval over builds",
-                self.builds,
-                self.rounds.len() / self.builds
-            ),
-            Interleaving::OneProcess => format!(
-                "{} rounds of {steps} per arm in one process, the interval over rounds: it \
-                 leaves out how much a fresh build of the same points differs",
-                self.rounds.len()
-            ),
-            Interleaving::AlternatingProcesses => format!(
-                "{} rounds of alternating child processes, {steps} per block, the interval \
-                 over rounds",
-                self.rounds.len()
-            ),
-        }
-    }
-
-    /// Why the rounds stopped, and the time they took, in a few words.
-    pub fn stop_phrase(&self) -> String {
-        let why = match self.stop {
-            Stop::Converged => format!(
-                "stopped when both intervals were within ±{}%",
-                self.settings.target_half_width_pct
-            ),
-            Stop::BudgetSpent => format!(
-                "stopped at its {} budget before both intervals reached ±{}%",
-                crate::format::seconds(self.settings.budget_s),
-                self.settings.target_half_width_pct
-            ),
-        };
-        let rounds = crate::format::seconds(self.rounds_s);
-        if self.wall_s > 0.0 {
-            format!(
-                "{why} ({rounds} of rounds, {} in all)",
-                crate::format::seconds(self.wall_s)
-            )
-        } else {
-            format!("{why} ({rounds} of rounds)")
-        }
-    }
 }
 
 /// The comparison `id` among `comparisons`.
@@ -603,12 +508,6 @@ mod tests {
         assert!((cost.estimate_pct - 10.0).abs() < 0.5, "{cost:?}");
         assert!(cost.low_pct < 10.0 && cost.high_pct > 10.0);
         assert!(!control.resolved(), "{control:?}");
-        assert!(control.phrase().starts_with("no difference resolved (±"));
-        assert!(
-            cost.phrase().starts_with("+10.0% (95% CI +"),
-            "{}",
-            cost.phrase()
-        );
     }
 
     #[test]

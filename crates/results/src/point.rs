@@ -71,20 +71,6 @@ pub struct Check {
 }
 
 impl Check {
-    /// The check in one sentence, as the index and the pages state it: what was compared, the
-    /// largest difference, relative and absolute, against the tolerance, and `FAILED` where it
-    /// failed.
-    pub fn sentence(&self) -> String {
-        format!(
-            "{}: largest difference {:.3e} (relative {:.3e}, tolerance {:.0e}){}",
-            self.what,
-            self.max_abs_diff,
-            self.max_rel_diff,
-            self.tolerance,
-            if self.passed { "" } else { ", FAILED" }
-        )
-    }
-
     /// Compares `candidate` with `reference` element-wise. The relative difference divides by the
     /// largest magnitude in the reference, so that values near zero do not blow it up.
     pub fn compare(what: &str, reference: &[f32], candidate: &[f32], tolerance: f64) -> Self {

@@ -35,9 +35,6 @@ pub enum Arg {
 pub enum Text {
     /// A short fixed name the technique gives a chart's axis, line or row (`batch size`).
     Label(&'static str),
-    /// Words a technique still writes itself, shown as they are: the guide does not own them
-    /// yet ([`crate::words`] is where they move to).
-    Worded(String),
     /// The sentence the guide keeps under `key`, quoting `args`.
     Said {
         /// Which sentence: unique within the technique (`case-saving`).
@@ -50,18 +47,6 @@ pub enum Text {
 impl From<&'static str> for Text {
     fn from(label: &'static str) -> Self {
         Text::Label(label)
-    }
-}
-
-impl From<String> for Text {
-    fn from(words: String) -> Self {
-        Text::Worded(words)
-    }
-}
-
-impl From<crate::Analysis> for crate::Analysis<Text> {
-    fn from(worded: crate::Analysis) -> Self {
-        crate::MapText::map_text(&worded, &mut |s: &String| Text::Worded(s.clone()))
     }
 }
 
@@ -134,7 +119,7 @@ impl Text {
     /// The argument `name`, where given.
     pub fn get(&self, name: &str) -> Option<&Arg> {
         match self {
-            Text::Label(_) | Text::Worded(_) => None,
+            Text::Label(_) => None,
             Text::Said { args, .. } => args.iter().find(|(n, _)| *n == name).map(|(_, a)| a),
         }
     }

@@ -214,7 +214,7 @@ impl Report for Progress {
             .and_then(|id| results::paired::find(&record.comparisons, id))
             .map_or_else(
                 || "not timed in pairs".to_string(),
-                PairedComparison::cost_phrase,
+                guide::words::paired::cost_phrase,
             );
         self.bar.println(format!(
             "{:<12} {}/{} points in {:.1} s; {}",

@@ -14,6 +14,7 @@ mod cache_release;
 mod checkpointing;
 mod checks;
 mod in_place;
+mod mixed_precision;
 mod no_grad;
 mod offload;
 mod optimizer_state;
@@ -54,27 +55,32 @@ pub fn all(records: &[Analysed<Text>]) -> Vec<Analysed> {
 pub fn word(text: &Text, record: &ExperimentRecord) -> String {
     let key = match text {
         Text::Label(label) => return (*label).to_string(),
-        Text::Worded(words) => return words.clone(),
         Text::Said { key, .. } => *key,
     };
     let said = Said { text, record };
     common(key, &said)
-        .or_else(|| match record.experiment.as_str() {
-            "accumulation" => accumulation::word(key, &said),
-            "allocator-settings" => allocator_settings::word(key, &said),
-            "batch-size" => batch_size::word(key, &said),
-            "cache-release" => cache_release::word(key, &said),
-            "checkpointing" => checkpointing::word(key, &said),
-            "in-place" => in_place::word(key, &said),
-            "no-grad" => no_grad::word(key, &said),
-            "offload" => offload::word(key, &said),
-            "optimizer-state" => optimizer_state::word(key, &said),
-            "quantization" => quantization::word(key, &said),
-            "sequence-length" => sequence_length::word(key, &said),
-            "views-vs-clones" => views::word(key, &said),
-            _ => None,
-        })
+        .or_else(|| technique(key, &said))
         .unwrap_or_else(|| format!("[no words: {}/{key}]", record.experiment))
+}
+
+/// The sentence `key` of the record's own technique.
+fn technique(key: &str, said: &Said<'_>) -> Option<String> {
+    match said.record.experiment.as_str() {
+        "accumulation" => accumulation::word(key, said),
+        "allocator-settings" => allocator_settings::word(key, said),
+        "batch-size" => batch_size::word(key, said),
+        "cache-release" => cache_release::word(key, said),
+        "checkpointing" => checkpointing::word(key, said),
+        "in-place" => in_place::word(key, said),
+        "mixed-precision" => mixed_precision::word(key, said),
+        "no-grad" => no_grad::word(key, said),
+        "offload" => offload::word(key, said),
+        "optimizer-state" => optimizer_state::word(key, said),
+        "quantization" => quantization::word(key, said),
+        "sequence-length" => sequence_length::word(key, said),
+        "views-vs-clones" => views::word(key, said),
+        _ => None,
+    }
 }
 
 /// Sentences any technique says.
@@ -93,6 +99,47 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
             .and_then(|p| p.result())
             .and_then(|r| r.checks.first())
             .map_or_else(|| "no check ran".to_string(), check_sentence),
+        // The estimator's row of a training step: what it was asked, and where its step peak
+        // and the measured one part.
+        "estimator.quantity" => format!("step peak, {}", s.name("point")),
+        "estimator.note" => {
+            let parts = if s.has("total") {
+                let signed = |name: &str| {
+                    let text = s.bytes(name);
+                    if s.num(name) >= 0.0 {
+                        format!("+{text}")
+                    } else {
+                        text
+                    }
+                };
+                let rest = s.num("total") - s.num("fixed") - s.num("inputs");
+                format!(
+                    "; measured less estimated: {} in all, of which {} in the weights and \
+                     optimizer state (per-tensor bookkeeping, which no rule counts), {} in the \
+                     inputs and {} in the rest (activations, gradients and transients at the \
+                     peak)",
+                    signed("total"),
+                    signed("fixed"),
+                    signed("inputs"),
+                    if rest >= 0.0 {
+                        format!("+{}", format::bytes(rest))
+                    } else {
+                        format::bytes(rest)
+                    }
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "asked: batch {}, {} micro-batch(es), checkpointing {}, {}, {}{parts}{}",
+                s.num("batch"),
+                s.count("micro_batches"),
+                s.name("checkpointing"),
+                s.name("precision"),
+                s.name("optimizer"),
+                technique("estimator-leaves-out", s).unwrap_or_default()
+            )
+        }
         // A paired comparison's finding.
         "paired-finding" => s
             .paired("comparison")

@@ -97,3 +97,25 @@ pub fn stop_phrase(t: &PairedTiming) -> String {
         format!("{why} ({rounds} of rounds)")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::interval;
+    use results::Interval;
+
+    #[test]
+    fn an_interval_that_holds_zero_reads_as_not_resolved() {
+        let resolved = Interval {
+            estimate_pct: 10.0,
+            low_pct: 8.25,
+            high_pct: 11.5,
+        };
+        assert_eq!(interval(&resolved), "+10.0% (95% CI +8.2 to +11.5)");
+        let open = Interval {
+            estimate_pct: 1.0,
+            low_pct: -2.0,
+            high_pct: 4.25,
+        };
+        assert_eq!(interval(&open), "no difference resolved (±4.2%)");
+    }
+}

@@ -1,8 +1,6 @@
 //! The words of the views experiment: which operations are free views, which copy, and the
 //! trap of a small view that keeps its parent's whole buffer.
 
-use results::format;
-
 use super::Said;
 
 pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {

@@ -2,14 +2,18 @@
 //! and without the loss scale, memory by component predicted beside measured, throughput,
 //! charts, published figures and the index row.
 
-use results::{Analysis, Chart, Check, Comparison, ComparisonSpec, Correctness, FloatStorage, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Trace, format::{self, mib}, paired::find as find_paired};
+use results::{
+    format::mib, Analysis, Chart, Check, Comparison, ComparisonSpec,
+    Correctness, FloatStorage, Headline, MeasuredPoint, Metric, PairedComparison, Phase,
+    PublishedFigure, Scale, Series, Side, Text, Trace,
+};
 
 use super::MixedMetric;
 use super::{predict, MixedConfig, MixedPrecision, Precision, INIT_SEED, PRECISIONS};
 use crate::bracket;
 use crate::harness::models::{MarkovChain, TransformerShape, SUCCESSORS};
 use crate::technique::{Analyse, Row};
-use crate::workloads_worded::{self as workloads, HasModel};
+use crate::workloads::{self, HasModel};
 
 /// A measured mixed-precision point.
 type R<'a> = Row<'a, MixedConfig>;
@@ -20,7 +24,7 @@ fn losses<'a>(r: &R<'a>) -> &'a [f64] {
 }
 
 /// A run's loss against the step, named by its precision.
-fn loss_curve(r: &R<'_>) -> Series {
+fn loss_curve(r: &R<'_>) -> Series<Text> {
     Series::line(
         r.config.precision.name(),
         false,
@@ -35,16 +39,16 @@ fn loss_curve(r: &R<'_>) -> Series {
 /// The largest difference between two loss curves over the run, relative to the reference's
 /// largest loss (its initial one, for a run that learns).
 pub fn drift(reference: &[f64], candidate: &[f64]) -> f64 {
-    drift_check(reference, candidate, "", f64::INFINITY).max_rel_diff
+    drift_check(reference, candidate, f64::INFINITY).max_rel_diff
 }
 
 /// A precision's loss curve against f32's, as a check: its [`drift`] held to `tolerance` (the
 /// drift between two f32 runs from different initial weights; NaN when that run is missing,
 /// which fails the check).
-pub fn drift_check(reference: &[f64], candidate: &[f64], name: &str, tolerance: f64) -> Check {
+pub fn drift_check(reference: &[f64], candidate: &[f64], tolerance: f64) -> Check {
     let as_f32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<_>>();
     Check::compare(
-        &format!("{name}: loss over {} steps against f32", reference.len()),
+        "loss curve against f32's",
         &as_f32(reference),
         &as_f32(candidate),
         tolerance,
@@ -103,7 +107,7 @@ impl Analyse for MixedPrecision {
         rows: Vec<Row<'_, MixedConfig>>,
         _points: &[MeasuredPoint],
         paired: &[PairedComparison],
-    ) -> Analysis {
+    ) -> Analysis<Text> {
         let (transformer, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
             .into_iter()
             .partition(|r| r.config.shape.is_transformer());
@@ -128,71 +132,59 @@ impl Analyse for MixedPrecision {
             .filter(|r| r.config.precision != Precision::F32)
             .map(|r| {
                 let p = r.config.precision;
-                (p, drift_check(reference, losses(r), p.name(), tolerance))
+                (p, drift_check(reference, losses(r), tolerance))
             })
             .collect();
 
         let mut findings = Vec::new();
         if let (Some(first), Some(last)) = (reference.first(), reference.last()) {
-            findings.push(format!(
-                "The task is learned: in f32 the loss falls from {first:.4} to {last:.4} over {} \
-             steps ({}). The yardstick: f32 from other initial weights ends at {} and drifts \
-             from it by up to {:.2}% of the initial loss; a precision whose curve stays within \
-             that drift has not changed the result beyond what the choice of initial weights \
-             does.",
-                reference.len(),
-                format::pct((last / first - 1.0) * 100.0),
-                yardstick
-                    .first()
-                    .and_then(|y| losses(y).last())
-                    .map_or("n/a".into(), |l| format!("{l:.4}")),
-                tolerance * 100.0
-            ));
+            let mut t = Text::said("learned")
+                .number("first", *first)
+                .number("last", *last)
+                .count("steps", reference.len())
+                .number("tolerance", tolerance);
+            if let Some(l) = yardstick.first().and_then(|y| losses(y).last()) {
+                t = t.number("yardstick_last", *l);
+            }
+            findings.push(t);
         }
         for r in &rows {
             let p = r.config.precision;
             let losses = losses(r);
             let drift = checks.iter().find(|(q, _)| *q == p).map(|(_, c)| c);
-            let mut sentence = format!(
-                "{}: step peak {}, final loss {:.4}",
-                format::capitalise(p.name()),
-                format::bytes(r.peak()),
-                losses.last().copied().unwrap_or(f64::NAN),
-            );
-            if let Some(c) = drift {
-                sentence.push_str(&format!(
-                    ", largest drift from f32 {:.3e} ({:.2}% of the initial loss){}",
-                    c.max_abs_diff,
-                    c.max_rel_diff * 100.0,
-                    if c.passed {
-                        ": within the yardstick"
-                    } else {
-                        ": beyond the yardstick, the result changed"
-                    }
-                ));
-            }
             let m = |metric: MixedMetric| r.result.metric(metric);
-            sentence.push_str(&format!(
-            "; gradient elements exactly zero (of {}), without a loss scale: {} at the initial \
-             weights, {} at the trained ones",
-            m(MixedMetric::GradElements),
-            m(MixedMetric::ZeroGradElementsUnscaledInitial),
-            m(MixedMetric::ZeroGradElementsUnscaledFinal),
-        ));
-            if p.loss_scaled() {
-                sentence.push_str(&format!(
-                    "; with the loss scale: {} (scale {}) and {} (scale {}); {} of {} steps were \
-                 skipped on overflow",
-                    m(MixedMetric::ZeroGradElementsScaledInitial),
-                    m(MixedMetric::FiniteLossScaleInitial),
-                    m(MixedMetric::ZeroGradElementsScaledFinal),
-                    m(MixedMetric::FiniteLossScaleFinal),
-                    m(MixedMetric::SkippedSteps),
-                    losses.len()
-                ));
+            let mut t = Text::said("precision")
+                .name("precision", p.name())
+                .bytes("peak", r.peak())
+                .number("final", losses.last().copied().unwrap_or(f64::NAN))
+                .number("elements", m(MixedMetric::GradElements))
+                .number(
+                    "zero_initial",
+                    m(MixedMetric::ZeroGradElementsUnscaledInitial),
+                )
+                .number("zero_final", m(MixedMetric::ZeroGradElementsUnscaledFinal));
+            if let Some(c) = drift {
+                t = t
+                    .number("drift_abs", c.max_abs_diff)
+                    .number("drift_rel", c.max_rel_diff)
+                    .number("drift_passed", u8::from(c.passed));
             }
-            sentence.push('.');
-            findings.push(sentence);
+            if p.loss_scaled() {
+                t = t
+                    .number(
+                        "scaled_zero_initial",
+                        m(MixedMetric::ZeroGradElementsScaledInitial),
+                    )
+                    .number("scale_initial", m(MixedMetric::FiniteLossScaleInitial))
+                    .number(
+                        "scaled_zero_final",
+                        m(MixedMetric::ZeroGradElementsScaledFinal),
+                    )
+                    .number("scale_final", m(MixedMetric::FiniteLossScaleFinal))
+                    .number("skipped", m(MixedMetric::SkippedSteps))
+                    .count("steps", losses.len());
+            }
+            findings.push(t);
         }
         let zeros = |r: &R<'_>, metric: MixedMetric| r.result.metric(metric);
         if let (Some(mixed), Some(pure)) = (find(Precision::MixedF16), find(Precision::F16)) {
@@ -204,102 +196,78 @@ impl Analyse for MixedPrecision {
                 zeros(pure, MixedMetric::ZeroGradElementsUnscaledFinal),
                 zeros(pure, MixedMetric::ZeroGradElementsScaledFinal),
             );
-            findings.push(format!(
-            "What the loss scale does: with f32 master weights (mixed f16), {without} gradient \
-             elements are exactly zero at the initial weights without a scale and {with} with it \
-             (f32: {}){}. With f16 storage, at the trained weights: {pure_without} without and \
-             {pure_with} with the scale{}.",
-            zeros(f32_row, MixedMetric::ZeroGradElementsUnscaledInitial),
-            if with < without {
-                format!(
-                    ": the scale kept {} small gradients from flushing to zero in the f16 \
-                     backward pass",
-                    without - with
-                )
-            } else {
-                ": here the scale recovered none".into()
-            },
-            if pure_with >= 0.9 * pure_without {
-                ": the scale cannot help much there, because the unscaled gradients go back \
-                 into f16 (and Adam's moments are f16 too)"
-            } else {
-                ""
-            },
-        ));
+            findings.push(
+                Text::said("loss-scale")
+                    .number("without", without)
+                    .number("with", with)
+                    .number("pure_without", pure_without)
+                    .number("pure_with", pure_with)
+                    .number(
+                        "f32",
+                        zeros(f32_row, MixedMetric::ZeroGradElementsUnscaledInitial),
+                    ),
+            );
         }
         if let Some(mixed) = find(Precision::MixedBf16) {
             let act = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
-            findings.push(format!(
-            "Mixed precision against f32 at batch {}: forward activations {} -> {}, step peak {} \
-             -> {} ({}). Weights, gradients and Adam state stay f32; the 16-bit weight copies \
-             kept for backward ({} predicted) eat into the activations saved, so mixed \
-             precision lowers the peak only where activations dominate it.",
-            mixed.config.batch,
-            format::bytes(act(f32_row)),
-            format::bytes(act(mixed)),
-            format::bytes(f32_row.peak()),
-            format::bytes(mixed.peak()),
-            format::pct((mixed.peak() / f32_row.peak() - 1.0) * 100.0),
-            format::bytes(mixed.config.shape.mlp().map_or(f64::NAN, |s| {
-                ((s.depth - 1) * s.width.pow(2)) as f64 * 2.0
-            })),
-        ));
+            findings.push(
+                Text::said("mixed")
+                    .count("batch", mixed.config.batch)
+                    .bytes("f32_act", act(f32_row))
+                    .bytes("mixed_act", act(mixed))
+                    .bytes("f32_peak", f32_row.peak())
+                    .bytes("mixed_peak", mixed.peak())
+                    .bytes(
+                        "copies",
+                        mixed.config.shape.mlp().map_or(f64::NAN, |s| {
+                            ((s.depth - 1) * s.width.pow(2)) as f64 * 2.0
+                        }),
+                    ),
+            );
         }
         let bf16 = find(Precision::Bf16);
         if let Some(b) = bf16.or_else(|| find(Precision::F16)) {
-            findings.push(format!(
-                "Time per sample on this machine, timed in pairs against f32: {} {}; {} \
-             {}. Where 16 bits cost time on a CPU, it is because Flex converts them to f32 for \
-             the matmul and back (gemm's f16 matmul converts blocks as it packs them). On a GPU \
-             with bf16/f16 tensor cores (an H100 or H200), 16-bit matmuls are expected to run \
-             faster than f32 ones; that is not measured in this run (see the published figure \
-             below and the GPU result set where there is one).",
-                b.config.precision.name(),
-                find_paired(paired, STORAGE).map_or_else(
-                    || "not timed in pairs".to_string(),
-                    PairedComparison::cost_phrase
-                ),
-                row_precisions(&rows)
-                    .0
-                    .map_or("mixed precision", Precision::name),
-                find_paired(paired, MIXED).map_or_else(
-                    || "not timed in pairs".to_string(),
-                    PairedComparison::cost_phrase
-                ),
-            ));
+            findings.push(
+                Text::said("time")
+                    .name("storage", b.config.precision.name())
+                    .paired("storage_timing", STORAGE)
+                    .name(
+                        "mixed",
+                        row_precisions(&rows)
+                            .0
+                            .map_or("mixed precision", Precision::name),
+                    )
+                    .paired("mixed_timing", MIXED),
+            );
         }
-        findings.extend(paired.iter().map(PairedComparison::finding));
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
         let seed_check = seed_study
             .first()
             .and_then(|r| r.result.checks.first().map(|c| (r, c)));
         if let Some((r, c)) = seed_check {
             let reference = r.result.trace(Trace::SeedReferenceFinalLoss);
             let candidate = r.result.trace(Trace::SeedCandidateFinalLoss);
-            findings.push(format!(
-                "The index row's proof, paired by seed at the quick size ({} runs each from {} \
-                 initial weights, mean of the last {} losses): f32 ends at {}, {} at {}. On \
-                 average {} ends {:.2e} {} than f32 from the same weights; f32's own spread \
-                 across the seeds is {:.2e}, so the check {}.",
-                reference.len(),
-                reference.len(),
-                super::SEED_STUDY_LAST_LOSSES,
-                list(reference),
-                r.config.precision.name(),
-                list(candidate),
-                r.config.precision.name(),
-                c.max_abs_diff.abs(),
-                if c.max_abs_diff > 0.0 {
-                    "higher"
-                } else {
-                    "lower"
-                },
-                c.max_abs_diff / c.max_rel_diff,
-                if c.passed {
-                    "passes: mixed precision trains as well as f32 within the seed-to-seed spread"
-                } else {
-                    "FAILS: mixed precision trains worse than the seed-to-seed spread allows"
-                }
-            ));
+            let losses = |values: &[f64]| {
+                values
+                    .iter()
+                    .map(|&v| Text::said("loss").number("value", v))
+                    .collect()
+            };
+            findings.push(
+                Text::said("seed-study")
+                    .count("runs", reference.len())
+                    .count("last", super::SEED_STUDY_LAST_LOSSES)
+                    .list("f32", losses(reference))
+                    .name("precision", r.config.precision.name())
+                    .list("candidate", losses(candidate))
+                    .number("difference", c.max_abs_diff)
+                    .number("spread", c.max_abs_diff / c.max_rel_diff)
+                    .number("passed", u8::from(c.passed)),
+            );
         }
 
         let mut comparisons = Vec::new();
@@ -315,19 +283,19 @@ impl Analyse for MixedPrecision {
                     "weights",
                     predict::weight_bytes(params, p.storage()),
                     Metric::ParamBytes,
-                    "parameters x bytes per stored value",
+                    Text::from("parameters x bytes per stored value"),
                 ),
                 (
                     "Adam state",
                     2.0 * params * e,
                     Metric::OptimizerStateBytes,
-                    "two moments per parameter, stored like the parameters",
+                    Text::from("two moments per parameter, stored like the parameters"),
                 ),
                 (
                     "gradients",
                     params * e,
                     Metric::GradBytes,
-                    "one gradient per parameter, in the parameters' type",
+                    Text::from("one gradient per parameter, in the parameters' type"),
                 ),
                 (
                     "forward activations",
@@ -338,7 +306,7 @@ impl Analyse for MixedPrecision {
                         r.allocator().bf16_matmul_via_f32(),
                     ) as f64,
                     Metric::ActivationBytes,
-                    forward_note(p),
+                    Text::said(forward_note(p)),
                 ),
             ] {
                 // The forward activations are the forward phase's peak above its start:
@@ -348,7 +316,9 @@ impl Analyse for MixedPrecision {
                     .flatten();
                 comparisons.push(
                     Comparison::new(
-                        format!("{}: {quantity}", p.name()),
+                        Text::said("component-quantity")
+                            .name("precision", p.name())
+                            .name("component", quantity),
                         predicted,
                         r.result.metric(metric),
                         note,
@@ -358,7 +328,7 @@ impl Analyse for MixedPrecision {
             }
         }
 
-        let component_series = |metric: Metric, label: &str| -> Series {
+        let component_series = |metric: Metric, label: &'static str| -> Series<Text> {
             Series::line(
                 label,
                 false,
@@ -371,7 +341,7 @@ impl Analyse for MixedPrecision {
                     .collect(),
             )
         };
-        let loss_series: Vec<Series> = rows.iter().map(loss_curve).collect();
+        let loss_series: Vec<Series<Text>> = rows.iter().map(loss_curve).collect();
         let mut scale_series = Vec::new();
         for r in &rows {
             if let Some(trace) = r.result.traces.get(&Trace::LossScaleByStep) {
@@ -399,7 +369,7 @@ impl Analyse for MixedPrecision {
                     Series {
                         name: "step peak".into(),
                         predicted: false,
-                        points: Series::<String>::line(
+                        points: Series::<Text>::line(
                             "",
                             false,
                             PRECISIONS
@@ -468,46 +438,24 @@ impl Analyse for MixedPrecision {
 
         let published = vec![
             PublishedFigure {
-                source: "Hugging Face Transformers, \"efficient training on a single GPU\" \
-                     (bert-large, V100 16 GB, batch 4)"
-                    .into(),
-                claim: "fp16 mixed precision: 8.86 -> 18.64 samples/s (+110%), 14949 -> 13939 MB \
-                    (-6.8%); mixed precision keeps an fp32 and a half copy of the weights"
-                    .into(),
+                source: Text::said("hf-source"),
+                claim: Text::said("hf-claim"),
                 ours: match find(Precision::MixedF16) {
-                    Some(m) => format!(
-                        "on this CPU: time per sample of mixed bf16 against f32 {} (mixed f16's \
-                         is not timed in pairs); mixed f16's step peak {} -> {} ({}); a GPU \
-                         result set is needed for the speed comparison",
-                        find_paired(paired, MIXED).map_or_else(
-                            || "not timed in pairs".to_string(),
-                            PairedComparison::cost_phrase
-                        ),
-                        format::bytes(f32_row.peak()),
-                        format::bytes(m.peak()),
-                        format::pct((m.peak() / f32_row.peak() - 1.0) * 100.0)
-                    ),
-                    None => "not measured".into(),
+                    Some(m) => Text::said("hf-ours")
+                        .paired("timing", MIXED)
+                        .bytes("f32_peak", f32_row.peak())
+                        .bytes("mixed_peak", m.peak()),
+                    None => Text::from("not measured"),
                 },
             },
             PublishedFigure {
-                source: "Micikevicius et al. 2018, \"Mixed Precision Training\"".into(),
-                claim: "half precision nearly halves activation memory; f32 master weights, loss \
-                    scaling and f32 accumulation keep accuracy; bf16 needs no loss scaling"
-                    .into(),
+                source: Text::said("micikevicius-source"),
+                claim: Text::said("micikevicius-claim"),
                 ours: match (find(Precision::MixedBf16), bf16) {
-                    (Some(m), _) => format!(
-                        "forward activations {} (f32) -> {} (mixed bf16, {})",
-                        format::bytes(f32_row.result.metric(Metric::ActivationBytes)),
-                        format::bytes(m.result.metric(Metric::ActivationBytes)),
-                        format::pct(
-                            (m.result.metric(Metric::ActivationBytes)
-                                / f32_row.result.metric(Metric::ActivationBytes)
-                                - 1.0)
-                                * 100.0
-                        )
-                    ),
-                    (None, _) => "not measured".into(),
+                    (Some(m), _) => Text::said("micikevicius-ours")
+                        .bytes("f32", f32_row.result.metric(Metric::ActivationBytes))
+                        .bytes("mixed", m.result.metric(Metric::ActivationBytes)),
+                    (None, _) => Text::from("not measured"),
                 },
             },
         ];
@@ -515,52 +463,41 @@ impl Analyse for MixedPrecision {
         // The index row: f32 against mixed precision (f32 master weights), the technique people
         // use, proved by the seed study; the second row: 16-bit storage, proved by its drift.
         let drift_detail = |p: Precision| {
-            checks
-                .iter()
-                .filter(|(q, _)| *q == p)
-                .map(|(_, c)| {
-                    format!(
-                        "{}: largest drift {:.2}% of the initial loss (tolerance {:.2}%, the drift \
-                         between two f32 runs){}",
-                        c.what,
-                        c.max_rel_diff * 100.0,
-                        c.tolerance * 100.0,
-                        if c.passed { "" } else { ", FAILED" }
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; ")
+            Text::said("drift-detail").list(
+                "checks",
+                checks
+                    .iter()
+                    .filter(|(q, _)| *q == p)
+                    .map(|(_, c)| {
+                        Text::said("drift-check")
+                            .name("precision", p.name())
+                            .count("steps", reference.len())
+                            .number("drift", c.max_rel_diff)
+                            .number("tolerance", c.tolerance)
+                            .number("passed", u8::from(c.passed))
+                    })
+                    .collect(),
+            )
         };
         let verdict = |c: Option<&Check>| Correctness::of_checks(c).unwrap_or(Correctness::Unknown);
         let (mixed, storage) = row_precisions(&rows);
         let row = |p: Option<Precision>| p.and_then(find);
         let headline = match row(mixed) {
             Some(m) => Headline::versus(
-                format!(
-                    "f32 against {}, {} training steps (step peak; time per sample)",
-                    m.config.precision.name(),
-                    reference.len()
-                ),
+                Text::said("headline")
+                    .name("precision", m.config.precision.name())
+                    .count("steps", reference.len()),
                 Side::step(f32_row.result),
                 Side::step(m.result),
                 verdict(seed_check.map(|(_, c)| c)),
-                seed_check.map_or_else(
-                    || "the seed study was not measured".to_string(),
-                    |(_, c)| {
-                        format!(
-                            "{}: {} on average {:.2e} ({:.2} of f32's spread){}",
-                            c.what,
-                            if c.max_abs_diff > 0.0 {
-                                "worse"
-                            } else {
-                                "better"
-                            },
-                            c.max_abs_diff.abs(),
-                            c.max_rel_diff,
-                            if c.passed { "" } else { ", FAILED" }
-                        )
-                    },
-                ),
+                match seed_check {
+                    Some((_, c)) => Text::said("seed-detail")
+                        .name("what", &c.what)
+                        .number("difference", c.max_abs_diff)
+                        .number("relative", c.max_rel_diff)
+                        .number("passed", u8::from(c.passed)),
+                    None => Text::said("no-seed-study"),
+                },
             )
             .timed_by(MIXED)
             .variant(m.config.precision.name()),
@@ -570,11 +507,9 @@ impl Analyse for MixedPrecision {
             .map(|b| {
                 let p = b.config.precision;
                 Headline::versus(
-                    format!(
-                        "f32 against {}, {} training steps (step peak; time per sample)",
-                        p.name(),
-                        reference.len()
-                    ),
+                    Text::said("headline")
+                        .name("precision", p.name())
+                        .count("steps", reference.len()),
                     Side::step(f32_row.result),
                     Side::step(b.result),
                     verdict(checks.iter().find(|(q, _)| *q == p).map(|(_, c)| c)),
@@ -598,42 +533,14 @@ impl Analyse for MixedPrecision {
     }
 }
 
-/// Final losses as a short list.
-fn list(values: &[f64]) -> String {
-    values
-        .iter()
-        .map(|v| format!("{v:.4}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// How the forward activations of `p` are predicted, and what is not.
 fn forward_note(p: Precision) -> &'static str {
     match (p.compute(), p.storage()) {
-        (None, FloatStorage::Bf16) => {
-            "each hidden layer's Linear and ReLU outputs in bf16, plus, during the last Linear, \
-             the f32 copies of its input, weight and output that the CPU backend's bf16 matmul \
-             works in"
-        }
-        (None, FloatStorage::F16) => {
-            "each hidden layer's Linear and ReLU outputs, the last output and the loss's \
-             difference in f16. Not predicted: the CPU's f16 matmul (gemm-f16 0.19) packs blocks \
-             of both operands into f32 buffers it allocates on every call"
-        }
-        (None, _) => {
-            "each hidden layer's Linear and ReLU outputs, the last output and the loss's \
-             difference"
-        }
-        (Some(FloatStorage::Bf16), _) => {
-            "bf16 Linear and ReLU outputs and input copy, f32 output and loss difference, the \
-             bf16 weight copies Linear keeps for backward (all layers but the first), and during \
-             the last Linear the f32 working copies of the CPU backend's bf16 matmul"
-        }
-        (Some(_), _) => {
-            "f16 Linear and ReLU outputs and input copy, f32 output and loss difference, the f16 \
-             weight copies Linear keeps for backward (all layers but the first). Not predicted: \
-             the f32 packing buffers the CPU's f16 matmul allocates on every call"
-        }
+        (None, FloatStorage::Bf16) => "forward-note.bf16",
+        (None, FloatStorage::F16) => "forward-note.f16",
+        (None, _) => "forward-note.f32",
+        (Some(FloatStorage::Bf16), _) => "forward-note.mixed-bf16",
+        (Some(_), _) => "forward-note.mixed-f16",
     }
 }
 
@@ -678,72 +585,46 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         .map(|y| drift(reference, losses(y)))
         .unwrap_or(f64::NAN);
     let floor = MarkovChain::new(shape.vocab, SUCCESSORS, f32_row.config.seed).entropy_rate_nats();
-    let mut findings = vec![format!(
-        "Transformer ({}, batch {}, the same batch every step, Adam at {}): in f32 the loss falls \
-         from {:.3} to {:.3} nats over {} steps; the chain's entropy rate, the floor of the loss \
-         on fresh sequences, is {:.3} nats (uniform guessing: {:.3}). The yardstick, f32 from \
-         other initial weights, drifts from it by up to {:.2}% of the initial loss.{}",
-        f32_row.config.shape.describe(),
-        f32_row.config.batch,
-        f32_row.config.lr,
-        reference.first().copied().unwrap_or(f64::NAN),
-        reference.last().copied().unwrap_or(f64::NAN),
-        reference.len(),
-        floor,
-        (shape.vocab as f64).ln(),
-        tolerance * 100.0,
-        if reference.last().is_some_and(|&l| l < floor) {
-            " The loss ends below the floor because the batch is the same at every step: the \
-             model learns the chain's transitions and then memorises the batch, as the MLP \
-             memorises its teacher's batch; what is compared is the same run in each precision."
-        } else {
-            ""
-        }
-    )];
+    let mut findings = vec![Text::said("transformer")
+        .name("model", f32_row.config.shape.describe())
+        .count("batch", f32_row.config.batch)
+        .number("lr", f32_row.config.lr)
+        .number("first", reference.first().copied().unwrap_or(f64::NAN))
+        .number("last", reference.last().copied().unwrap_or(f64::NAN))
+        .count("steps", reference.len())
+        .number("floor", floor)
+        .number("uniform", (shape.vocab as f64).ln())
+        .number("tolerance", tolerance)];
     let mut can = Vec::new();
     let mut cannot = Vec::new();
     for r in &rows {
         let p = r.config.precision;
         let curve = losses(r);
         if learned(reference, curve) {
-            can.push(p.name());
+            can.push(Text::said("name").name("name", p.name()));
         } else {
-            cannot.push(p.name());
+            cannot.push(Text::said("name").name("name", p.name()));
         }
         if p == Precision::F32 {
             continue;
         }
-        let c = drift_check(reference, curve, p.name(), tolerance);
-        findings.push(format!(
-            "Transformer, {}: step peak {} (f32: {}), final loss {:.3}, largest drift from \
-             f32 {:.2}% of the initial loss ({}).",
-            p.name(),
-            format::bytes(r.peak()),
-            format::bytes(f32_row.peak()),
-            curve.last().copied().unwrap_or(f64::NAN),
-            c.max_rel_diff * 100.0,
-            if c.passed {
-                "within the yardstick"
-            } else {
-                "beyond the yardstick: the result changed"
-            }
-        ));
+        let c = drift_check(reference, curve, tolerance);
+        findings.push(
+            Text::said("transformer-precision")
+                .name("precision", p.name())
+                .bytes("peak", r.peak())
+                .bytes("f32_peak", f32_row.peak())
+                .number("final", curve.last().copied().unwrap_or(f64::NAN))
+                .number("drift", c.max_rel_diff)
+                .number("passed", u8::from(c.passed)),
+        );
     }
-    findings.push(format!(
-        "Transformer: the precisions that learn the task (the loss falls by at least half as \
-         much as in f32): {}; that cannot: {}.",
-        if can.is_empty() {
-            "none".into()
-        } else {
-            can.join(", ")
-        },
-        if cannot.is_empty() {
-            "none".into()
-        } else {
-            cannot.join(", ")
-        }
-    ));
-    let mut series: Vec<Series> = rows.iter().map(|r| loss_curve(r)).collect();
+    findings.push(
+        Text::said("transformer-learn")
+            .list("can", can)
+            .list("cannot", cannot),
+    );
+    let mut series: Vec<Series<Text>> = rows.iter().map(|r| loss_curve(r)).collect();
     series.push(Series::line(
         "the chain's entropy rate (the floor)",
         true,
@@ -753,22 +634,13 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
     if let Some(f32_weights) = comparisons.first() {
         let tensors = parameter_tensors(shape);
         let extra = f32_weights.measured_bytes - f32_weights.predicted_bytes;
-        findings.push(format!(
-            "Transformer, memory by precision: weights, Adam state and gradients follow the \
-             bytes per stored value (the table below), except for a fixed part that no precision \
-             changes: {} more in the weights than {} parameters x 4 bytes in f32, about {} for \
-             each of its {} parameter tensors, is host bookkeeping (each parameter's `Param`, \
-             its autodiff node and Flex's tensor header), the same in bf16: at this small \
-             size {:.0}% of the f32 weights. The sequence-length page measures the same per \
-             block at its sizes. The gradients measure less than their rule: they are what \
-             backward leaves live above what was live before the forward pass, and the graph's \
-             own bookkeeping, freed by backward, comes off them.",
-            format::bytes(extra),
-            shape.num_params(),
-            format::bytes(extra / tensors as f64),
-            tensors,
-            extra / f32_weights.predicted_bytes * 100.0,
-        ));
+        findings.push(
+            Text::said("transformer-memory")
+                .bytes("extra", extra)
+                .count("params", shape.num_params())
+                .count("tensors", tensors)
+                .bytes("f32_weights", f32_weights.predicted_bytes),
+        );
     }
     workloads::Section {
         findings,
@@ -794,7 +666,7 @@ fn parameter_tensors(shape: TransformerShape) -> usize {
 
 /// The transformer's weights, Adam state and gradients in each precision beside the bytes per
 /// stored value.
-fn transformer_comparisons(rows: &[&R<'_>], shape: TransformerShape) -> Vec<Comparison> {
+fn transformer_comparisons(rows: &[&R<'_>], shape: TransformerShape) -> Vec<Comparison<Text>> {
     let params = shape.num_params() as f64;
     let mut comparisons = Vec::new();
     for r in rows {
@@ -805,31 +677,29 @@ fn transformer_comparisons(rows: &[&R<'_>], shape: TransformerShape) -> Vec<Comp
                 "weights",
                 predict::weight_bytes(params, p.storage()),
                 Metric::ParamBytes,
-                "parameters x bytes per stored value; host bookkeeping per parameter tensor \
-                 not in the rule",
+                "transformer-note.weights",
             ),
             (
                 "Adam state",
                 2.0 * params * e,
                 Metric::OptimizerStateBytes,
-                "two moments per parameter, stored like the parameters; bookkeeping not in the \
-                 rule",
+                "transformer-note.adam",
             ),
             (
                 "gradients",
                 params * e,
                 Metric::GradBytes,
-                "one gradient per parameter, in the parameters' type; measured as what \
-                 backward leaves live above what was live before the forward pass, less the \
-                 graph's bookkeeping that backward frees",
+                "transformer-note.gradients",
             ),
         ] {
             comparisons.push(Comparison {
-                quantity: format!("transformer, {}: {quantity}", p.name()),
+                quantity: Text::said("transformer-quantity")
+                    .name("precision", p.name())
+                    .name("component", quantity),
                 predicted_bytes: predicted,
                 measured_bytes: r.result.metric(metric),
                 measured_upper_bytes: None,
-                note: note.into(),
+                note: Text::said(note),
             });
         }
     }

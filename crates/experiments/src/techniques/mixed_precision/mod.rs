@@ -364,11 +364,6 @@ impl Technique for MixedPrecision {
         }
     }
 
-    const ESTIMATOR_LEAVES_OUT: &'static str =
-        "; the estimator counts 16-bit matmuls as a GPU runs them, in the kernel: on the CPU \
-         Flex multiplies bf16 through f32 copies of both operands and of the result (the \
-         forward prediction above counts them), and the f16 points are estimated as bf16";
-
     /// The estimator knows f32, bf16 storage and mixed bf16; f16 stores values in as many
     /// bytes as bf16, so the f16 points are estimated as their bf16 counterparts (the loss
     /// scale's bytes are not modelled). The seed study trains two models in turn: not one step.
