@@ -645,7 +645,7 @@ mod reading_tests {
         c.series = (0..5)
             .map(|i| {
                 Series::line(
-                    &format!("series {i}"),
+                    format!("series {i}"),
                     false,
                     vec![(1.0, 1.0 + i as f64), (3.0, 2.0)],
                 )

@@ -513,7 +513,7 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
                 pct(&|r| r.control_s / r.baseline_s),
             ),
             Series::line(
-                &format!(
+                format!(
                     "cost, mean over {} ({})",
                     if t.builds >= 2 { "builds" } else { "rounds" },
                     format::pct(t.cost.estimate_pct)
@@ -522,12 +522,12 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
                 flat(t.cost.estimate_pct),
             ),
             Series::line(
-                &format!("cost, 95% CI low ({})", format::pct(t.cost.low_pct)),
+                format!("cost, 95% CI low ({})", format::pct(t.cost.low_pct)),
                 true,
                 flat(t.cost.low_pct),
             ),
             Series::line(
-                &format!("cost, 95% CI high ({})", format::pct(t.cost.high_pct)),
+                format!("cost, 95% CI high ({})", format::pct(t.cost.high_pct)),
                 true,
                 flat(t.cost.high_pct),
             ),

@@ -532,7 +532,7 @@ impl<S> MapText<S> for Analysis<S> {
                 .iter()
                 .map(|h| h.map_text(word))
                 .collect(),
-            findings: self.findings.iter().map(|f| word(f)).collect(),
+            findings: self.findings.iter().map(&mut *word).collect(),
             comparisons: self.comparisons.iter().map(|c| c.map_text(word)).collect(),
             fits: self.fits.iter().map(|f| f.map_text(word)).collect(),
             charts: self.charts.iter().map(|c| c.map_text(word)).collect(),
