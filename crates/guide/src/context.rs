@@ -641,7 +641,7 @@ fn result_set(record: &Analysed) -> ResultSet {
                     .map(|c| {
                         format!(
                             "{}: {} |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
-                            c.what,
+                            crate::words::describe_check(c),
                             if c.passed { "equal," } else { "DIFFERENT," },
                             c.max_abs_diff,
                             c.max_rel_diff,

@@ -58,8 +58,11 @@ impl Point {
 /// Outcome of a technique's correctness check on one point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Check {
-    /// What was compared, in words.
+    /// What was compared: a key the guide words (`host-f64-output`), with `params`.
     pub what: String,
+    /// The figures and names the words of `what` quote (`steps`: `5`), by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub params: std::collections::BTreeMap<String, String>,
     /// Largest absolute difference found.
     pub max_abs_diff: f64,
     /// Largest difference relative to the reference's magnitude.
@@ -71,6 +74,12 @@ pub struct Check {
 }
 
 impl Check {
+    /// The check with `value` quoted as `name` by its words.
+    pub fn with(mut self, name: &str, value: impl std::fmt::Display) -> Self {
+        self.params.insert(name.into(), value.to_string());
+        self
+    }
+
     /// Compares `candidate` with `reference` element-wise. The relative difference divides by the
     /// largest magnitude in the reference, so that values near zero do not blow it up.
     pub fn compare(what: &str, reference: &[f32], candidate: &[f32], tolerance: f64) -> Self {
@@ -95,6 +104,7 @@ impl Check {
         let max_rel_diff = max_abs_diff / scale;
         Self {
             what: what.to_string(),
+            params: std::collections::BTreeMap::new(),
             max_abs_diff,
             max_rel_diff,
             tolerance,

@@ -32,7 +32,9 @@ use crate::timing::Timing;
 /// 6: measurements only: the page's text, title, guide position, analysis and estimator rows
 /// are no longer stored (they are derived at render time). A version 5 record loads with those
 /// fields ignored, and is written back as version 6.
-pub const SCHEMA_VERSION: u32 = 6;
+/// 7: a check names what it compared by a key and its figures (`Check::what`, `Check::params`),
+/// worded by the guide; a version 5 or 6 record's sentences are read back as keys.
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 5;
@@ -234,10 +236,13 @@ impl ExperimentRecord {
                 if version == 5 {
                     probes_from_v5(value);
                 }
+                if version <= 6 {
+                    checks_from_v6(value);
+                }
             },
         )?;
-        // A version 5 record's derived fields are ignored while parsing: what is left is the
-        // same measurement in version 6's form.
+        // An older record's derived fields are ignored while parsing: what is left is the same
+        // measurement in this version's form.
         record.schema_version = SCHEMA_VERSION;
         Ok(record)
     }
@@ -281,6 +286,101 @@ fn probes_from_v5(value: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(probes_from_v5),
         _ => {}
     }
+}
+
+/// Version 6 and older said what each check compared in a sentence; version 7 keeps a key and
+/// the figures it quotes. A sentence this reader does not know stays as it was.
+fn checks_from_v6(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let (Some(serde_json::Value::String(what)), true) =
+                (map.get("what"), map.contains_key("max_rel_diff"))
+            {
+                if let Some((key, params)) = check_key_of_v6(what) {
+                    map.insert("what".into(), key.into());
+                    if !params.is_empty() {
+                        map.insert("params".into(), serde_json::json!(params));
+                    }
+                }
+            }
+            map.values_mut().for_each(checks_from_v6);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(checks_from_v6),
+        _ => {}
+    }
+}
+
+/// The key and figures of a version 6 check's sentence.
+fn check_key_of_v6(
+    what: &str,
+) -> Option<(
+    &'static str,
+    std::collections::BTreeMap<&'static str, String>,
+)> {
+    let fixed = [
+        (
+            "output against the same computation on the host (f64)",
+            "host-f64-output",
+        ),
+        (
+            "values against the same operation on the host",
+            "host-op-values",
+        ),
+        (
+            "outputs of valid() against the autodiff backend",
+            "valid-against-autodiff",
+        ),
+        (
+            "parameter gradients with checkpointing against without",
+            "gradients-checkpointed",
+        ),
+        (
+            "update of one SGD training step (the gradient), k micro-batches against one batch",
+            "sgd-update-micro-batches",
+        ),
+        (
+            "parameters after one Adam training step, k micro-batches against one batch",
+            "adam-params-micro-batches",
+        ),
+    ];
+    if let Some((_, key)) = fixed.iter().find(|(text, _)| *text == what) {
+        return Some((key, Default::default()));
+    }
+    let one = |name: &'static str, value: &str| {
+        std::collections::BTreeMap::from([(name, value.to_string())])
+    };
+    if what.starts_with("outputs against f32 weights' on the same input") {
+        return Some(("quantized-outputs", Default::default()));
+    }
+    if let Some(steps) = what
+        .strip_prefix("parameters after ")
+        .and_then(|r| r.strip_suffix(" steps, the optimizer on the host against on the device"))
+    {
+        return Some(("offloaded-params", one("steps", steps)));
+    }
+    if let Some(steps) = what
+        .strip_prefix("the ")
+        .and_then(|r| r.strip_suffix(" losses of a run from the point's seed are finite"))
+    {
+        return Some(("finite-losses", one("steps", steps)));
+    }
+    if let Some(steps) = what
+        .strip_prefix("loss after ")
+        .and_then(|r| r.strip_suffix(" steps below the first step's (last / first, held below 1)"))
+    {
+        return Some(("loss-falls", one("steps", steps)));
+    }
+    let (precision, rest) = what.split_once(" against f32, mean of the last ")?;
+    let (last, rest) = rest.split_once(" losses paired by seed over ")?;
+    let seeds = rest.strip_suffix(" seeds (tolerance: f32's spread across the seeds)")?;
+    Some((
+        "seed-study",
+        std::collections::BTreeMap::from([
+            ("precision", precision.to_string()),
+            ("last", last.to_string()),
+            ("seeds", seeds.to_string()),
+        ]),
+    ))
 }
 
 /// Loads every `*.json` record of a results folder (see [`load_dirs`]).
@@ -447,4 +547,37 @@ pub(crate) fn parse_versioned<T: serde::de::DeserializeOwned>(
         }
     }
     serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_key_of_v6;
+
+    #[test]
+    fn a_version_6_check_sentence_reads_back_as_its_key_and_figures() {
+        let key = |what: &str| check_key_of_v6(what).map(|(k, p)| (k, p.into_iter().collect()));
+        assert_eq!(
+            key("values against the same operation on the host"),
+            Some(("host-op-values", Vec::new()))
+        );
+        assert_eq!(
+            key("loss after 30 steps below the first step's (last / first, held below 1)"),
+            Some(("loss-falls", vec![("steps", "30".to_string())]))
+        );
+        assert_eq!(
+            key(
+                "mixed bf16 (f32 master) against f32, mean of the last 20 losses paired by seed \
+                 over 5 seeds (tolerance: f32's spread across the seeds)"
+            ),
+            Some((
+                "seed-study",
+                vec![
+                    ("last", "20".to_string()),
+                    ("precision", "mixed bf16 (f32 master)".to_string()),
+                    ("seeds", "5".to_string()),
+                ]
+            ))
+        );
+        assert_eq!(key("a sentence no version wrote"), None);
+    }
 }

@@ -584,12 +584,7 @@ pub fn gradients_unchanged_by_checkpointing<B: AutodiffBackend>(
 ) -> Check {
     let plain = gradients::<burn::backend::Autodiff<B::InnerBackend>>(config, device);
     let candidate = gradients::<B>(config, device);
-    Check::compare(
-        "parameter gradients with checkpointing against without",
-        &plain,
-        &candidate,
-        tolerance,
-    )
+    Check::compare("gradients-checkpointed", &plain, &candidate, tolerance)
 }
 
 /// Every parameter's gradient after one forward and backward from the seeded initial weights,

@@ -9,7 +9,7 @@ use results::{Check, MeasuredPoint};
 pub fn check_sentence(c: &Check) -> String {
     format!(
         "{}: largest difference {:.3e} (relative {:.3e}, tolerance {:.0e}){}",
-        c.what,
+        describe(c),
         c.max_abs_diff,
         c.max_rel_diff,
         c.tolerance,
@@ -26,7 +26,10 @@ pub fn worst_check(points: &[MeasuredPoint]) -> String {
         .filter_map(|p| p.result())
         .flat_map(|r| r.checks.iter())
     {
-        match by_what.iter_mut().find(|c| c.what == check.what) {
+        match by_what
+            .iter_mut()
+            .find(|c| c.what == check.what && c.params == check.params)
+        {
             Some(worst) if check.max_rel_diff > worst.max_rel_diff => *worst = check,
             Some(_) => {}
             None => by_what.push(check),
@@ -40,4 +43,49 @@ pub fn worst_check(points: &[MeasuredPoint]) -> String {
         .map(|c| check_sentence(c))
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// What a check compared, in words: the sentence of its key, with its figures. A key this guide
+/// does not know (a record from another workbench) reads as it was stored.
+pub fn describe(c: &Check) -> String {
+    let param = |name: &str| c.params.get(name).map_or("?", String::as_str);
+    match c.what.as_str() {
+        "host-f64-output" => "output against the same computation on the host (f64)".into(),
+        "host-op-values" => "values against the same operation on the host".into(),
+        "valid-against-autodiff" => "outputs of valid() against the autodiff backend".into(),
+        "gradients-checkpointed" => "parameter gradients with checkpointing against without".into(),
+        "sgd-update-micro-batches" => "update of one SGD training step (the gradient), k \
+                                       micro-batches against one batch"
+            .into(),
+        "adam-params-micro-batches" => "parameters after one Adam training step, k \
+                                        micro-batches against one batch"
+            .into(),
+        "quantized-outputs" => format!(
+            "outputs against f32 weights' on the same input (largest difference over the \
+             largest output, held to {})",
+            c.tolerance
+        ),
+        "offloaded-params" => format!(
+            "parameters after {} steps, the optimizer on the host against on the device",
+            param("steps")
+        ),
+        "finite-losses" => format!(
+            "the {} losses of a run from the point's seed are finite",
+            param("steps")
+        ),
+        "loss-falls" => format!(
+            "loss after {} steps below the first step's (last / first, held below 1)",
+            param("steps")
+        ),
+        "seed-study" => format!(
+            "{} against f32, mean of the last {} losses paired by seed over {} seeds \
+             (tolerance: f32's spread across the seeds)",
+            param("precision"),
+            param("last"),
+            param("seeds")
+        ),
+        "losses-across-pools" => "losses across pool settings".into(),
+        "loss-drift" => "loss curve against f32's".into(),
+        other => other.to_string(),
+    }
 }

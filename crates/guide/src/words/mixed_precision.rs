@@ -220,7 +220,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             let difference = s.num("difference");
             format!(
                 "{}: {} on average {:.2e} ({:.2} of f32's spread){}",
-                s.name("what"),
+                s.text("what"),
                 if difference > 0.0 { "worse" } else { "better" },
                 difference.abs(),
                 s.num("relative"),
@@ -233,6 +233,9 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                                    prediction above counts them), and the f16 points are \
                                    estimated as bf16"
             .into(),
+        "point-check-what" => s
+            .point_check()
+            .map_or_else(|| "no check ran".to_string(), super::describe_check),
         "no-seed-study" => "the seed study was not measured".into(),
         "transformer" => {
             let last = s.num("last");

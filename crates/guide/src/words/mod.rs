@@ -26,7 +26,7 @@ mod workloads;
 
 use results::{format, Analysed, Arg, ExperimentRecord, MapText, PairedComparison, Text};
 
-pub use checks::{check_sentence, worst_check};
+pub use checks::{check_sentence, describe as describe_check, worst_check};
 
 /// `record` with every text of its analysis and estimator worded.
 pub fn analysed(record: &Analysed<Text>) -> Analysed {
@@ -92,12 +92,7 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
         "worst-check" => worst_check(&s.record.points),
         // The first check of one point, or that it has none.
         "point-check" => s
-            .record
-            .points
-            .iter()
-            .find(|p| p.point.id == s.name("point"))
-            .and_then(|p| p.result())
-            .and_then(|r| r.checks.first())
+            .point_check()
             .map_or_else(|| "no check ran".to_string(), check_sentence),
         // The estimator's row of a training step: what it was asked, and where its step peak
         // and the measured one part.
@@ -209,6 +204,17 @@ impl Said<'_> {
             Some(Arg::List(items)) => items.iter().map(|t| word(t, self.record)).collect(),
             _ => vec![self.missing(name)],
         }
+    }
+
+    /// The first check of the record's point named by the argument `point`.
+    pub fn point_check(&self) -> Option<&results::Check> {
+        let id = self.name("point");
+        self.record
+            .points
+            .iter()
+            .find(|p| p.point.id == id)
+            .and_then(|p| p.result())
+            .and_then(|r| r.checks.first())
     }
 
     /// Whether the argument `name` is given.

@@ -227,13 +227,13 @@ pub fn checks_with_step<B: AutodiffBackend, S: TrainStep>(
     };
     vec![
         Check::compare(
-            "update of one SGD training step (the gradient), k micro-batches against one batch",
+            "sgd-update-micro-batches",
             &sgd_update(1),
             &sgd_update(k),
             TOLERANCE,
         ),
         Check::compare(
-            "parameters after one Adam training step, k micro-batches against one batch",
+            "adam-params-micro-batches",
             &adam(1),
             &adam(k),
             TOLERANCE,

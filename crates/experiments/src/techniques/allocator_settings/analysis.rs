@@ -50,7 +50,7 @@ pub fn losses_agree(steps: &[&R<'_>]) -> Option<Check> {
         .map(|r| {
             let candidate = losses(r);
             Check::compare(
-                "losses across pool settings",
+                "losses-across-pools",
                 &reference,
                 &candidate,
                 TOLERANCE,

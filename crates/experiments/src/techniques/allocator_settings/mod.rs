@@ -241,7 +241,8 @@ impl TrainChecks for SameLosses {
         let losses = t.loss_curve(PROOF_STEPS);
         let finite = losses.iter().all(|l| l.is_finite());
         let mut proof = Proof::from(vec![Check {
-            what: format!("the {PROOF_STEPS} losses of a run from the point's seed are finite"),
+            what: "finite-losses".into(),
+            params: [("steps".to_string(), PROOF_STEPS.to_string())].into(),
             max_abs_diff: 0.0,
             max_rel_diff: if finite { 0.0 } else { f64::INFINITY },
             tolerance: 0.0,

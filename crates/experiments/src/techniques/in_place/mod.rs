@@ -292,7 +292,7 @@ impl OnBackend for InPlacePoint {
         let values = |t: Tensor<B<AB>, 2>| t.into_data().to_vec::<f32>().unwrap_or_default();
         let reference = host_reference(c.case, &values(x.clone()), c.cols);
         let check = Check::compare(
-            "output against the same computation on the host (f64)",
+            "host-f64-output",
             &reference,
             &values(compute(c.case, c.style, x).0),
             TOLERANCE,

@@ -48,7 +48,7 @@ pub fn drift(reference: &[f64], candidate: &[f64]) -> f64 {
 pub fn drift_check(reference: &[f64], candidate: &[f64], tolerance: f64) -> Check {
     let as_f32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<_>>();
     Check::compare(
-        "loss curve against f32's",
+        "loss-drift",
         &as_f32(reference),
         &as_f32(candidate),
         tolerance,
@@ -491,8 +491,8 @@ impl Analyse for MixedPrecision {
                 Side::step(m.result),
                 verdict(seed_check.map(|(_, c)| c)),
                 match seed_check {
-                    Some((_, c)) => Text::said("seed-detail")
-                        .name("what", &c.what)
+                    Some((r, c)) => Text::said("seed-detail")
+                        .text("what", Text::said("point-check-what").name("point", r.id))
                         .number("difference", c.max_abs_diff)
                         .number("relative", c.max_rel_diff)
                         .number("passed", u8::from(c.passed)),

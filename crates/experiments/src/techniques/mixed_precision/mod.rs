@@ -416,10 +416,13 @@ pub fn seed_check(reference: &[f64], candidate: &[f64], name: &str) -> Check {
         - reference[..n].iter().copied().fold(f64::INFINITY, f64::min);
     let passed = n >= 2 && mean_worse.is_finite() && mean_worse <= spread;
     Check {
-        what: format!(
-            "{name} against f32, mean of the last {SEED_STUDY_LAST_LOSSES} losses paired by \
-             seed over {n} seeds (tolerance: f32's spread across the seeds)"
-        ),
+        what: "seed-study".into(),
+        params: [
+            ("precision".to_string(), name.to_string()),
+            ("last".to_string(), SEED_STUDY_LAST_LOSSES.to_string()),
+            ("seeds".to_string(), n.to_string()),
+        ]
+        .into(),
         max_abs_diff: mean_worse,
         max_rel_diff: if spread > 0.0 {
             mean_worse / spread

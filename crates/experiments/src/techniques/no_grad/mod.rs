@@ -272,7 +272,7 @@ impl OnBackend for EvalPoint {
             .to_vec::<f32>()
             .unwrap_or_default();
         let check = Check::compare(
-            "outputs of valid() against the autodiff backend",
+            "valid-against-autodiff",
             &reference,
             &candidate,
             TOLERANCE,

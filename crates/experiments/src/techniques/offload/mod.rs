@@ -403,14 +403,8 @@ fn same_parameters<B: AutodiffBackend>(
         device,
         probe,
     });
-    Check::compare(
-        &format!(
-            "parameters after {PROOF_STEPS} steps, the optimizer on the host against on the device"
-        ),
-        &on_device,
-        &offloaded,
-        TOLERANCE,
-    )
+    Check::compare("offloaded-params", &on_device, &offloaded, TOLERANCE)
+        .with("steps", PROOF_STEPS)
 }
 
 /// [`PROOF_STEPS`] usual steps; the parameters after them.

@@ -209,10 +209,8 @@ pub fn loss_fell(losses: &[f64]) -> Check {
     );
     let ratio = last / first;
     Check {
-        what: format!(
-            "loss after {} steps below the first step's (last / first, held below 1)",
-            losses.len()
-        ),
+        what: "loss-falls".into(),
+        params: [("steps".to_string(), losses.len().to_string())].into(),
         max_abs_diff: first - last,
         max_rel_diff: ratio,
         tolerance: 1.0,

@@ -430,10 +430,7 @@ pub fn convert<B: Backend>(model: Mlp<B>, format: WeightFormat) -> Mlp<B> {
 /// [`TOLERANCE`].
 pub fn output_check(reference: &[f32], candidate: &[f32]) -> Check {
     Check::compare(
-        &format!(
-            "outputs against f32 weights' on the same input (largest difference over the \
-             largest output, held to {TOLERANCE})"
-        ),
+        "quantized-outputs",
         reference,
         candidate,
         TOLERANCE,

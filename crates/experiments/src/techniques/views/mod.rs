@@ -325,7 +325,7 @@ impl OnBackend for ViewPoint {
                 .to_vec::<f32>()
                 .unwrap_or_default();
         let check = Check::compare(
-            "values against the same operation on the host",
+            "host-op-values",
             &c.op.reference(&parent, c.rows, c.cols),
             &output,
             TOLERANCE,
