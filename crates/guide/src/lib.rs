@@ -3,8 +3,10 @@
 //!
 //! It depends on the `results` schema alone, never on Burn: every page is rendered from analysed
 //! records (`results::Analysed`: a record's measurements and what its technique derives from
-//! them when the guide is rendered), so that a change of wording is a re-render. [`context`] turns records into view models of plain strings, [`charts`]
-//! draws a chart's data as SVG, and [`HtmlRenderer`] writes the files.
+//! them when the guide is rendered), so that a change of wording is a re-render. [`words`] holds
+//! every sentence (a technique's analysis says keys and figures), [`context`] turns records into
+//! view models of plain strings, [`charts`] draws a chart's data as SVG, and [`HtmlRenderer`]
+//! writes the files.
 
 pub mod charts;
 pub mod context;
