@@ -99,28 +99,16 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
         "estimator.quantity" => format!("step peak, {}", s.name("point")),
         "estimator.note" => {
             let parts = if s.has("total") {
-                let signed = |name: &str| {
-                    let text = s.bytes(name);
-                    if s.num(name) >= 0.0 {
-                        format!("+{text}")
-                    } else {
-                        text
-                    }
-                };
                 let rest = s.num("total") - s.num("fixed") - s.num("inputs");
                 format!(
                     "; measured less estimated: {} in all, of which {} in the weights and \
                      optimizer state (per-tensor bookkeeping, which no rule counts), {} in the \
                      inputs and {} in the rest (activations, gradients and transients at the \
                      peak)",
-                    signed("total"),
-                    signed("fixed"),
-                    signed("inputs"),
-                    if rest >= 0.0 {
-                        format!("+{}", format::bytes(rest))
-                    } else {
-                        format::bytes(rest)
-                    }
+                    signed_bytes(s.num("total")),
+                    signed_bytes(s.num("fixed")),
+                    signed_bytes(s.num("inputs")),
+                    signed_bytes(rest)
                 )
             } else {
                 String::new()
@@ -139,12 +127,18 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
         "paired-finding" => s
             .paired("comparison")
             .map_or_else(|| s.missing("comparison"), paired::finding),
-        // A paired comparison's cost, or why it was not timed.
-        "paired-cost" => s
-            .paired("comparison")
-            .map_or_else(|| "not timed in pairs".into(), paired::cost_phrase),
         _ => return workloads::word(key, s).or_else(|| bracket::word(key, s)),
     })
+}
+
+/// Bytes with their sign, `+` included (`+1.50 KiB`).
+fn signed_bytes(b: f64) -> String {
+    let text = format::bytes(b);
+    if b >= 0.0 {
+        format!("+{text}")
+    } else {
+        text
+    }
 }
 
 /// A text being worded, with the record it is said of: the arguments read in the units the
