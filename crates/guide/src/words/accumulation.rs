@@ -1,14 +1,7 @@
 //! The words of gradient accumulation: the step peak against the number of micro-batches,
 //! where the saving stops, and Hugging Face's figures beside ours.
 
-use results::format;
-
-use super::Said;
-
-/// `after` against `before` as a signed percentage of `before`.
-fn change(before: f64, after: f64) -> String {
-    format::pct((after - before) / before * 100.0)
-}
+use super::{change, Said};
 
 pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
     Some(match key {

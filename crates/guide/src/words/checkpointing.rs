@@ -1,14 +1,7 @@
 //! The words of gradient checkpointing: the saving against depth and batch, where it starts
 //! to pay, its time, and the published figures beside ours.
 
-use results::format;
-
-use super::Said;
-
-/// `after` against `before` as a signed percentage of `before`.
-fn change(before: f64, after: f64) -> String {
-    format::pct(-(before - after) / before * 100.0)
-}
+use super::{change, Said};
 
 pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
     Some(match key {

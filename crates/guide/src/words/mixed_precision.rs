@@ -23,7 +23,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                  within that drift has not changed the result beyond what the choice of initial \
                  weights does.",
                 s.count("steps"),
-                format::pct((last / first - 1.0) * 100.0),
+                ratio_change(first, last),
                 if s.has("yardstick_last") {
                     format!("{:.4}", s.num("yardstick_last"))
                 } else {

@@ -131,6 +131,11 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
     })
 }
 
+/// `after` against `before`, as a signed percentage of `before` (`-41.9%`).
+fn change(before: f64, after: f64) -> String {
+    format::pct((after - before) / before * 100.0)
+}
+
 /// Bytes with their sign, `+` included (`+1.50 KiB`).
 fn signed_bytes(b: f64) -> String {
     let text = format::bytes(b);

@@ -3,7 +3,7 @@
 
 use results::format;
 
-use super::Said;
+use super::{change, Said};
 
 pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
     let same_memory = s.num("same_memory") > 0.0;
@@ -28,7 +28,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 s.name("peak_phase_usual"),
                 s.bytes("peak_offloaded"),
                 s.name("peak_phase_offloaded"),
-                format::pct((peak_offloaded - peak_usual) / peak_usual * 100.0),
+                change(peak_usual, peak_offloaded),
             )
         }
         "nothing-to-move" => format!(

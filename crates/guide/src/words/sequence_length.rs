@@ -3,7 +3,7 @@
 
 use results::format;
 
-use super::Said;
+use super::{change, Said};
 
 pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
     Some(match key {
@@ -81,7 +81,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                     format!(
                         ", against {} without checkpointing ({} per token per block)",
                         s.bytes("without"),
-                        format::pct((measured - w) / w * 100.0)
+                        change(w, measured)
                     )
                 } else {
                     String::new()
@@ -105,7 +105,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 s.count("blocks"),
                 s.bytes("without"),
                 s.bytes("with"),
-                format::pct((with - without) / without * 100.0),
+                change(without, with),
                 if s.has("passed") {
                     format!(
                         "largest relative difference {:.1e}, tolerance {:.0e}: {}",

@@ -242,12 +242,13 @@ impl TrainChecks for SameLosses {
         let finite = losses.iter().all(|l| l.is_finite());
         let mut proof = Proof::from(vec![Check {
             what: "finite-losses".into(),
-            params: [("steps".to_string(), PROOF_STEPS.to_string())].into(),
+            params: Default::default(),
             max_abs_diff: 0.0,
             max_rel_diff: if finite { 0.0 } else { f64::INFINITY },
             tolerance: 0.0,
             passed: finite,
-        }]);
+        }
+        .with("steps", PROOF_STEPS)]);
         proof.traces.insert(Trace::LossByStep, losses);
         proof
     }

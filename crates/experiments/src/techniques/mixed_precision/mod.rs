@@ -417,12 +417,7 @@ pub fn seed_check(reference: &[f64], candidate: &[f64], name: &str) -> Check {
     let passed = n >= 2 && mean_worse.is_finite() && mean_worse <= spread;
     Check {
         what: "seed-study".into(),
-        params: [
-            ("precision".to_string(), name.to_string()),
-            ("last".to_string(), SEED_STUDY_LAST_LOSSES.to_string()),
-            ("seeds".to_string(), n.to_string()),
-        ]
-        .into(),
+        params: Default::default(),
         max_abs_diff: mean_worse,
         max_rel_diff: if spread > 0.0 {
             mean_worse / spread
@@ -432,6 +427,9 @@ pub fn seed_check(reference: &[f64], candidate: &[f64], name: &str) -> Check {
         tolerance: 1.0,
         passed,
     }
+    .with("precision", name)
+    .with("last", SEED_STUDY_LAST_LOSSES)
+    .with("seeds", n)
 }
 
 impl OnBackend for SeedStudy {

@@ -210,12 +210,13 @@ pub fn loss_fell(losses: &[f64]) -> Check {
     let ratio = last / first;
     Check {
         what: "loss-falls".into(),
-        params: [("steps".to_string(), losses.len().to_string())].into(),
+        params: Default::default(),
         max_abs_diff: first - last,
         max_rel_diff: ratio,
         tolerance: 1.0,
         passed: first.is_finite() && last.is_finite() && ratio < 1.0,
     }
+    .with("steps", losses.len())
 }
 
 #[cfg(test)]
