@@ -104,3 +104,48 @@ fn a_version_1_what_fits_record_loads_its_searches_and_drops_its_tables() {
     assert_eq!(loaded.fit_error.as_deref(), Some("no child"));
     assert!(!loaded.to_json().contains("models"));
 }
+
+#[test]
+fn a_version_7_unsupported_point_and_a_version_2_search_load_by_their_shapes() {
+    let record = load_dir(&crate::fixtures()).unwrap().remove(0);
+    let mut value = serde_json::to_value(&record).unwrap();
+    value["schema_version"] = 7.into();
+    value["points"][0]["outcome"] = serde_json::json!({
+        "status": "unsupported",
+        "reason": "quantization: bf16: not supported on this device: the device has no bf16 \
+                   (BF16: its Backend::dtype_usage lacks storage or arithmetic)"
+    });
+    let loaded = ExperimentRecord::parse(&value.to_string(), "old.json".as_ref()).unwrap();
+    assert_eq!(
+        loaded.points[0].outcome,
+        results::Outcome::Unsupported {
+            lacks: "bf16".into()
+        }
+    );
+
+    let mut fits = results::CapacityRecord::find(&[crate::fixtures()])
+        .unwrap()
+        .unwrap();
+    fits.fits = Vec::new();
+    let mut value: serde_json::Value = serde_json::from_str(&fits.to_json()).unwrap();
+    value["schema_version"] = 2.into();
+    value["fits"] = serde_json::json!([{
+        "model": "transformer 2x64 (seq 64, vocab 256)", "technique": "plain",
+        "budget_bytes": 67108864, "estimated_batch": 110, "found_batch": 100,
+        "next_fails_at": 101, "estimate_miss_pct": 10.0, "tries": 5, "wall_s": 1.0
+    }]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(results::CAPACITY_FILE);
+    std::fs::write(&path, value.to_string()).unwrap();
+    let loaded = results::CapacityRecord::load(&path).unwrap();
+    assert_eq!(
+        loaded.fits[0].model,
+        results::FitModel::Transformer {
+            layers: 2,
+            d_model: 64,
+            seq: 64,
+            vocab: 256
+        }
+    );
+    assert_eq!(loaded.fits[0].estimate_miss_pct(), Some(10.0));
+}

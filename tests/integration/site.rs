@@ -118,7 +118,7 @@ fn failed_points_are_shown_with_their_stderr() {
 fn record_answers(records: &mut [results::ExperimentRecord]) {
     let record = &mut records[0];
     record.points[0].outcome = results::Outcome::Unsupported {
-        reason: "the device has no bf16".into(),
+        lacks: "bf16".into(),
     };
     record.points[1].outcome = results::Outcome::OutOfMemory {
         reason: "memory allocation of 99 bytes failed".into(),

@@ -2,6 +2,16 @@
 
 use crate::harness::driver::DriverError;
 
+/// What ends an unsupported point's message, before the float type the device lacks.
+pub const UNSUPPORTED_MARK: &str = "the device has no ";
+
+/// The float type an unsupported point's message names (its last stderr line), if it says one.
+pub fn unsupported_lacks(line: &str) -> Option<&str> {
+    let (_, lacks) = line.trim().rsplit_once(UNSUPPORTED_MARK)?;
+    let lacks = lacks.split_whitespace().next()?;
+    Some(lacks)
+}
+
 /// Errors of a measurement.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
@@ -22,9 +32,13 @@ pub enum ExperimentError {
     )]
     ProbeNotInstalled,
     /// The device cannot run the point: it lacks a float type the point stores or computes
-    /// in (`Backend::supports_dtype`).
-    #[error("not supported on this device: {0}")]
-    Unsupported(String),
+    /// in (`Backend::dtype_usage`). The message ends in [`UNSUPPORTED_MARK`] and the type's
+    /// name, which the runner reads back from the child's last stderr line.
+    #[error("not supported on this device: {UNSUPPORTED_MARK}{lacks}")]
+    Unsupported {
+        /// The float type's name (`bf16`).
+        lacks: String,
+    },
     /// The backend failed to run the work.
     #[error("backend error: {0}")]
     Backend(String),

@@ -698,11 +698,10 @@ fn result_set(record: &Analysed) -> ResultSet {
                 } => Some(format::bytes(*b as f64)),
                 _ => None,
             };
+            let reason = crate::words::outcome_reason(outcome);
             let reason = match asked {
-                Some(bytes) if !outcome.reason().contains(&bytes) => {
-                    format!("{} (asked for {bytes})", outcome.reason())
-                }
-                _ => outcome.reason().to_string(),
+                Some(bytes) if !reason.contains(&bytes) => format!("{reason} (asked for {bytes})"),
+                _ => reason,
             };
             Some(FailureRow {
                 label: p.point.label.clone(),

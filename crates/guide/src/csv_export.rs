@@ -100,7 +100,7 @@ pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
             other => {
                 row.push(other.status().into());
                 row.extend(std::iter::repeat_n(String::new(), 2 + phases.len() + 7));
-                row.push(other.reason().into());
+                row.push(crate::words::outcome_reason(other));
                 row.extend(std::iter::repeat_n(String::new(), metrics.len()));
             }
         }

@@ -2,7 +2,7 @@
 //! `fit`'s measured searches, and the decision list, worded here from an [`AnalysedCapacity`].
 //! Templates do no arithmetic.
 
-use results::capacity::{AnalysedCapacity, EstimatorTables, MeasuredFit};
+use results::capacity::{AnalysedCapacity, EstimatorTables, FitModel, MeasuredFit};
 use results::format;
 use serde::Serialize;
 
@@ -156,6 +156,19 @@ fn batch_words(b: Option<u64>) -> String {
     b.map_or("does not fit".into(), |b| format!("batch {b}"))
 }
 
+/// A searched model's short name: `mlp 4x256`, `transformer 2x64 (seq 64, vocab 256)`.
+pub fn model_name(model: &FitModel) -> String {
+    match *model {
+        FitModel::Mlp { depth, width } => format!("mlp {depth}x{width}"),
+        FitModel::Transformer {
+            layers,
+            d_model,
+            seq,
+            vocab,
+        } => format!("transformer {layers}x{d_model} (seq {seq}, vocab {vocab})"),
+    }
+}
+
 /// The batch a search found, in words (`batch 5113`, `does not fit`).
 pub fn found(f: &MeasuredFit) -> String {
     batch_words(f.found_batch)
@@ -202,14 +215,14 @@ fn fit_view(f: &MeasuredFit) -> FitView {
     let found = found(f);
     let verified = verified(f);
     FitView {
-        model: f.model.clone(),
+        model: model_name(&f.model),
         technique: f.technique.clone(),
         budget: format::bytes(f.budget_bytes as f64),
         found,
         verified,
         estimated: batch_words(f.estimated_batch),
-        miss: f.estimate_miss_pct.map_or("n/a".into(), format::pct),
-        off: f.estimate_miss_pct.is_some_and(|p| p.abs() > 10.0),
+        miss: f.estimate_miss_pct().map_or("n/a".into(), format::pct),
+        off: f.estimate_miss_pct().is_some_and(|p| p.abs() > 10.0),
         cost: format!("{} tries, {}", f.tries, format::seconds(f.wall_s)),
     }
 }

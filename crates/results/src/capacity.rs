@@ -25,7 +25,9 @@ pub const CAPACITY_FILE: &str = "what-fits.json";
 /// The schema version of [`CapacityRecord`].
 /// 2: `fit`'s searches only; the estimator's tables and the decision list are derived at
 /// render time. A version 1 record loads with those ignored.
-pub const CAPACITY_SCHEMA_VERSION: u32 = 2;
+/// 3: a search names its model by its shape ([`FitModel`]) rather than in words, and keeps no
+/// estimate error (derived from the estimated and found batches).
+pub const CAPACITY_SCHEMA_VERSION: u32 = 3;
 
 /// `fit`'s searches of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -135,11 +137,35 @@ pub struct WeightsRow {
     pub flex_bytes: f64,
 }
 
+/// The model a `fit` search trained, by its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum FitModel {
+    /// An MLP of `depth` hidden layers of `width`.
+    Mlp {
+        /// Hidden layers.
+        depth: usize,
+        /// Their width.
+        width: usize,
+    },
+    /// A decoder-only transformer.
+    Transformer {
+        /// Blocks.
+        layers: usize,
+        /// Model width.
+        d_model: usize,
+        /// Sequence length, in tokens.
+        seq: usize,
+        /// Vocabulary.
+        vocab: usize,
+    },
+}
+
 /// One `fit` search: the largest batch under a budget, verified, beside the estimator's guess.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredFit {
-    /// The model (`mlp 4x256`).
-    pub model: String,
+    /// The model.
+    pub model: FitModel,
     /// The techniques applied (`accumulation+checkpointing`).
     pub technique: String,
     /// The budget, in bytes.
@@ -150,13 +176,20 @@ pub struct MeasuredFit {
     pub found_batch: Option<u64>,
     /// The next larger batch tried, which ran out of the budget.
     pub next_fails_at: Option<u64>,
-    /// The estimator's guess against the batch found, in percent (positive: the guess was too
-    /// large).
-    pub estimate_miss_pct: Option<f64>,
     /// Training steps run by the search.
     pub tries: usize,
     /// The search's wall time, in seconds.
     pub wall_s: f64,
+}
+
+impl MeasuredFit {
+    /// The estimator's guess against the batch found, in percent (positive: the guess was too
+    /// large), where both exist.
+    pub fn estimate_miss_pct(&self) -> Option<f64> {
+        self.found_batch
+            .zip(self.estimated_batch)
+            .map(|(found, guess)| crate::format::diff_pct(found as f64, guess as f64))
+    }
 }
 
 impl CapacityRecord {
@@ -180,6 +213,9 @@ impl CapacityRecord {
                 if v == 1 {
                     capacity_from_v1(value);
                 }
+                if v <= 2 {
+                    fit_models_from_v2(value);
+                }
             },
         )?;
         record.schema_version = CAPACITY_SCHEMA_VERSION;
@@ -195,6 +231,50 @@ impl CapacityRecord {
             }
         }
         Ok(None)
+    }
+}
+
+/// Version 2 and older named each search's model in words (`mlp 4x256`, `transformer 2x64 (seq
+/// 64, vocab 256)`); version 3 keeps its shape. A name this reader does not know fails the load
+/// as malformed, naming the field.
+fn fit_models_from_v2(value: &mut serde_json::Value) {
+    let Some(fits) = value.get_mut("fits").and_then(|f| f.as_array_mut()) else {
+        return;
+    };
+    for fit in fits {
+        let Some(map) = fit.as_object_mut() else {
+            continue;
+        };
+        map.remove("estimate_miss_pct");
+        if let Some(model) = map
+            .get("model")
+            .and_then(|m| m.as_str())
+            .and_then(fit_model_of_v2)
+        {
+            map.insert(
+                "model".into(),
+                serde_json::to_value(model).expect("shapes serialise"),
+            );
+        }
+    }
+}
+
+/// The shape a version 2 model name says.
+fn fit_model_of_v2(name: &str) -> Option<FitModel> {
+    let numbers: Vec<usize> = name
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse().ok())
+        .collect::<Option<_>>()?;
+    match (name.split_whitespace().next()?, numbers.as_slice()) {
+        ("mlp", &[depth, width]) => Some(FitModel::Mlp { depth, width }),
+        ("transformer", &[layers, d_model, seq, vocab]) => Some(FitModel::Transformer {
+            layers,
+            d_model,
+            seq,
+            vocab,
+        }),
+        _ => None,
     }
 }
 
@@ -226,5 +306,31 @@ fn capacity_from_v1(value: &mut serde_json::Value) {
     map.insert("fit_micro_batches".into(), micro.into());
     if let Some(error) = error {
         map.insert("fit_error".into(), error.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fit_model_of_v2, FitModel};
+
+    #[test]
+    fn a_version_2_model_name_reads_back_as_its_shape() {
+        assert_eq!(
+            fit_model_of_v2("mlp 4x256"),
+            Some(FitModel::Mlp {
+                depth: 4,
+                width: 256
+            })
+        );
+        assert_eq!(
+            fit_model_of_v2("transformer 2x64 (seq 64, vocab 256)"),
+            Some(FitModel::Transformer {
+                layers: 2,
+                d_model: 64,
+                seq: 64,
+                vocab: 256
+            })
+        );
+        assert_eq!(fit_model_of_v2("resnet 50"), None);
     }
 }

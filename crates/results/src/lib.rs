@@ -28,7 +28,7 @@ pub use analysis::{
     Analysis, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline, MapText,
     PublishedFigure, ReportedFit, Scale, Series, Side,
 };
-pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, CAPACITY_FILE};
+pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, FitModel, CAPACITY_FILE};
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;

@@ -433,8 +433,8 @@ pub enum Outcome {
     /// The device cannot run the point (a float type it lacks): an answer about the device,
     /// not a failure of the run.
     Unsupported {
-        /// What the device lacks, in one line.
-        reason: String,
+        /// The float type the device lacks (`bf16`), as the point names it.
+        lacks: String,
     },
     /// The point ran out of memory (a host or device allocation failed): where the technique
     /// stops fitting, an outcome of a sweep, not a failure of the run.
@@ -474,13 +474,12 @@ impl Outcome {
         matches!(self, Outcome::Failed { .. })
     }
 
-    /// Why there is no result, in one line (empty where there is one).
+    /// Why there is no result, as the child said it (empty where there is one, and where the
+    /// device lacked a float type: [`Outcome::Unsupported::lacks`] names it).
     pub fn reason(&self) -> &str {
         match self {
-            Outcome::Measured { .. } => "",
-            Outcome::Failed { reason, .. }
-            | Outcome::Unsupported { reason }
-            | Outcome::OutOfMemory { reason, .. } => reason,
+            Outcome::Measured { .. } | Outcome::Unsupported { .. } => "",
+            Outcome::Failed { reason, .. } | Outcome::OutOfMemory { reason, .. } => reason,
         }
     }
 

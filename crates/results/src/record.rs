@@ -34,7 +34,9 @@ use crate::timing::Timing;
 /// fields ignored, and is written back as version 6.
 /// 7: a check names what it compared by a key and its figures (`Check::what`, `Check::params`),
 /// worded by the guide; a version 5 or 6 record's sentences are read back as keys.
-pub const SCHEMA_VERSION: u32 = 7;
+/// 8: a point the device cannot run names the float type it lacks (`Outcome::Unsupported::lacks`)
+/// instead of the child's sentence, which an older record's reason is read back into.
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 5;
@@ -239,6 +241,9 @@ impl ExperimentRecord {
                 if version <= 6 {
                     checks_from_v6(value);
                 }
+                if version <= 7 {
+                    unsupported_from_v7(value);
+                }
             },
         )?;
         // An older record's derived fields are ignored while parsing: what is left is the same
@@ -286,6 +291,34 @@ fn probes_from_v5(value: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(probes_from_v5),
         _ => {}
     }
+}
+
+/// Version 7 and older kept an unsupported point's reason as the child said it (`... the device
+/// has no bf16 (...)`, or `this device does not support BF16 (...)`); version 8 keeps the float
+/// type alone. A reason that names no type stays whole.
+fn unsupported_from_v7(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.get("status").and_then(|s| s.as_str()) == Some("unsupported") {
+                if let Some(serde_json::Value::String(reason)) = map.remove("reason") {
+                    let lacks = lacks_of_v7(&reason).unwrap_or(reason);
+                    map.insert("lacks".into(), lacks.into());
+                }
+            }
+            map.values_mut().for_each(unsupported_from_v7);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(unsupported_from_v7),
+        _ => {}
+    }
+}
+
+/// The float type a version 7 unsupported reason names.
+fn lacks_of_v7(reason: &str) -> Option<String> {
+    ["the device has no ", "does not support "]
+        .iter()
+        .find_map(|mark| reason.rsplit_once(mark))
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .map(str::to_ascii_lowercase)
 }
 
 /// Version 6 and older said what each check compared in a sentence; version 7 keeps a key and
@@ -551,7 +584,24 @@ pub(crate) fn parse_versioned<T: serde::de::DeserializeOwned>(
 
 #[cfg(test)]
 mod tests {
-    use super::check_key_of_v6;
+    use super::{check_key_of_v6, lacks_of_v7};
+
+    #[test]
+    fn a_version_7_unsupported_reason_reads_back_as_the_type_it_lacks() {
+        assert_eq!(
+            lacks_of_v7(
+                "quantization: bf16: not supported on this device: the device has no bf16 \
+                 (BF16: its Backend::dtype_usage lacks storage or arithmetic)"
+            )
+            .as_deref(),
+            Some("bf16")
+        );
+        assert_eq!(
+            lacks_of_v7("this device does not support BF16 (Backend::supports_dtype)").as_deref(),
+            Some("bf16")
+        );
+        assert_eq!(lacks_of_v7("it crashed"), None);
+    }
 
     #[test]
     fn a_version_6_check_sentence_reads_back_as_its_key_and_figures() {

@@ -194,7 +194,7 @@ pub fn main() -> ExitCode {
             } else if err.chain().any(|c| {
                 matches!(
                     c.downcast_ref::<ExperimentError>(),
-                    Some(ExperimentError::Unsupported(_))
+                    Some(ExperimentError::Unsupported { .. })
                 )
             }) {
                 // A point child whose device cannot run it: the runner records the answer.
@@ -508,7 +508,11 @@ fn measure_again(file: &Path, id: &str, point_timeout: Duration) -> anyhow::Resu
          the autodiff graph's bookkeeping)"
     );
     if !again.is_failure() && again.result().is_none() {
-        println!("again: {}: {}", again.status(), again.reason());
+        println!(
+            "again: {}: {}",
+            again.status(),
+            guide::words::outcome_reason(&again)
+        );
     }
     if let results::Outcome::Failed { reason, .. } = &again {
         bail!("measuring {id} again failed: {reason}");

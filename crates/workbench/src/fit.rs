@@ -297,7 +297,7 @@ fn attempt(
                 }),
                 None => Err(anyhow::anyhow!(
                     "batch {batch} failed other than by running out of memory: {}: {}",
-                    classify_failure(&child, why).reason(),
+                    guide::words::outcome_reason(&classify_failure(&child, why)),
                     child.stderr.lines().last().unwrap_or("")
                 )),
             };
@@ -395,13 +395,12 @@ impl FitResult {
     /// The search as the "What fits" page records it.
     pub fn measured(&self) -> MeasuredFit {
         MeasuredFit {
-            model: self.model_name.clone(),
+            model: fit_model(self.model),
             technique: self.technique.name.into(),
             budget_bytes: self.budget_bytes,
             estimated_batch: self.estimated_batch,
             found_batch: self.found_batch,
             next_fails_at: self.next_fails_at,
-            estimate_miss_pct: self.estimate_miss_pct,
             tries: self.tries.len(),
             wall_s: self.wall_s,
         }
@@ -464,15 +463,25 @@ pub fn capacity_record(
     record
 }
 
+/// A model's shape, as the record keeps it.
+fn fit_model(model: ModelShape) -> results::FitModel {
+    match model {
+        ModelShape::Mlp(s) => results::FitModel::Mlp {
+            depth: s.depth,
+            width: s.width,
+        },
+        ModelShape::Transformer(t) => results::FitModel::Transformer {
+            layers: t.layers,
+            d_model: t.d_model,
+            seq: t.seq,
+            vocab: t.vocab,
+        },
+    }
+}
+
 /// A model's short name.
 fn model_name(model: ModelShape) -> String {
-    match model {
-        ModelShape::Mlp(s) => format!("mlp {}x{}", s.depth, s.width),
-        ModelShape::Transformer(t) => format!(
-            "transformer {}x{} (seq {}, vocab {})",
-            t.layers, t.d_model, t.seq, t.vocab
-        ),
-    }
+    guide::what_fits::model_name(&fit_model(model))
 }
 
 /// One result as a line of text.

@@ -528,7 +528,7 @@ mod tests {
         MeasuredPoint {
             point,
             outcome: Outcome::Unsupported {
-                reason: "no bf16".into(),
+                lacks: "bf16".into(),
             },
         }
     }

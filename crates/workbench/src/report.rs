@@ -173,7 +173,7 @@ impl Report for Progress {
                 "note: {experiment}: {}: {}: {}",
                 point.point.label,
                 other.status(),
-                other.reason()
+                guide::words::outcome_reason(other)
             )),
         }
     }

@@ -347,7 +347,11 @@ impl Runner {
                 Outcome::Measured { result, .. } => {
                     Ok((median(&result.step.samples_s), result.samples_per_step))
                 }
-                other => Err(format!("{}: {}", other.status(), other.reason())),
+                other => Err(format!(
+                    "{}: {}",
+                    other.status(),
+                    guide::words::outcome_reason(&other)
+                )),
             }
         };
         let mut samples = [1_u64; 3];
@@ -426,9 +430,11 @@ pub const UNSUPPORTED_EXIT: u8 = 3;
 pub fn classify_failure(child: &ChildRun, reason: String) -> Outcome {
     let last_line = tail(&child.stderr, 1);
     if matches!(&child.status, Ok(s) if s.code() == Some(i32::from(UNSUPPORTED_EXIT))) {
-        return Outcome::Unsupported {
-            reason: last_line.trim().trim_start_matches("error: ").to_string(),
-        };
+        if let Some(lacks) = experiments::error::unsupported_lacks(&last_line) {
+            return Outcome::Unsupported {
+                lacks: lacks.to_string(),
+            };
+        }
     }
     if let Some((line, requested_bytes)) = out_of_memory(&child.stderr) {
         return Outcome::OutOfMemory {

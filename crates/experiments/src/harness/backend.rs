@@ -243,11 +243,9 @@ fn require_floats<B: burn::tensor::backend::Backend>(
         // asks for dot products, which the points do not need in that type.
         let usage = B::dtype_usage(device, dtype.into());
         if !usage.is_superset(burn::tensor::backend::DTypeUsage::general()) {
-            return Err(ExperimentError::Unsupported(format!(
-                "the device has no {} ({:?}: its Backend::dtype_usage lacks storage or arithmetic)",
-                float.name(),
-                dtype
-            )));
+            return Err(ExperimentError::Unsupported {
+                lacks: float.name().to_string(),
+            });
         }
     }
     Ok(())

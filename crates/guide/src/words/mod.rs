@@ -45,6 +45,15 @@ pub fn analysed(record: &Analysed<Text>) -> Analysed {
     }
 }
 
+/// Why a point has no result, in one line: the child's reason, or the float type the device
+/// lacks (Burn's `Backend::dtype_usage` has no storage or arithmetic in it).
+pub fn outcome_reason(outcome: &results::Outcome) -> String {
+    match outcome {
+        results::Outcome::Unsupported { lacks } => format!("the device has no {lacks}"),
+        other => other.reason().to_string(),
+    }
+}
+
 /// Every record worded, in the same order.
 pub fn all(records: &[Analysed<Text>]) -> Vec<Analysed> {
     records.iter().map(analysed).collect()

@@ -654,9 +654,9 @@ impl OnBackend for MixedPoint {
         if let Some(compute) = p.compute() {
             let dtype = burn::tensor::DType::from(backend::float_dtype(compute));
             if !B::supports_dtype(&device, dtype) {
-                return Err(ExperimentError::Unsupported(format!(
-                    "this device does not support {dtype:?} (Backend::supports_dtype)"
-                )));
+                return Err(ExperimentError::Unsupported {
+                    lacks: compute.name().to_string(),
+                });
             }
         }
         let sync = || backend::sync::<B>(&device);
