@@ -8,9 +8,7 @@
 //! [`crate::estimate`] and its throughput in tokens per second.
 //! Answer: each page says it, from its own rows.
 
-use results::{
-    format::mib, Chart, Comparison, Metric, Phase, PhaseKey, Scale, Series, Text, Trace,
-};
+use results::{AxisUnit, Chart, Comparison, Metric, Phase, PhaseKey, Scale, Series, Text, Trace};
 
 use crate::estimate;
 use crate::harness::models::ModelShape;
@@ -203,20 +201,20 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         peak_series.push(Series::line(
             named("transformer.step-measured", line),
             false,
-            on.iter().map(|r| (x(r), mib(above_process(r)))).collect(),
+            on.iter().map(|r| (x(r), above_process(r))).collect(),
         ));
         peak_series.push(Series::line(
             named("transformer.forward-measured", line),
             false,
             on.iter()
-                .map(|r| (x(r), mib(forward_above_process(r))))
+                .map(|r| (x(r), forward_above_process(r)))
                 .collect(),
         ));
         peak_series.push(Series::line(
             named("transformer.forward-predicted", line),
             true,
             on.iter()
-                .map(|r| (x(r), mib((axis.predicted_forward)(&r.config))))
+                .map(|r| (x(r), (axis.predicted_forward)(&r.config)))
                 .collect(),
         ));
         throughput_series.push(Series::throughput(
@@ -229,7 +227,9 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             id: format!("transformer-peak-vs-{}", axis.id),
             title: "Transformer: peaks of a training step above the process's own bytes".into(),
             x_label: axis.x_label.into(),
-            y_label: "bytes in use (MiB)".into(),
+            y_label: "bytes in use".into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Bytes,
             x_scale: axis.x_scale,
             categories: Vec::new(),
             series: peak_series,
@@ -239,6 +239,8 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             title: "Transformer: training throughput".into(),
             x_label: axis.x_label.into(),
             y_label: "throughput (tokens/s)".into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Given,
             x_scale: axis.x_scale,
             categories: Vec::new(),
             series: throughput_series,
@@ -372,9 +374,9 @@ pub fn timeline_chart<C>(
                     .name("point", r.label)
                     .bytes("peak", peak_y),
                 false,
-                points.iter().map(|&(x, y)| (x, mib(y))).collect(),
+                points,
             )
-            .with_marked((peak_x, mib(peak_y))),
+            .with_marked((peak_x, peak_y)),
         );
     }
     if series.is_empty() {
@@ -389,7 +391,9 @@ pub fn timeline_chart<C>(
             } else {
                 "phases of one step (boundary, peak, boundary)".into()
             },
-            y_label: "bytes in use (MiB)".into(),
+            y_label: "bytes in use".into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Bytes,
             x_scale: Scale::Linear,
             categories: Vec::new(),
             series,

@@ -13,7 +13,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use results::{Chart, Scale};
+use results::{AxisUnit, Chart, Scale};
 
 /// Width and height of every chart's plot, in SVG pixels (the legend adds rows below).
 pub const SIZE: (u32, u32) = (760, 440);
@@ -106,6 +106,16 @@ fn x_scale(chart: &Chart) -> Scale {
     }
 }
 
+/// Whether a byte axis reads in GiB: an x axis where every value is 1 GiB or more, a y axis
+/// where its largest reaches 1 GiB, unless it spans decades from below a tenth of a GiB.
+fn reads_in_gib(x_axis: bool, values: &[f64], lo: f64, hi: f64, gib: f64) -> bool {
+    if x_axis {
+        lo.is_finite() && lo >= gib
+    } else {
+        hi >= gib && (!spans_decades(values) || lo >= gib / 10.0)
+    }
+}
+
 /// All values positive and the largest more than ten times the smallest.
 fn spans_decades(values: &[f64]) -> bool {
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
@@ -135,11 +145,12 @@ fn x_tick_label(scale: Scale, categories: &[String], x: f64) -> String {
     }
 }
 
-/// `chart` with each byte axis in the unit its values read best in: an axis labelled in MiB
-/// whose values reach 1 GiB is drawn in GiB (a y axis spanning a decade or more only where
-/// its smallest positive value is at least a tenth of a GiB, so that small sizes keep their
-/// digits; an x axis only where every value is 1 GiB or more). Presentation only: the record
-/// keeps its values.
+/// `chart` with each byte and time axis in the unit its values read best in, the unit added to
+/// its label; other axes as they are. Bytes read in MiB, in GiB from 1 GiB (a y axis spanning
+/// a decade or more only where its smallest positive value is at least a tenth of a GiB, so
+/// that small sizes keep their digits; an x axis only where every value is 1 GiB or more), in
+/// KiB where every value is below 1 MiB. Seconds read in s where the largest value reaches
+/// 10 s, in ms where it reaches 10 ms, in µs below. Presentation only: the analysis keeps base units.
 pub fn in_readable_units(chart: &Chart) -> Chart {
     let mut c = chart.clone();
     let values = |c: &Chart, x: bool| -> Vec<f64> {
@@ -157,37 +168,63 @@ pub fn in_readable_units(chart: &Chart) -> Chart {
             .filter(|v| v.is_finite())
             .collect()
     };
-    let ys = values(&c, false);
-    let y_hi = ys.iter().copied().fold(0.0_f64, |m, v| m.max(v.abs()));
-    let y_lo = ys
+    if let Some((divisor, unit)) = readable_unit(c.y_unit, &values(&c, false), false) {
+        c.y_label = format!("{} ({unit})", c.y_label);
+        for s in &mut c.series {
+            for p in s.points.iter_mut().chain(s.marked.iter_mut()) {
+                p.y /= divisor;
+                p.y_low = p.y_low.map(|v| v / divisor);
+                p.y_high = p.y_high.map(|v| v / divisor);
+            }
+        }
+    }
+    let x_unit = if c.categories.is_empty() {
+        c.x_unit
+    } else {
+        AxisUnit::Given
+    };
+    if let Some((divisor, unit)) = readable_unit(x_unit, &values(&c, true), true) {
+        c.x_label = format!("{} ({unit})", c.x_label);
+        for s in &mut c.series {
+            for p in s.points.iter_mut().chain(s.marked.iter_mut()) {
+                p.x /= divisor;
+            }
+        }
+    }
+    c.x_unit = AxisUnit::Given;
+    c.y_unit = AxisUnit::Given;
+    c
+}
+
+/// The divisor and name of the unit `values` (in base units) read best in, as
+/// [`in_readable_units`] chooses it; `None` for an axis whose label gives its unit.
+fn readable_unit(unit: AxisUnit, values: &[f64], x_axis: bool) -> Option<(f64, &'static str)> {
+    const KIB: f64 = 1024.0;
+    const MIB: f64 = KIB * KIB;
+    const GIB: f64 = MIB * KIB;
+    let hi = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    let lo = values
         .iter()
         .copied()
         .filter(|v| *v > 0.0)
         .fold(f64::INFINITY, f64::min);
-    if c.y_label.ends_with("(MiB)") && y_hi >= 1024.0 && (!spans_decades(&ys) || y_lo >= 102.4) {
-        c.y_label = format!("{}(GiB)", c.y_label.trim_end_matches("(MiB)"));
-        for p in c.series.iter_mut().flat_map(|s| s.points.iter_mut()) {
-            p.y /= 1024.0;
-            p.y_low = p.y_low.map(|v| v / 1024.0);
-            p.y_high = p.y_high.map(|v| v / 1024.0);
-        }
-        for p in c.series.iter_mut().flat_map(|s| s.marked.iter_mut()) {
-            p.y /= 1024.0;
-        }
+    match unit {
+        AxisUnit::Given => None,
+        AxisUnit::Bytes => Some(if reads_in_gib(x_axis, values, lo, hi, GIB) {
+            (GIB, "GiB")
+        } else if hi > 0.0 && hi < MIB {
+            (KIB, "KiB")
+        } else {
+            (MIB, "MiB")
+        }),
+        AxisUnit::Seconds => Some(if hi >= 10.0 {
+            (1.0, "s")
+        } else if hi >= 10e-3 {
+            (1e-3, "ms")
+        } else {
+            (1e-6, "µs")
+        }),
     }
-    let x_lo = values(&c, true).into_iter().fold(f64::INFINITY, f64::min);
-    if c.categories.is_empty() && c.x_label.ends_with("(MiB)") && x_lo.is_finite() && x_lo >= 1024.0
-    {
-        c.x_label = format!("{}(GiB)", c.x_label.trim_end_matches("(MiB)"));
-        for p in c
-            .series
-            .iter_mut()
-            .flat_map(|s| s.points.iter_mut().chain(s.marked.iter_mut()))
-        {
-            p.x /= 1024.0;
-        }
-    }
-    c
 }
 
 /// A tick value in a few characters: `1.2k`, `3.4M`, `1.21G`; small values as they are.
@@ -528,6 +565,8 @@ mod tests {
             title: "Peak against batch".into(),
             x_label: "batch size (samples)".into(),
             y_label: "bytes (MiB)".into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Given,
             x_scale: scale,
             categories: Vec::new(),
             series: vec![
@@ -557,27 +596,64 @@ mod tests {
         }
     }
 
-    #[test]
-    fn byte_axes_read_in_gib_from_one_gib() {
+    const MIB: f64 = 1024.0 * 1024.0;
+
+    /// A chart of bytes against bytes, its values given in MiB.
+    fn bytes_chart(points: Vec<(f64, f64)>) -> Chart {
         let mut c = chart(Scale::Linear);
-        c.series[0] = Series::line("measured", false, vec![(1.0, 512.0), (2.0, 1137.0)]);
-        c.series.truncate(1);
-        let r = in_readable_units(&c);
-        assert_eq!(r.y_label, "bytes (GiB)");
+        c.x_label = "tensor size".into();
+        c.y_label = "bytes".into();
+        c.x_unit = AxisUnit::Bytes;
+        c.y_unit = AxisUnit::Bytes;
+        c.series = vec![Series::line(
+            "measured",
+            false,
+            points
+                .into_iter()
+                .map(|(x, y)| (x * MIB, y * MIB))
+                .collect(),
+        )];
+        c
+    }
+
+    #[test]
+    fn byte_axes_read_in_mib_in_gib_from_one_gib_and_in_kib_below_one_mib() {
+        let r = in_readable_units(&bytes_chart(vec![(1.0, 512.0), (2.0, 1137.0)]));
+        assert_eq!(
+            (r.x_label.as_str(), r.y_label.as_str()),
+            ("tensor size (MiB)", "bytes (GiB)")
+        );
         assert!((r.series[0].points[1].y - 1137.0 / 1024.0).abs() < 1e-12);
-        // Below 1 GiB, and on a log axis over small sizes, MiB stay.
+        assert_eq!(r.series[0].points[1].x, 2.0);
+        // On a log axis over small sizes, MiB stay.
+        let r = in_readable_units(&bytes_chart(vec![(1.0, 16.0), (2.0, 1024.0)]));
+        assert_eq!(r.y_label, "bytes (MiB)");
+        // An x axis of sizes all of 1 GiB or more.
+        let r = in_readable_units(&bytes_chart(vec![(1024.0, 1.0), (4096.0, 2.0)]));
+        assert_eq!(r.x_label, "tensor size (GiB)");
+        assert_eq!(r.series[0].points[1].x, 4.0);
+        // Every value below 1 MiB.
+        let r = in_readable_units(&bytes_chart(vec![(0.25, 0.5), (0.5, 0.75)]));
+        assert_eq!(
+            (r.x_label.as_str(), r.y_label.as_str()),
+            ("tensor size (KiB)", "bytes (KiB)")
+        );
+        assert_eq!(r.series[0].points[1].y, 768.0);
+    }
+
+    #[test]
+    fn time_axes_read_in_ms_from_ten_milliseconds_and_labels_that_give_their_unit_stay() {
+        let mut c = chart(Scale::Linear);
+        c.y_label = "time".into();
+        c.y_unit = AxisUnit::Seconds;
+        c.series = vec![Series::line("t", false, vec![(1.0, 0.002), (2.0, 0.5)])];
+        let r = in_readable_units(&c);
+        assert_eq!(r.y_label, "time (ms)");
+        assert_eq!(r.series[0].points[1].y, 500.0);
         assert_eq!(
             in_readable_units(&chart(Scale::Linear)),
             chart(Scale::Linear)
         );
-        c.series[0] = Series::line("measured", false, vec![(1.0, 16.0), (2.0, 1024.0)]);
-        assert_eq!(in_readable_units(&c).y_label, "bytes (MiB)");
-        // An x axis of sizes all of 1 GiB or more.
-        c.x_label = "tensor size (MiB)".into();
-        c.series[0] = Series::line("measured", false, vec![(1024.0, 1.0), (4096.0, 2.0)]);
-        let r = in_readable_units(&c);
-        assert_eq!(r.x_label, "tensor size (GiB)");
-        assert_eq!(r.series[0].points[1].x, 4.0);
     }
 
     #[test]
@@ -599,6 +675,8 @@ mod reading_tests {
             title: "A & B".into(),
             x_label: "size (MiB)".into(),
             y_label: "time (ms)".into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Given,
             x_scale: Scale::Linear,
             categories: Vec::new(),
             series: Vec::new(),

@@ -3,9 +3,9 @@
 
 use results::timing::median;
 use results::{
-    format, Analysed, AnalysedCapacity, Calibration, Chart, Comparison, DeviceKind, ErrorSummary,
-    ExperimentRecord, Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory, PointResult,
-    Scale, Series,
+    format, Analysed, AnalysedCapacity, AxisUnit, Calibration, Chart, Comparison, DeviceKind,
+    ErrorSummary, ExperimentRecord, Metric, Outcome, PairedComparison, PairedTiming, PhaseMemory,
+    PointResult, Scale, Series,
 };
 use serde::Serialize;
 
@@ -503,6 +503,8 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
             "round".into()
         },
         y_label: "difference from the baseline (%)".into(),
+        x_unit: AxisUnit::Given,
+        y_unit: AxisUnit::Given,
         x_scale: Scale::Linear,
         categories: Vec::new(),
         series: vec![

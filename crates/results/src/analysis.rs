@@ -151,6 +151,21 @@ pub enum Scale {
     Log2,
 }
 
+/// What an axis's values count. Bytes and seconds are kept in base units and labelled without
+/// their unit: the guide picks the unit they read best in (KiB, MiB, GiB; µs, ms, s) and adds it
+/// to the label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AxisUnit {
+    /// Numbers as they are, their unit in the label (`throughput (tokens/s)`, `step`).
+    #[default]
+    Given,
+    /// Bytes.
+    Bytes,
+    /// Seconds.
+    Seconds,
+}
+
 /// One measured value on a chart, with its spread where it has one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChartPoint {
@@ -242,10 +257,17 @@ pub struct Chart<S = String> {
     pub id: String,
     /// Title drawn above the chart.
     pub title: S,
-    /// x-axis label, with unit.
+    /// x-axis label: with its unit where [`Chart::x_unit`] is [`AxisUnit::Given`], without it
+    /// otherwise.
     pub x_label: S,
-    /// y-axis label, with unit.
+    /// y-axis label, as the x axis's.
     pub y_label: S,
+    /// What the x values count.
+    #[serde(default)]
+    pub x_unit: AxisUnit,
+    /// What the y values count.
+    #[serde(default)]
+    pub y_unit: AxisUnit,
     /// x-axis scale.
     pub x_scale: Scale,
     /// Where the x axis is a set of categories (precisions), their names: x = 1 is the first.
@@ -481,6 +503,8 @@ impl<S> MapText<S> for Chart<S> {
             title: word(&self.title),
             x_label: word(&self.x_label),
             y_label: word(&self.y_label),
+            x_unit: self.x_unit,
+            y_unit: self.y_unit,
             x_scale: self.x_scale,
             categories: self.categories.clone(),
             series: self.series.iter().map(|s| s.map_text(word)).collect(),

@@ -30,11 +30,6 @@ pub fn gb(value: f64) -> String {
     }
 }
 
-/// Bytes as MiB, the unit of every chart axis.
-pub fn mib(value: f64) -> f64 {
-    value / (1024.0 * 1024.0)
-}
-
 /// A percentage with one decimal and its sign (`-12.3%`).
 pub fn pct(value: f64) -> String {
     if value.is_finite() {

@@ -25,8 +25,8 @@ pub mod timing;
 pub mod words;
 
 pub use analysis::{
-    Analysis, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline, MapText,
-    PublishedFigure, ReportedFit, Scale, Series, Side,
+    Analysis, AxisUnit, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline,
+    MapText, PublishedFigure, ReportedFit, Scale, Series, Side,
 };
 pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, FitModel, CAPACITY_FILE};
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};

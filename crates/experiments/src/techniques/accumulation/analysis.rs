@@ -2,7 +2,7 @@
 //! charts, Hugging Face's figures beside ours, and the index row.
 
 use results::{
-    format::mib, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
 };
 
@@ -117,7 +117,7 @@ impl Analyse for Accumulation {
                 name,
                 false,
                 rows.iter()
-                    .map(|r| (r.config.micro_batches as f64, mib(f(r))))
+                    .map(|r| (r.config.micro_batches as f64, f(r)))
                     .collect(),
             )
         };
@@ -133,7 +133,9 @@ impl Analyse for Accumulation {
                 id: "peak-vs-micro-batches".into(),
                 title: Text::said("peak-chart").count("batch", base.config.batch),
                 x_label: "micro-batches k (batch B/k each)".into(),
-                y_label: "bytes in use (MiB)".into(),
+                y_label: "bytes in use".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
@@ -147,7 +149,7 @@ impl Analyse for Accumulation {
                             .map(|r| {
                                 (
                                     r.config.micro_batches as f64,
-                                    mib(predict::step_peak(shape, batch, r.config.micro_batches)),
+                                    predict::step_peak(shape, batch, r.config.micro_batches),
                                 )
                             })
                             .collect(),
@@ -159,6 +161,8 @@ impl Analyse for Accumulation {
                 title: "Training throughput with accumulation".into(),
                 x_label: "micro-batches k (batch B/k each)".into(),
                 y_label: "throughput (samples/s)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![Series::throughput(

@@ -3,7 +3,7 @@
 //! compared across settings, charts and the index row.
 
 use results::{
-    format::mib, Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
+    AxisUnit, Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
     PairedComparison, Scale, Series, Side, Text, Trace,
 };
 
@@ -167,7 +167,7 @@ impl Analyse for AllocatorSettings {
             values
                 .iter()
                 .enumerate()
-                .map(|(i, &b)| ((i + 1) as f64, mib(b)))
+                .map(|(i, &b)| ((i + 1) as f64, b))
                 .collect()
         };
         let mut series = vec![
@@ -180,7 +180,7 @@ impl Analyse for AllocatorSettings {
                 "in use (predicted)",
                 true,
                 (1..=n)
-                    .map(|i| (i as f64, mib(predict::in_use_after(i, base_bytes))))
+                    .map(|i| (i as f64, predict::in_use_after(i, base_bytes)))
                     .collect(),
             ),
         ];
@@ -196,7 +196,7 @@ impl Analyse for AllocatorSettings {
                 "every tensor so far (no page reused, none freed)",
                 true,
                 (1..=n)
-                    .map(|i| (i as f64, mib(predict::never_reused_after(i, base_bytes))))
+                    .map(|i| (i as f64, predict::never_reused_after(i, base_bytes)))
                     .collect(),
             ));
         }
@@ -204,7 +204,9 @@ impl Analyse for AllocatorSettings {
             id: "growing-tensors".into(),
             title: "Tensors of growing size: in use and reserved after each allocation".into(),
             x_label: "allocation".into(),
-            y_label: "bytes (MiB)".into(),
+            y_label: "bytes".into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Bytes,
             x_scale: Scale::Linear,
             categories: Vec::new(),
             series,
@@ -221,7 +223,7 @@ impl Analyse for AllocatorSettings {
                     steps
                         .iter()
                         .enumerate()
-                        .map(|(i, r)| ((i + 1) as f64, mib(f(r))))
+                        .map(|(i, r)| ((i + 1) as f64, f(r)))
                         .collect(),
                 )
             };
@@ -229,7 +231,9 @@ impl Analyse for AllocatorSettings {
                 id: "training-step".into(),
                 title: "A training step under each setting".into(),
                 x_label: "pool setting".into(),
-                y_label: "bytes (MiB)".into(),
+                y_label: "bytes".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories,
                 series: vec![

@@ -2,7 +2,7 @@
 //! measurements, charts and the index row.
 
 use results::{
-    format::mib, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, ReportedFit, Scale,
     Series, Side, Text,
 };
@@ -159,10 +159,10 @@ impl Analyse for BatchSize {
                 .map(|r| {
                     (
                         batch(r),
-                        mib(r
+                        r
                             .result
                             .phase(phase)
-                            .map_or(f64::NAN, |p| p.peak_bytes as f64)),
+                            .map_or(f64::NAN, |p| p.peak_bytes as f64),
                     )
                 })
                 .collect()
@@ -172,7 +172,9 @@ impl Analyse for BatchSize {
                 id: "peak-vs-batch".into(),
                 title: "Peak memory of a training step against batch size".into(),
                 x_label: "batch size (samples)".into(),
-                y_label: "bytes in use (MiB)".into(),
+                y_label: "bytes in use".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
@@ -180,7 +182,7 @@ impl Analyse for BatchSize {
                         "step peak (measured)",
                         false,
                         rows.iter()
-                            .map(|r| (batch(r), mib(r.result.peak_bytes() as f64)))
+                            .map(|r| (batch(r), r.result.peak_bytes() as f64))
                             .collect(),
                     ),
                     Series::line("forward peak (measured)", false, peak_of(Phase::Forward)),
@@ -189,14 +191,14 @@ impl Analyse for BatchSize {
                         "live before the step: model, Adam state, inputs",
                         false,
                         rows.iter()
-                            .map(|r| (batch(r), mib(r.result.metric(Metric::LiveBeforeStepBytes))))
+                            .map(|r| (batch(r), r.result.metric(Metric::LiveBeforeStepBytes)))
                             .collect(),
                     ),
                     Series::line(
                         "step peak (predicted)",
                         true,
                         rows.iter()
-                            .map(|r| (batch(r), mib(predict::step_peak(r.config.shape, batch(r)))))
+                            .map(|r| (batch(r), predict::step_peak(r.config.shape, batch(r))))
                             .collect(),
                     ),
                 ],
@@ -205,7 +207,9 @@ impl Analyse for BatchSize {
                 id: "components-vs-batch".into(),
                 title: "Where the bytes of a step go, component by component".into(),
                 x_label: "batch size (samples)".into(),
-                y_label: "bytes (MiB)".into(),
+                y_label: "bytes".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: [
@@ -232,7 +236,7 @@ impl Analyse for BatchSize {
                         name,
                         false,
                         rows.iter()
-                            .map(|r| (batch(r), mib(r.result.metric(metric))))
+                            .map(|r| (batch(r), r.result.metric(metric)))
                             .collect(),
                     )
                 })
@@ -242,7 +246,9 @@ impl Analyse for BatchSize {
                 id: "activations-vs-gradients".into(),
                 title: "What sets the peak: activations against parameter gradients".into(),
                 x_label: "batch size (samples)".into(),
-                y_label: "bytes (MiB)".into(),
+                y_label: "bytes".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: {
@@ -250,13 +256,13 @@ impl Analyse for BatchSize {
                         Series::line(
                             "activations kept by forward (measured)",
                             false,
-                            activation_pts.iter().map(|&(b, v)| (b, mib(v))).collect(),
+                            activation_pts.iter().map(|&(b, v)| (b, v)).collect(),
                         ),
                         Series::line(
                             "parameter gradients (measured)",
                             false,
                             rows.iter()
-                                .map(|r| (batch(r), mib(r.result.metric(Metric::GradBytes))))
+                                .map(|r| (batch(r), r.result.metric(Metric::GradBytes)))
                                 .collect(),
                         ),
                     ];
@@ -265,7 +271,7 @@ impl Analyse for BatchSize {
                             "activations, fitted line",
                             true,
                             rows.iter()
-                                .map(|r| (batch(r), mib(fit.predict(batch(r)))))
+                                .map(|r| (batch(r), fit.predict(batch(r))))
                                 .collect(),
                         ));
                     }
@@ -277,6 +283,8 @@ impl Analyse for BatchSize {
                 title: "Training throughput against batch size".into(),
                 x_label: "batch size (samples)".into(),
                 y_label: "throughput (samples/s)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![throughput],

@@ -2,7 +2,7 @@
 //! allocation's time from the pool and after a cleanup, charts and the index row.
 
 use results::{
-    format::mib, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
+    AxisUnit, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
     Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, Text,
 };
 
@@ -159,10 +159,10 @@ impl Analyse for CacheRelease {
             points: rows
                 .iter()
                 .map(|r| ChartPoint {
-                    x: mib(r.config.tensor_bytes as f64),
-                    y: r.result.step.median_s * 1e3,
-                    y_low: Some(r.result.step.min_s * 1e3),
-                    y_high: Some(r.result.step.max_s * 1e3),
+                    x: r.config.tensor_bytes as f64,
+                    y: r.result.step.median_s,
+                    y_low: Some(r.result.step.min_s),
+                    y_high: Some(r.result.step.max_s),
                 })
                 .collect(),
             marked: Vec::new(),
@@ -175,8 +175,8 @@ impl Analyse for CacheRelease {
                     .iter()
                     .map(|r| {
                         (
-                            mib(r.config.tensor_bytes as f64),
-                            mib(r.result.metric(counter.at(moment))),
+                            r.config.tensor_bytes as f64,
+                            r.result.metric(counter.at(moment)),
                         )
                     })
                     .collect(),
@@ -202,8 +202,10 @@ impl Analyse for CacheRelease {
             Chart {
                 id: "counters-vs-size".into(),
                 title: "In use and reserved around one tensor's life".into(),
-                x_label: "tensor size (MiB)".into(),
-                y_label: "bytes (MiB)".into(),
+                x_label: "tensor size".into(),
+                y_label: "bytes".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: memory_series,
@@ -211,8 +213,10 @@ impl Analyse for CacheRelease {
             Chart {
                 id: "allocation-time".into(),
                 title: "Time of one allocation, from the cache and after a cleanup".into(),
-                x_label: "tensor size (MiB)".into(),
-                y_label: "allocation time (ms; bars: fastest and slowest)".into(),
+                x_label: "tensor size".into(),
+                y_label: "allocation time, bars fastest to slowest".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Seconds,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![

@@ -3,7 +3,7 @@
 //! index row.
 
 use results::{
-    format::mib, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
+    AxisUnit, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
     Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side,
     Text,
 };
@@ -234,7 +234,7 @@ impl Analyse for GradientCheckpointing {
                         } else {
                             r.peak()
                         };
-                        (x(r), mib(y))
+                        (x(r), y)
                     })
                     .collect::<Vec<(f64, f64)>>()
             };
@@ -290,7 +290,9 @@ impl Analyse for GradientCheckpointing {
                 id: "peak-vs-depth".into(),
                 title: Text::said("depth-chart").count("batch", depth_batch),
                 x_label: "depth (Linear layers)".into(),
-                y_label: "step peak (MiB)".into(),
+                y_label: "step peak".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: peak_by_depth,
@@ -300,6 +302,8 @@ impl Analyse for GradientCheckpointing {
                 title: "Time cost of checkpointing (paired, balanced against plain, 95% CI)".into(),
                 x_label: "depth (Linear layers)".into(),
                 y_label: "extra time per step (%)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(
@@ -312,7 +316,9 @@ impl Analyse for GradientCheckpointing {
                 id: "peak-vs-batch".into(),
                 title: Text::said("batch-chart").count("depth", batch_depth),
                 x_label: "batch size (samples)".into(),
-                y_label: "step peak (MiB)".into(),
+                y_label: "step peak".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: peak_by_batch,
@@ -322,6 +328,8 @@ impl Analyse for GradientCheckpointing {
                 title: Text::said("batch-overhead-chart").count("depth", batch_depth),
                 x_label: "batch size (samples)".into(),
                 y_label: "extra time per step (%)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(

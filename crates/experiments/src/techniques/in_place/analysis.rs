@@ -2,7 +2,7 @@
 //! charts and the index row.
 
 use results::{
-    format::mib, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     MeasuredPoint, PairedComparison, PairedTiming, Scale, Series, Side, Text,
 };
 
@@ -167,11 +167,11 @@ impl Analyse for InPlace {
                         .name("case", case.name())
                         .name("style", style.name())
                 };
-                let x = |r: &R<'_>| mib(r.config.tensor_bytes() as f64);
+                let x = |r: &R<'_>| r.config.tensor_bytes() as f64;
                 memory_series.push(Series::line(
                     line("series-measured"),
                     false,
-                    rs.iter().map(|r| (x(r), mib(added(r)))).collect(),
+                    rs.iter().map(|r| (x(r), added(r))).collect(),
                 ));
                 memory_series.push(Series::line(
                     line("series-predicted"),
@@ -180,7 +180,7 @@ impl Analyse for InPlace {
                         .map(|r| {
                             (
                                 x(r),
-                                mib(predict::added_peak_bytes(&r.config, r.allocator())),
+                                predict::added_peak_bytes(&r.config, r.allocator()),
                             )
                         })
                         .collect(),
@@ -195,8 +195,10 @@ impl Analyse for InPlace {
             Chart {
                 id: "added-peak-vs-size".into(),
                 title: "Peak memory the computation adds above its input".into(),
-                x_label: "input tensor (MiB)".into(),
-                y_label: "peak above the input (MiB)".into(),
+                x_label: "input tensor".into(),
+                y_label: "peak above the input".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: memory_series,
@@ -204,8 +206,10 @@ impl Analyse for InPlace {
             Chart {
                 id: "throughput-vs-size".into(),
                 title: "Rows processed per second".into(),
-                x_label: "input tensor (MiB)".into(),
+                x_label: "input tensor".into(),
                 y_label: "throughput (rows/s)".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: time_series,

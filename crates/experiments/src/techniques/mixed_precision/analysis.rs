@@ -3,7 +3,7 @@
 //! charts, published figures and the index row.
 
 use results::{
-    format::mib, Analysis, Chart, Check, Comparison, ComparisonSpec,
+    AxisUnit, Analysis, Chart, Check, Comparison, ComparisonSpec,
     Correctness, FloatStorage, Headline, MeasuredPoint, Metric, PairedComparison, Phase,
     PublishedFigure, Scale, Series, Side, Text, Trace,
 };
@@ -336,7 +336,7 @@ impl Analyse for MixedPrecision {
                     .iter()
                     .enumerate()
                     .filter_map(|(i, &p)| {
-                        find(p).map(|r| ((i + 1) as f64, mib(r.result.metric(metric))))
+                        find(p).map(|r| ((i + 1) as f64, r.result.metric(metric)))
                     })
                     .collect(),
             )
@@ -362,7 +362,9 @@ impl Analyse for MixedPrecision {
                 id: "memory-by-component".into(),
                 title: "Memory by component and precision".into(),
                 x_label: "precision".into(),
-                y_label: "bytes (MiB)".into(),
+                y_label: "bytes".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![
@@ -376,7 +378,7 @@ impl Analyse for MixedPrecision {
                                 .iter()
                                 .enumerate()
                                 .filter_map(|(i, &p)| {
-                                    find(p).map(|r| ((i + 1) as f64, mib(r.peak())))
+                                    find(p).map(|r| ((i + 1) as f64, r.peak()))
                                 })
                                 .collect(),
                         )
@@ -394,6 +396,8 @@ impl Analyse for MixedPrecision {
                 title: "Training throughput by precision (this CPU)".into(),
                 x_label: "precision".into(),
                 y_label: "throughput (samples/s)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![Series::throughput(
@@ -409,6 +413,8 @@ impl Analyse for MixedPrecision {
                 title: "Loss over the training run".into(),
                 x_label: "step".into(),
                 y_label: "MSE loss".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
                 categories: Vec::new(),
                 series: loss_series,
@@ -418,6 +424,8 @@ impl Analyse for MixedPrecision {
                 title: "Dynamic loss scale".into(),
                 x_label: "step".into(),
                 y_label: "log2 of the loss scale".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
                 categories: Vec::new(),
                 series: scale_series,
@@ -650,6 +658,8 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             title: "Transformer: loss over the training run, by precision".into(),
             x_label: "step".into(),
             y_label: "cross-entropy (nats)".into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Given,
             x_scale: Scale::Linear,
             categories: Vec::new(),
             series,

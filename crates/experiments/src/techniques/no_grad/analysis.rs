@@ -2,7 +2,7 @@
 //! graphs, predictions beside measurements, charts and the index row.
 
 use results::{
-    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, ReportedFit, Scale, Series, Side,
     Text, Trace,
 };
@@ -155,7 +155,7 @@ impl Analyse for NoGrad {
 
         let by_batch = |rows: &[&R<'_>], metric: Metric| -> Vec<(f64, f64)> {
             rows.iter()
-                .map(|r| (r.config.batch as f64, mib(r.result.metric(metric))))
+                .map(|r| (r.config.batch as f64, r.result.metric(metric)))
                 .collect()
         };
         let mut retained_series = Vec::new();
@@ -169,7 +169,7 @@ impl Analyse for NoGrad {
                     trace
                         .iter()
                         .enumerate()
-                        .map(|(i, &b)| ((i + 1) as f64, mib(b)))
+                        .map(|(i, &b)| ((i + 1) as f64, b))
                         .collect(),
                 ));
             }
@@ -179,7 +179,9 @@ impl Analyse for NoGrad {
                 id: "eval-peak-vs-batch".into(),
                 title: "Memory an evaluation pass adds above the model and inputs".into(),
                 x_label: "batch size (samples)".into(),
-                y_label: "peak above live bytes (MiB)".into(),
+                y_label: "peak above live bytes".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
@@ -200,7 +202,7 @@ impl Analyse for NoGrad {
                             .iter()
                             .map(|r| {
                                 let b = r.config.batch as f64;
-                                (b, mib(b * predict::inference_bytes_per_sample(shape)))
+                                (b, b * predict::inference_bytes_per_sample(shape))
                             })
                             .collect(),
                     ),
@@ -211,6 +213,8 @@ impl Analyse for NoGrad {
                 title: "Evaluation throughput".into(),
                 x_label: "batch size (samples)".into(),
                 y_label: "throughput (samples/s)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: throughput_both_ways(&autodiff, &valid),
@@ -219,7 +223,9 @@ impl Analyse for NoGrad {
                 id: "retained-by-pass".into(),
                 title: "Memory held after each pass whose output was dropped".into(),
                 x_label: "pass (warm-up included)".into(),
-                y_label: "bytes still held (MiB)".into(),
+                y_label: "bytes still held".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories: Vec::new(),
                 series: retained_series,
@@ -306,7 +312,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
                 .map(|r| {
                     (
                         r.config.batch as f64,
-                        mib(r.result.metric(Metric::EvalBytes)),
+                        r.result.metric(Metric::EvalBytes),
                     )
                 })
                 .collect(),
@@ -316,7 +322,9 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         id: "transformer-eval-vs-batch".into(),
         title: "Transformer: evaluation peak above the model and inputs".into(),
         x_label: "batch size (sequences)".into(),
-        y_label: "bytes (MiB)".into(),
+        y_label: "bytes".into(),
+        x_unit: AxisUnit::Given,
+        y_unit: AxisUnit::Bytes,
         x_scale: Scale::Log2,
         categories: Vec::new(),
         series: vec![line("autodiff backend", &autodiff), line("valid()", &valid)],
@@ -326,6 +334,8 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         title: "Transformer: evaluation throughput".into(),
         x_label: "batch size (sequences)".into(),
         y_label: "throughput (tokens/s)".into(),
+        x_unit: AxisUnit::Given,
+        y_unit: AxisUnit::Given,
         x_scale: Scale::Log2,
         categories: Vec::new(),
         series: throughput_both_ways(&autodiff, &valid),

@@ -3,7 +3,7 @@
 //! bytes copied per step and what the copies cost; the proof; charts and the index row.
 
 use results::{
-    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline,
+    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline,
     MeasuredPoint, Metric, PairedComparison, Phase, PhaseKey, PublishedFigure, Scale, Series, Side,
     Text,
 };
@@ -201,24 +201,28 @@ impl Analyse for Offload {
                     "Device bytes with the optimizer on the device and on the host".into()
                 },
                 x_label: "where the optimizer steps".into(),
-                y_label: "bytes above the process's own (MiB)".into(),
+                y_label: "bytes above the process's own".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![
-                    bar("held between steps", &|r| mib(held_between_steps(r))),
-                    bar("step peak", &|r| mib(r.peak_above_process())),
+                    bar("held between steps", &|r| held_between_steps(r)),
+                    bar("step peak", &|r| r.peak_above_process()),
                 ],
             },
             Chart {
                 id: "phase-times".into(),
                 title: "Time of each phase of a step (median)".into(),
                 x_label: "where the optimizer steps".into(),
-                y_label: "time (ms)".into(),
+                y_label: "time".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Seconds,
                 x_scale: Scale::Linear,
                 categories,
                 series: phases()
                     .iter()
-                    .map(|phase| bar(phase, &|r| phase_s(r, phase) * 1e3))
+                    .map(|phase| bar(phase, &|r| phase_s(r, phase)))
                     .collect(),
             },
         ];

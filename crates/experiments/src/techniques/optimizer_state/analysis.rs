@@ -3,7 +3,7 @@
 //! that prove each optimizer trains, charts and the index row.
 
 use results::{
-    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Text, Trace,
 };
 
@@ -73,6 +73,8 @@ fn loss_chart(
         title: title.into(),
         x_label: "step of the proof's run".into(),
         y_label: y_label.into(),
+        x_unit: AxisUnit::Given,
+        y_unit: AxisUnit::Given,
         x_scale: Scale::Linear,
         categories: Vec::new(),
         series: rows
@@ -207,6 +209,8 @@ impl Analyse for OptimizerState {
                 title: "Optimizer state per parameter".into(),
                 x_label: "optimizer (Burn's defaults)".into(),
                 y_label: "state per parameter (bytes)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: state_series,
@@ -215,7 +219,9 @@ impl Analyse for OptimizerState {
                 id: "peak-by-optimizer".into(),
                 title: Text::said("step-chart").count("batch", adam.config.train.batch),
                 x_label: "optimizer (Burn's defaults)".into(),
-                y_label: "bytes (MiB)".into(),
+                y_label: "bytes".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories,
                 series: vec![
@@ -223,7 +229,7 @@ impl Analyse for OptimizerState {
                         "step peak",
                         false,
                         mlp.iter()
-                            .map(|r| (x_of(r.config.optimizer()), mib(r.peak())))
+                            .map(|r| (x_of(r.config.optimizer()), r.peak()))
                             .collect(),
                     ),
                     Series::line(
@@ -233,7 +239,7 @@ impl Analyse for OptimizerState {
                             .map(|r| {
                                 (
                                     x_of(r.config.optimizer()),
-                                    mib(fixed_per_param(r) * params as f64),
+                                    fixed_per_param(r) * params as f64,
                                 )
                             })
                             .collect(),
@@ -245,7 +251,7 @@ impl Analyse for OptimizerState {
                             .map(|r| {
                                 (
                                     x_of(r.config.optimizer()),
-                                    mib(r.result.metric(Metric::OptimizerStateBytes)),
+                                    r.result.metric(Metric::OptimizerStateBytes),
                                 )
                             })
                             .collect(),

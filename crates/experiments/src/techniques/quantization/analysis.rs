@@ -3,7 +3,7 @@
 //! f32, charts, published figures and the index rows.
 
 use results::{
-    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
 };
 
@@ -222,11 +222,13 @@ impl Analyse for Quantization {
                 rows.iter().map(|r| (x_of(r.config.format), f(r))).collect(),
             )
         };
-        let chart = |id: &str, title: Text, y_label: &'static str, series: Vec<Series<Text>>| Chart {
+        let chart = |id: &str, title: Text, (y_label, y_unit): (&'static str, AxisUnit), series: Vec<Series<Text>>| Chart {
             id: id.into(),
             title,
             x_label: "weight format (q8 /32: 8-bit values, a scale per block of 32)".into(),
             y_label: y_label.into(),
+            x_unit: AxisUnit::Given,
+            y_unit,
             x_scale: Scale::Linear,
             categories: categories.clone(),
             series,
@@ -235,7 +237,7 @@ impl Analyse for Quantization {
             chart(
                 "weight-bytes",
                 Text::from("The weights' bytes per parameter"),
-                "bytes per parameter",
+                ("bytes per parameter", AxisUnit::Given),
                 vec![
                     by_format("measured", false, &bytes_per_param),
                     by_format("predicted (this backend's storage)", true, &|r| {
@@ -246,21 +248,21 @@ impl Analyse for Quantization {
             chart(
                 "inference-peak",
                 Text::said("pass-chart").count("batch", base.config.batch),
-                "bytes (MiB)",
+                ("bytes", AxisUnit::Bytes),
                 vec![
-                    by_format(PEAK, false, &|r| mib(r.peak_above_process())),
+                    by_format(PEAK, false, &|r| r.peak_above_process()),
                     by_format("weights", false, &|r| {
-                        mib(r.result.metric(QuantMetric::WeightBytes))
+                        r.result.metric(QuantMetric::WeightBytes)
                     }),
                     by_format("the pass's peak above live bytes", false, &|r| {
-                        mib(r.result.metric(Metric::EvalBytes))
+                        r.result.metric(Metric::EvalBytes)
                     }),
                 ],
             ),
             chart(
                 "output-error",
                 Text::from("How far the output moves from f32's"),
-                "error relative to the f32 output",
+                ("error relative to the f32 output", AxisUnit::Given),
                 vec![
                     by_format("RMS difference / RMS output", false, &|r| {
                         r.result.metric(QuantMetric::OutputRmsRelativeError)
@@ -276,7 +278,7 @@ impl Analyse for Quantization {
             chart(
                 "throughput",
                 Text::from("Inference throughput"),
-                "throughput (samples/s)",
+                ("throughput (samples/s)", AxisUnit::Given),
                 vec![Series::throughput(
                     "median; bars: fastest and slowest",
                     rows.iter().map(|r| (x_of(r.config.format), r.result)),

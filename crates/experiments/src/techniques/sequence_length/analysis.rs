@@ -3,7 +3,7 @@
 //! beside it, the step's components, and the index row.
 
 use results::{
-    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
+    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
     MeasuredPoint, Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
     Text,
 };
@@ -283,7 +283,9 @@ impl Analyse for SequenceLength {
                 id: "per-token-per-block".into(),
                 title: "Bytes one block keeps per token, against sequence length".into(),
                 x_label: "sequence length (tokens)".into(),
-                y_label: "bytes per token per block (KiB)".into(),
+                y_label: "bytes per token per block".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
@@ -292,7 +294,7 @@ impl Analyse for SequenceLength {
                         false,
                         pairs
                             .iter()
-                            .map(|p| (p.seq, p.per_token_layer() / 1024.0))
+                            .map(|p| (p.seq, p.per_token_layer()))
                             .collect(),
                     ),
                     Series::line(
@@ -303,7 +305,7 @@ impl Analyse for SequenceLength {
                             .map(|p| {
                                 (
                                     p.seq,
-                                    predict::burn_bytes_per_token_layer(&at(p.seq)) / 1024.0,
+                                    predict::burn_bytes_per_token_layer(&at(p.seq)),
                                 )
                             })
                             .collect(),
@@ -313,7 +315,7 @@ impl Analyse for SequenceLength {
                         false,
                         pairs_balanced
                             .iter()
-                            .map(|p| (p.seq, p.per_token_layer() / 1024.0))
+                            .map(|p| (p.seq, p.per_token_layer()))
                             .collect(),
                     ),
                     Series::line(
@@ -324,7 +326,7 @@ impl Analyse for SequenceLength {
                             .map(|p| {
                                 (
                                     p.seq,
-                                    predict::balanced_bytes_per_token_layer(&at(p.seq)) / 1024.0,
+                                    predict::balanced_bytes_per_token_layer(&at(p.seq)),
                                 )
                             })
                             .collect(),
@@ -339,7 +341,7 @@ impl Analyse for SequenceLength {
                                     p.seq,
                                     predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&at(
                                         p.seq,
-                                    )) / 1024.0,
+                                    )),
                                 )
                             })
                             .collect(),
@@ -352,7 +354,7 @@ impl Analyse for SequenceLength {
                             .map(|p| {
                                 (
                                     p.seq,
-                                    predict::korthikanti_bytes_per_token_layer(&at(p.seq)) / 1024.0,
+                                    predict::korthikanti_bytes_per_token_layer(&at(p.seq)),
                                 )
                             })
                             .collect(),
@@ -363,7 +365,9 @@ impl Analyse for SequenceLength {
                 id: "components-vs-seq".into(),
                 title: Text::said("components-chart").count("blocks", shape.layers),
                 x_label: "sequence length (tokens)".into(),
-                y_label: "bytes (MiB)".into(),
+                y_label: "bytes".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: {
@@ -379,7 +383,7 @@ impl Analyse for SequenceLength {
                             name,
                             false,
                             deep.iter()
-                                .map(|r| (x(r), mib(r.result.metric(metric))))
+                                .map(|r| (x(r), r.result.metric(metric)))
                                 .collect(),
                         )
                     })
@@ -388,7 +392,7 @@ impl Analyse for SequenceLength {
                         "step peak",
                         false,
                         deep.iter()
-                            .map(|r| (x(r), mib(r.result.peak_bytes() as f64)))
+                            .map(|r| (x(r), r.result.peak_bytes() as f64))
                             .collect(),
                     ));
                     series
@@ -398,7 +402,9 @@ impl Analyse for SequenceLength {
                 id: "peak-checkpointing-vs-seq".into(),
                 title: Text::said("checkpointing-chart").count("blocks", shape.layers),
                 x_label: "sequence length (tokens)".into(),
-                y_label: "step peak (MiB)".into(),
+                y_label: "step peak".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: [
@@ -411,7 +417,7 @@ impl Analyse for SequenceLength {
                         name,
                         false,
                         rows.iter()
-                            .map(|r| (x(r), mib(r.result.peak_bytes() as f64)))
+                            .map(|r| (x(r), r.result.peak_bytes() as f64))
                             .collect(),
                     )
                 })
@@ -422,6 +428,8 @@ impl Analyse for SequenceLength {
                 title: Text::said("throughput-chart").count("blocks", shape.layers),
                 x_label: "sequence length (tokens)".into(),
                 y_label: "throughput (tokens/s)".into(),
+                x_unit: AxisUnit::Given,
+                y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![Series::throughput(

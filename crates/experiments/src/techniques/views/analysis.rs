@@ -2,7 +2,7 @@
 //! trap and its fix, charts and the index row.
 
 use results::{
-    format::mib, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, Scale, Series, Side, Text,
 };
 
@@ -136,7 +136,7 @@ impl Analyse for Views {
                 .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
         );
 
-        let x = |r: &R<'_>| mib(r.config.parent_bytes() as f64);
+        let x = |r: &R<'_>| r.config.parent_bytes() as f64;
         let mut copy_series = Vec::new();
         let view_max: Vec<(f64, f64)> = {
             let mut sizes: Vec<usize> = views.iter().map(|r| r.config.rows).collect();
@@ -149,7 +149,7 @@ impl Analyse for Views {
                         .filter(|r| r.config.rows == n)
                         .map(|r| copied(r))
                         .fold(0.0, f64::max);
-                    (mib(n as f64 * COLS as f64 * F32_BYTES as f64), mib(most))
+                    (n as f64 * COLS as f64 * F32_BYTES as f64, most)
                 })
                 .collect()
         };
@@ -171,7 +171,7 @@ impl Analyse for Views {
                 copy_series.push(Series::line(
                     Text::said("series-measured").name("op", op.code()),
                     false,
-                    rs.iter().map(|r| (x(r), mib(copied(r)))).collect(),
+                    rs.iter().map(|r| (x(r), copied(r))).collect(),
                 ));
             }
         }
@@ -190,7 +190,7 @@ impl Analyse for Views {
                 held_series.push(Series::line(
                     Text::said("series-measured").name("op", op.code()),
                     false,
-                    rs.iter().map(|r| (x(r), mib(held(r)))).collect(),
+                    rs.iter().map(|r| (x(r), held(r))).collect(),
                 ));
                 held_series.push(Series::line(
                     Text::said("series-predicted").name("op", op.code()),
@@ -198,7 +198,7 @@ impl Analyse for Views {
                     rs.iter()
                         .map(|r| {
                             let held = predict::held_bytes(op, r.config.rows, r.config.cols);
-                            (x(r), mib(held as f64))
+                            (x(r), held as f64)
                         })
                         .collect(),
                 ));
@@ -208,8 +208,10 @@ impl Analyse for Views {
             Chart {
                 id: "copied-vs-parent".into(),
                 title: "Bytes an operation adds above its parent".into(),
-                x_label: "parent tensor (MiB)".into(),
-                y_label: "peak above the parent (MiB)".into(),
+                x_label: "parent tensor".into(),
+                y_label: "peak above the parent".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: copy_series,
@@ -217,8 +219,10 @@ impl Analyse for Views {
             Chart {
                 id: "held-after-drop".into(),
                 title: "Memory still held after dropping the parent of a one-row view".into(),
-                x_label: "parent tensor (MiB)".into(),
-                y_label: "bytes held (MiB)".into(),
+                x_label: "parent tensor".into(),
+                y_label: "bytes held".into(),
+                x_unit: AxisUnit::Bytes,
+                y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: held_series,
