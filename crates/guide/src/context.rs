@@ -164,6 +164,8 @@ pub struct ChartView {
     pub title: String,
     /// The SVG's height in pixels (its width is [`crate::charts::SIZE`]'s).
     pub height: u32,
+    /// What the series' values are, with their unit: the y axis's label.
+    pub y_label: String,
     /// The chart's numbers: the x label, then one column per series.
     pub header: Vec<String>,
     /// One row per x value.
@@ -209,6 +211,7 @@ impl ChartView {
             src,
             title: chart.title.clone(),
             height: crate::charts::height(chart),
+            y_label: chart.y_label.clone(),
             header: std::iter::once(chart.x_label.clone())
                 .chain(chart.series.iter().map(|s| s.name.clone()))
                 .collect(),

@@ -212,9 +212,9 @@ impl Analyse for CacheRelease {
             },
             Chart {
                 id: "allocation-time".into(),
-                title: "Time of one allocation, from the cache and after a cleanup".into(),
+                title: "Time of one allocation: median, bars from fastest to slowest".into(),
                 x_label: "tensor size".into(),
-                y_label: "allocation time, bars fastest to slowest".into(),
+                y_label: "allocation time".into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Seconds,
                 x_scale: Scale::Log2,
