@@ -141,15 +141,26 @@ struct Serve {
 impl StepTimer for Serve {
     fn time(&mut self, samples_per_step: u64, step: &mut dyn FnMut() -> Duration) {
         if self.replies.send(Reply::Ready(samples_per_step)).is_err() {
-            return;
+            arm_done();
         }
         while let Ok(Command::Run(n)) = self.commands.recv() {
             let times = (0..n).map(|_| step()).collect();
             if self.replies.send(Reply::Times(times)).is_err() {
-                return;
+                arm_done();
             }
         }
+        arm_done();
     }
+}
+
+/// What an arm unwinds with once the coordinator has hung up.
+struct ArmDone;
+
+/// Ends an arm's point where the coordinator hung up: the rest of it (its own repeats, its
+/// checks, which its own run already recorded) would be thrown away, and in a full run it was
+/// as long as the rounds. `resume_unwind` runs no panic hook, so nothing is printed.
+fn arm_done() -> ! {
+    std::panic::resume_unwind(Box::new(ArmDone))
 }
 
 /// The coordinator's end of one arm.
@@ -219,6 +230,11 @@ pub fn time_in_one_process(
                             || "the point ended without offering its step".to_string(),
                             |e| e.to_string(),
                         );
+                    // The arms already built end on the hang-up; joined here, so that their
+                    // unwinding is not taken for a failure of the scope.
+                    for handle in handles {
+                        let _ = handle.join();
+                    }
                     return Err(ExperimentError::Paired(why));
                 }
             }
@@ -226,13 +242,22 @@ pub fn time_in_one_process(
         started.sort_by_key(|(i, _)| *i);
         let started: Vec<Arm> = started.into_iter().map(|(_, arm)| arm).collect();
         let result = rounds(&started, settings, plan, min_warmup);
-        // Hanging up lets each point finish as it would (its last repeat, its checks).
+        // Hanging up ends each arm ([`arm_done`]).
         drop(started);
         for handle in handles {
-            if let Ok(Err(e)) = handle.join() {
-                return Err(ExperimentError::Paired(format!(
-                    "an arm failed after timing: {e}"
-                )));
+            match handle.join() {
+                Err(payload) if payload.is::<ArmDone>() => {}
+                Ok(Err(e)) => {
+                    return Err(ExperimentError::Paired(format!(
+                        "an arm failed after timing: {e}"
+                    )))
+                }
+                Err(_) => {
+                    return Err(ExperimentError::Paired(
+                        "an arm panicked after timing".into(),
+                    ))
+                }
+                Ok(Ok(_)) => {}
             }
         }
         result
