@@ -225,7 +225,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
     let charts = vec![
         Chart {
             id: format!("transformer-peak-vs-{}", axis.id),
-            title: "Transformer: peaks of a training step above the process's own bytes".into(),
+            title: Text::said("transformer.label-transformer-peaks-of-a-training-step"),
             x_label: axis.x_label.into(),
             y_label: "bytes in use".into(),
             x_unit: AxisUnit::Given,
@@ -297,7 +297,7 @@ fn phase_kind_name(code: f64) -> &'static str {
 /// has either.
 pub fn timeline_chart<C>(
     id: &str,
-    title: &'static str,
+    title: impl Into<Text>,
     rows: &[&Row<'_, C>],
 ) -> Option<(Chart<Text>, Vec<Text>)> {
     let with_events = rows
@@ -387,9 +387,9 @@ pub fn timeline_chart<C>(
             id: id.into(),
             title: title.into(),
             x_label: if with_events {
-                "allocation events in one step (each allocation or free)".into()
+                Text::said("transformer.label-allocation-events-in-one-step-each")
             } else {
-                "phases of one step (boundary, peak, boundary)".into()
+                Text::said("transformer.label-phases-of-one-step-boundary-peak")
             },
             y_label: "bytes in use".into(),
             x_unit: AxisUnit::Given,

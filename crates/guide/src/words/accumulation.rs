@@ -86,6 +86,14 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 n => format!("{n} checks failed"),
             }
         ),
+        // Chart titles, axes and legends.
+        "label.micro-batches-k-batch-b-k" => "micro-batches k (batch B/k each)".into(),
+        "label.samples-s-median-bars-fastest-and" => {
+            "samples/s (median; bars: fastest and slowest repeat)".into()
+        }
+        "label.memory-through-one-training-step-one" => {
+            "Memory through one training step: one batch against micro-batches".into()
+        }
         _ => return None,
     })
 }

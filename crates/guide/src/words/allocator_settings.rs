@@ -131,6 +131,16 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                                      reserved beyond the live buffers; see the device result \
                                      sets"
             .into(),
+        // Chart titles, axes and legends.
+        "label.bytes-reserved-at-the-sequence-s" => "bytes reserved at the sequence's peak".into(),
+        "label.every-tensor-so-far-no-page" => {
+            "every tensor so far (no page reused, none freed)".into()
+        }
+        "label.tensors-of-growing-size-in-use" => {
+            "Tensors of growing size: in use and reserved after each allocation".into()
+        }
+        "label.a-training-step-under-each-setting" => "A training step under each setting".into(),
+        "label.most-reserved-after-a-phase" => "most reserved after a phase".into(),
         _ => return None,
     })
 }

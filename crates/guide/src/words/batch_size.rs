@@ -174,6 +174,40 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("layers"),
             s.count("seq")
         ),
+        // Chart titles, axes and legends.
+        "label.samples-s-median-bars-fastest-and" => {
+            "samples/s (median; bars: fastest and slowest repeat)".into()
+        }
+        "label.peak-memory-of-a-training-step" => {
+            "Peak memory of a training step against batch size".into()
+        }
+        "label.live-before-the-step-model-adam" => {
+            "live before the step: model, Adam state, inputs".into()
+        }
+        "label.where-the-bytes-of-a-step" => {
+            "Where the bytes of a step go, component by component".into()
+        }
+        "label.process-before-the-model-thread-pool" => {
+            "process before the model (thread pool, matmul slabs)".into()
+        }
+        "label.backend-buffers-allocated-by-the-first" => {
+            "backend buffers allocated by the first pass".into()
+        }
+        "label.activations-forward-peak-above-live" => {
+            "activations (forward peak above live)".into()
+        }
+        "label.what-sets-the-peak-activations-against" => {
+            "What sets the peak: activations against parameter gradients".into()
+        }
+        "label.activations-kept-by-forward-measured" => {
+            "activations kept by forward (measured)".into()
+        }
+        "label.training-throughput-against-batch-size" => {
+            "Training throughput against batch size".into()
+        }
+        "label.memory-through-one-training-step-the" => {
+            "Memory through one training step: the smallest and the largest batch".into()
+        }
         _ => return None,
     })
 }

@@ -57,6 +57,16 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("size")
         ),
         "nothing-to-check" => "nothing to compare: releasing the cache changes no value".into(),
+        // Chart titles, axes and legends.
+        "label.elements-x-4-bytes-above-the" => "elements x 4 bytes, above the start".into(),
+        "label.nothing-live-above-the-start" => "nothing live above the start".into(),
+        "label.in-use-and-reserved-around-one" => {
+            "In use and reserved around one tensor's life".into()
+        }
+        "label.time-of-one-allocation-median-bars" => {
+            "Time of one allocation: median, bars from fastest to slowest".into()
+        }
+        "label.bytes-reserved-after-the-drop" => "bytes reserved after the drop".into(),
         _ => return None,
     })
 }

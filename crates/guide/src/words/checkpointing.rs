@@ -142,6 +142,17 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 n => format!("{n} checks failed"),
             }
         ),
+        // Chart titles, axes and legends.
+        "label.time-cost-of-checkpointing-paired-balanced" => {
+            "Time cost of checkpointing (paired, balanced against plain, 95% CI)".into()
+        }
+        "label.extra-time-per-step" => "extra time per step (%)".into(),
+        "label.balanced-against-plain-paired-bars-95" => {
+            "balanced against plain (paired); bars: 95% CI".into()
+        }
+        "label.memory-through-one-training-step-without" => {
+            "Memory through one training step: without and with checkpointing".into()
+        }
         _ => return None,
     })
 }

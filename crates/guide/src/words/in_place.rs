@@ -76,6 +76,10 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("rows"),
             s.count("cols")
         ),
+        // Chart titles, axes and legends.
+        "label.peak-memory-the-computation-adds-above" => {
+            "Peak memory the computation adds above its input".into()
+        }
         _ => return None,
     })
 }

@@ -328,6 +328,30 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                                          live before the forward pass, less the graph's \
                                          bookkeeping that backward frees"
             .into(),
+        // Chart titles, axes and legends.
+        "label.parameters-x-bytes-per-stored-value" => "parameters x bytes per stored value".into(),
+        "label.two-moments-per-parameter-stored-like" => {
+            "two moments per parameter, stored like the parameters".into()
+        }
+        "label.one-gradient-per-parameter-in-the" => {
+            "one gradient per parameter, in the parameters' type".into()
+        }
+        "label.memory-by-component-and-precision" => "Memory by component and precision".into(),
+        "label.training-throughput-by-precision-this-cpu" => {
+            "Training throughput by precision (this CPU)".into()
+        }
+        "label.median-bars-fastest-and-slowest-step" => {
+            "median; bars: fastest and slowest step".into()
+        }
+        "label.loss-over-the-training-run" => "Loss over the training run".into(),
+        "label.log2-of-the-loss-scale" => "log2 of the loss scale".into(),
+        "label.memory-through-one-training-step-in" => {
+            "Memory through one training step in f32, mixed and 16-bit precision".into()
+        }
+        "label.the-chain-s-entropy-rate-the" => "the chain's entropy rate (the floor)".into(),
+        "label.transformer-loss-over-the-training-run" => {
+            "Transformer: loss over the training run, by precision".into()
+        }
         _ => return None,
     })
 }

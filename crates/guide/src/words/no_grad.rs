@@ -101,6 +101,25 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
              the peak; the matmul's packing of its input is the likely source (not separated \
              here); measured as the slope of the fit"
         ),
+        // Chart titles, axes and legends.
+        "label.memory-an-evaluation-pass-adds-above" => {
+            "Memory an evaluation pass adds above the model and inputs".into()
+        }
+        "label.memory-held-after-each-pass-whose" => {
+            "Memory held after each pass whose output was dropped".into()
+        }
+        "label.evaluation-peak-above-the-model-and" => {
+            "evaluation peak above the model and inputs".into()
+        }
+        "label.transformer-evaluation-peak-above-the-model" => {
+            "Transformer: evaluation peak above the model and inputs".into()
+        }
+        "label.autodiff-backend-median-bars-fastest-and" => {
+            "autodiff backend (median; bars: fastest and slowest)".into()
+        }
+        "label.valid-median-bars-fastest-and-slowest" => {
+            "valid() (median; bars: fastest and slowest)".into()
+        }
         _ => return None,
     })
 }

@@ -127,6 +127,16 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 " on the device"
             }
         ),
+        // Chart titles, axes and legends.
+        "label.host-bytes-kept-between-steps" => "host bytes kept between steps".into(),
+        "label.process-bytes-the-cpu-host-and" => {
+            "Process bytes (the CPU: host and device are one memory)".into()
+        }
+        "label.device-bytes-with-the-optimizer-on" => {
+            "Device bytes with the optimizer on the device and on the host".into()
+        }
+        "label.bytes-above-the-process-s-own" => "bytes above the process's own".into(),
+        "label.time-of-each-phase-of-a" => "Time of each phase of a step (median)".into(),
         _ => return None,
     })
 }

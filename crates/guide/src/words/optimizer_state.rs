@@ -93,6 +93,21 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
              sample)",
             s.count("batch")
         ),
+        // Chart titles, axes and legends.
+        "label.step-of-the-proof-s-run" => "step of the proof's run".into(),
+        "label.burn-optim-s-state-tensors-x" => {
+            "burn-optim's state tensors x 4 B (predicted)".into()
+        }
+        "label.weights-gradients-optimizer-state" => "weights + gradients + optimizer state".into(),
+        "label.the-proof-the-mlp-s-loss" => {
+            "The proof: the MLP's loss under each optimizer, from the same weights".into()
+        }
+        "label.the-proof-the-transformer-s-loss" => {
+            "The proof: the transformer's loss under each optimizer, from the same weights".into()
+        }
+        "label.memory-through-one-training-step-plain" => {
+            "Memory through one training step: plain SGD against Adam".into()
+        }
         _ => return None,
     })
 }

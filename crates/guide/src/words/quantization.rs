@@ -150,6 +150,22 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
              ({PEAK}; time per sample)",
             s.count("batch")
         ),
+        // Chart titles, axes and legends.
+        "label.inference-peak-above-the-process-s" => {
+            "inference peak above the process's own bytes".into()
+        }
+        "label.weight-format-q8-32-8-bit" => {
+            "weight format (q8 /32: 8-bit values, a scale per block of 32)".into()
+        }
+        "label.the-weights-bytes-per-parameter" => "The weights' bytes per parameter".into(),
+        "label.the-pass-s-peak-above-live" => "the pass's peak above live bytes".into(),
+        "label.how-far-the-output-moves-from" => "How far the output moves from f32's".into(),
+        "label.error-relative-to-the-f32-output" => "error relative to the f32 output".into(),
+        "label.rms-difference-rms-output" => "RMS difference / RMS output".into(),
+        "label.largest-difference-largest-output-the-check" => {
+            "largest difference / largest output (the check)".into()
+        }
+        "label.median-bars-fastest-and-slowest" => "median; bars: fastest and slowest".into(),
         _ => return None,
     })
 }

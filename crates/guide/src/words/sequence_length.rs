@@ -190,6 +190,29 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("blocks")
         ),
         "sweep-detail" => "a sweep, not a substitute: each length computes a different step".into(),
+        // Chart titles, axes and legends.
+        "label.memory-through-one-training-step-without" => {
+            "Memory through one training step: without and with balanced checkpointing".into()
+        }
+        "label.18-d-h-2-f32-values" => "18 d + h + 2 f32 values".into(),
+        "label.bytes-one-block-keeps-per-token" => {
+            "Bytes one block keeps per token, against sequence length".into()
+        }
+        "label.bytes-per-token-per-block" => "bytes per token per block".into(),
+        "label.burn-s-rule-4-18-d" => "Burn's rule: 4 (18 d + 3 h s + h + 2)".into(),
+        "label.balanced-checkpointing-rule-4-10-d" => {
+            "balanced checkpointing, rule: 4 (10 d + 2 h s + h + 4)".into()
+        }
+        "label.korthikanti-f32-without-dropout-4-16" => {
+            "Korthikanti, f32 without dropout: 4 (16 d + h s)".into()
+        }
+        "label.korthikanti-as-published-34-d-5" => {
+            "Korthikanti as published: 34 d + 5 h s (16-bit, dropout)".into()
+        }
+        "label.kept-by-forward-for-backward" => "kept by forward for backward".into(),
+        "label.tokens-s-median-bars-fastest-and" => {
+            "tokens/s (median; bars: fastest and slowest repeat)".into()
+        }
         _ => return None,
     })
 }

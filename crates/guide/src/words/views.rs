@@ -45,6 +45,18 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
              dropped (bytes held; time of the operation and of freeing the parent)",
             s.bytes("parent")
         ),
+        // Chart titles, axes and legends.
+        "label.largest-of-the-six-views-measured" => "largest of the six views (measured)".into(),
+        "label.one-parent-s-size-predicted-for" => {
+            "one parent's size (predicted for the reshape and the exp of a transpose)".into()
+        }
+        "label.bytes-an-operation-adds-above-its" => {
+            "Bytes an operation adds above its parent".into()
+        }
+        "label.memory-still-held-after-dropping-the" => {
+            "Memory still held after dropping the parent of a one-row view".into()
+        }
+        "label.bytes-held-after-the-parent-is" => "bytes held after the parent is dropped".into(),
         _ => return None,
     })
 }

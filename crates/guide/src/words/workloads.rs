@@ -95,6 +95,16 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.text("where")
         ),
         "timeline.series" => format!("{} (peak {}, marked)", s.name("point"), s.bytes("peak")),
+        // Chart titles, axes and legends.
+        "transformer.label-transformer-peaks-of-a-training-step" => {
+            "Transformer: peaks of a training step above the process's own bytes".into()
+        }
+        "transformer.label-allocation-events-in-one-step-each" => {
+            "allocation events in one step (each allocation or free)".into()
+        }
+        "transformer.label-phases-of-one-step-boundary-peak" => {
+            "phases of one step (boundary, peak, boundary)".into()
+        }
         _ => return None,
     })
 }

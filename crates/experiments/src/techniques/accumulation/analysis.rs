@@ -132,7 +132,7 @@ impl Analyse for Accumulation {
             Chart {
                 id: "peak-vs-micro-batches".into(),
                 title: Text::said("peak-chart").count("batch", base.config.batch),
-                x_label: "micro-batches k (batch B/k each)".into(),
+                x_label: Text::said("label.micro-batches-k-batch-b-k"),
                 y_label: "bytes in use".into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
@@ -159,14 +159,14 @@ impl Analyse for Accumulation {
             Chart {
                 id: "throughput-vs-micro-batches".into(),
                 title: "Training throughput with accumulation".into(),
-                x_label: "micro-batches k (batch B/k each)".into(),
+                x_label: Text::said("label.micro-batches-k-batch-b-k"),
                 y_label: "throughput (samples/s)".into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![Series::throughput(
-                    "samples/s (median; bars: fastest and slowest repeat)",
+                    Text::said("label.samples-s-median-bars-fastest-and"),
                     rows.iter()
                         .map(|r| (r.config.micro_batches as f64, r.result)),
                 )],
@@ -174,7 +174,7 @@ impl Analyse for Accumulation {
         ];
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            "Memory through one training step: one batch against micro-batches",
+            Text::said("label.memory-through-one-training-step-one"),
             &[base, chosen],
         ) {
             charts.insert(1, chart);

@@ -193,7 +193,7 @@ impl Analyse for AllocatorSettings {
                 )
             }));
             series.push(Series::line(
-                "every tensor so far (no page reused, none freed)",
+                Text::said("label.every-tensor-so-far-no-page"),
                 true,
                 (1..=n)
                     .map(|i| (i as f64, predict::never_reused_after(i, base_bytes)))
@@ -202,7 +202,7 @@ impl Analyse for AllocatorSettings {
         }
         let mut charts = vec![Chart {
             id: "growing-tensors".into(),
-            title: "Tensors of growing size: in use and reserved after each allocation".into(),
+            title: Text::said("label.tensors-of-growing-size-in-use"),
             x_label: "allocation".into(),
             y_label: "bytes".into(),
             x_unit: AxisUnit::Given,
@@ -216,7 +216,7 @@ impl Analyse for AllocatorSettings {
                 .iter()
                 .map(|r| r.config.setting().to_string())
                 .collect();
-            let bar = |name: &'static str, f: &dyn Fn(&R<'_>) -> f64| {
+            let bar = |name: Text, f: &dyn Fn(&R<'_>) -> f64| {
                 Series::line(
                     name,
                     false,
@@ -229,7 +229,7 @@ impl Analyse for AllocatorSettings {
             };
             charts.push(Chart {
                 id: "training-step".into(),
-                title: "A training step under each setting".into(),
+                title: Text::said("label.a-training-step-under-each-setting"),
                 x_label: "pool setting".into(),
                 y_label: "bytes".into(),
                 x_unit: AxisUnit::Given,
@@ -237,8 +237,8 @@ impl Analyse for AllocatorSettings {
                 x_scale: Scale::Linear,
                 categories,
                 series: vec![
-                    bar("peak in use", &|r| r.peak()),
-                    bar("most reserved after a phase", &|r| {
+                    bar(Text::from("peak in use"), &|r| r.peak()),
+                    bar(Text::said("label.most-reserved-after-a-phase"), &|r| {
                         step_reserved(r).unwrap_or(f64::NAN)
                     }),
                 ],

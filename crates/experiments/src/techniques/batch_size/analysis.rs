@@ -151,7 +151,7 @@ impl Analyse for BatchSize {
         comparisons.extend(bracket_comparisons);
 
         let throughput = Series::throughput(
-            "samples/s (median; bars: fastest and slowest repeat)",
+            Text::said("label.samples-s-median-bars-fastest-and"),
             rows.iter().map(|r| (batch(r), r.result)),
         );
         let peak_of = |phase: Phase| -> Vec<(f64, f64)> {
@@ -170,7 +170,7 @@ impl Analyse for BatchSize {
         let charts = vec![
             Chart {
                 id: "peak-vs-batch".into(),
-                title: "Peak memory of a training step against batch size".into(),
+                title: Text::said("label.peak-memory-of-a-training-step"),
                 x_label: "batch size (samples)".into(),
                 y_label: "bytes in use".into(),
                 x_unit: AxisUnit::Given,
@@ -188,7 +188,7 @@ impl Analyse for BatchSize {
                     Series::line("forward peak (measured)", false, peak_of(Phase::Forward)),
                     Series::line("backward peak (measured)", false, peak_of(Phase::Backward)),
                     Series::line(
-                        "live before the step: model, Adam state, inputs",
+                        Text::said("label.live-before-the-step-model-adam"),
                         false,
                         rows.iter()
                             .map(|r| (batch(r), r.result.metric(Metric::LiveBeforeStepBytes)))
@@ -205,7 +205,7 @@ impl Analyse for BatchSize {
             },
             Chart {
                 id: "components-vs-batch".into(),
-                title: "Where the bytes of a step go, component by component".into(),
+                title: Text::said("label.where-the-bytes-of-a-step"),
                 x_label: "batch size (samples)".into(),
                 y_label: "bytes".into(),
                 x_unit: AxisUnit::Given,
@@ -213,22 +213,22 @@ impl Analyse for BatchSize {
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: [
-                    ("parameters", Metric::ParamBytes),
-                    ("Adam state", Metric::OptimizerStateBytes),
-                    ("inputs and targets", Metric::InputBytes),
+                    (Text::from("parameters"), Metric::ParamBytes),
+                    (Text::from("Adam state"), Metric::OptimizerStateBytes),
+                    (Text::from("inputs and targets"), Metric::InputBytes),
                     (
-                        "process before the model (thread pool, matmul slabs)",
+                        Text::said("label.process-before-the-model-thread-pool"),
                         Metric::ProcessBaselineBytes,
                     ),
                     (
-                        "backend buffers allocated by the first pass",
+                        Text::said("label.backend-buffers-allocated-by-the-first"),
                         Metric::RuntimeBytes,
                     ),
                     (
-                        "activations (forward peak above live)",
+                        Text::said("label.activations-forward-peak-above-live"),
                         Metric::ActivationBytes,
                     ),
-                    ("parameter gradients", Metric::GradBytes),
+                    (Text::from("parameter gradients"), Metric::GradBytes),
                 ]
                 .into_iter()
                 .map(|(name, metric)| {
@@ -244,7 +244,7 @@ impl Analyse for BatchSize {
             },
             Chart {
                 id: "activations-vs-gradients".into(),
-                title: "What sets the peak: activations against parameter gradients".into(),
+                title: Text::said("label.what-sets-the-peak-activations-against"),
                 x_label: "batch size (samples)".into(),
                 y_label: "bytes".into(),
                 x_unit: AxisUnit::Given,
@@ -254,7 +254,7 @@ impl Analyse for BatchSize {
                 series: {
                     let mut s = vec![
                         Series::line(
-                            "activations kept by forward (measured)",
+                            Text::said("label.activations-kept-by-forward-measured"),
                             false,
                             activation_pts.iter().map(|&(b, v)| (b, v)).collect(),
                         ),
@@ -280,7 +280,7 @@ impl Analyse for BatchSize {
             },
             Chart {
                 id: "throughput-vs-batch".into(),
-                title: "Training throughput against batch size".into(),
+                title: Text::said("label.training-throughput-against-batch-size"),
                 x_label: "batch size (samples)".into(),
                 y_label: "throughput (samples/s)".into(),
                 x_unit: AxisUnit::Given,
@@ -294,7 +294,7 @@ impl Analyse for BatchSize {
         let mut charts = charts;
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            "Memory through one training step: the smallest and the largest batch",
+            Text::said("label.memory-through-one-training-step-the"),
             &[small, large],
         ) {
             charts.insert(1, chart);

@@ -72,14 +72,14 @@ impl Analyse for CacheRelease {
                 predicted_bytes: predict::in_use_alive_bytes(n),
                 measured_bytes: above_start(r, Moment::Alive, Counter::InUse),
                 measured_upper_bytes: None,
-                note: "elements x 4 bytes, above the start".into(),
+                note: Text::said("label.elements-x-4-bytes-above-the"),
             });
             comparisons.push(Comparison {
                 quantity: Text::said("in-use-dropped").bytes("tensor", n),
                 predicted_bytes: 0.0,
                 measured_bytes: above_start(r, Moment::Dropped, Counter::InUse),
                 measured_upper_bytes: None,
-                note: "nothing live above the start".into(),
+                note: Text::said("label.nothing-live-above-the-start"),
             });
             if has_cache {
                 comparisons.push(Comparison {
@@ -201,7 +201,7 @@ impl Analyse for CacheRelease {
         let charts = vec![
             Chart {
                 id: "counters-vs-size".into(),
-                title: "In use and reserved around one tensor's life".into(),
+                title: Text::said("label.in-use-and-reserved-around-one"),
                 x_label: "tensor size".into(),
                 y_label: "bytes".into(),
                 x_unit: AxisUnit::Bytes,
@@ -212,7 +212,7 @@ impl Analyse for CacheRelease {
             },
             Chart {
                 id: "allocation-time".into(),
-                title: "Time of one allocation: median, bars from fastest to slowest".into(),
+                title: Text::said("label.time-of-one-allocation-median-bars"),
                 x_label: "tensor size".into(),
                 y_label: "allocation time".into(),
                 x_unit: AxisUnit::Bytes,

@@ -299,9 +299,9 @@ impl Analyse for GradientCheckpointing {
             },
             Chart {
                 id: "overhead-vs-depth".into(),
-                title: "Time cost of checkpointing (paired, balanced against plain, 95% CI)".into(),
+                title: Text::said("label.time-cost-of-checkpointing-paired-balanced"),
                 x_label: "depth (Linear layers)".into(),
-                y_label: "extra time per step (%)".into(),
+                y_label: Text::said("label.extra-time-per-step"),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
@@ -327,13 +327,13 @@ impl Analyse for GradientCheckpointing {
                 id: "overhead-vs-batch".into(),
                 title: Text::said("batch-overhead-chart").count("depth", batch_depth),
                 x_label: "batch size (samples)".into(),
-                y_label: "extra time per step (%)".into(),
+                y_label: Text::said("label.extra-time-per-step"),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(
-                    Text::from("balanced against plain (paired); bars: 95% CI"),
+                    Text::from(Text::said("label.balanced-against-plain-paired-bars-95")),
                     &by_batch,
                     batch,
                 )],
@@ -341,7 +341,7 @@ impl Analyse for GradientCheckpointing {
         ];
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            "Memory through one training step: without and with checkpointing",
+            Text::said("label.memory-through-one-training-step-without"),
             &[deep_plain, deep_bal],
         ) {
             charts.insert(1, chart);

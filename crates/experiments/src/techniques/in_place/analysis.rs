@@ -194,7 +194,7 @@ impl Analyse for InPlace {
         let charts = vec![
             Chart {
                 id: "added-peak-vs-size".into(),
-                title: "Peak memory the computation adds above its input".into(),
+                title: Text::said("label.peak-memory-the-computation-adds-above"),
                 x_label: "input tensor".into(),
                 y_label: "peak above the input".into(),
                 x_unit: AxisUnit::Bytes,

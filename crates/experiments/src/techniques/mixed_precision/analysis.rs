@@ -283,19 +283,19 @@ impl Analyse for MixedPrecision {
                     "weights",
                     predict::weight_bytes(params, p.storage()),
                     Metric::ParamBytes,
-                    Text::from("parameters x bytes per stored value"),
+                    Text::from(Text::said("label.parameters-x-bytes-per-stored-value")),
                 ),
                 (
                     "Adam state",
                     2.0 * params * e,
                     Metric::OptimizerStateBytes,
-                    Text::from("two moments per parameter, stored like the parameters"),
+                    Text::from(Text::said("label.two-moments-per-parameter-stored-like")),
                 ),
                 (
                     "gradients",
                     params * e,
                     Metric::GradBytes,
-                    Text::from("one gradient per parameter, in the parameters' type"),
+                    Text::from(Text::said("label.one-gradient-per-parameter-in-the")),
                 ),
                 (
                     "forward activations",
@@ -360,7 +360,7 @@ impl Analyse for MixedPrecision {
         let mut charts = vec![
             Chart {
                 id: "memory-by-component".into(),
-                title: "Memory by component and precision".into(),
+                title: Text::said("label.memory-by-component-and-precision"),
                 x_label: "precision".into(),
                 y_label: "bytes".into(),
                 x_unit: AxisUnit::Given,
@@ -393,7 +393,7 @@ impl Analyse for MixedPrecision {
             },
             Chart {
                 id: "throughput-by-precision".into(),
-                title: "Training throughput by precision (this CPU)".into(),
+                title: Text::said("label.training-throughput-by-precision-this-cpu"),
                 x_label: "precision".into(),
                 y_label: "throughput (samples/s)".into(),
                 x_unit: AxisUnit::Given,
@@ -401,7 +401,7 @@ impl Analyse for MixedPrecision {
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![Series::throughput(
-                    "median; bars: fastest and slowest step",
+                    Text::said("label.median-bars-fastest-and-slowest-step"),
                     PRECISIONS
                         .iter()
                         .enumerate()
@@ -410,7 +410,7 @@ impl Analyse for MixedPrecision {
             },
             Chart {
                 id: "loss-by-step".into(),
-                title: "Loss over the training run".into(),
+                title: Text::said("label.loss-over-the-training-run"),
                 x_label: "step".into(),
                 y_label: "MSE loss".into(),
                 x_unit: AxisUnit::Given,
@@ -423,7 +423,7 @@ impl Analyse for MixedPrecision {
                 id: "loss-scale-by-step".into(),
                 title: "Dynamic loss scale".into(),
                 x_label: "step".into(),
-                y_label: "log2 of the loss scale".into(),
+                y_label: Text::said("label.log2-of-the-loss-scale"),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
@@ -437,7 +437,7 @@ impl Analyse for MixedPrecision {
             .collect();
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            "Memory through one training step in f32, mixed and 16-bit precision",
+            Text::said("label.memory-through-one-training-step-in"),
             &timeline_rows,
         ) {
             charts.insert(1, chart);
@@ -634,7 +634,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
     );
     let mut series: Vec<Series<Text>> = rows.iter().map(|r| loss_curve(r)).collect();
     series.push(Series::line(
-        "the chain's entropy rate (the floor)",
+        Text::said("label.the-chain-s-entropy-rate-the"),
         true,
         vec![(1.0, floor), (reference.len() as f64, floor)],
     ));
@@ -655,7 +655,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         comparisons,
         charts: vec![Chart {
             id: "transformer-loss-by-step".into(),
-            title: "Transformer: loss over the training run, by precision".into(),
+            title: Text::said("label.transformer-loss-over-the-training-run"),
             x_label: "step".into(),
             y_label: "cross-entropy (nats)".into(),
             x_unit: AxisUnit::Given,

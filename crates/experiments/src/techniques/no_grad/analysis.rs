@@ -177,7 +177,7 @@ impl Analyse for NoGrad {
         let charts = vec![
             Chart {
                 id: "eval-peak-vs-batch".into(),
-                title: "Memory an evaluation pass adds above the model and inputs".into(),
+                title: Text::said("label.memory-an-evaluation-pass-adds-above"),
                 x_label: "batch size (samples)".into(),
                 y_label: "peak above live bytes".into(),
                 x_unit: AxisUnit::Given,
@@ -221,7 +221,7 @@ impl Analyse for NoGrad {
             },
             Chart {
                 id: "retained-by-pass".into(),
-                title: "Memory held after each pass whose output was dropped".into(),
+                title: Text::said("label.memory-held-after-each-pass-whose"),
                 x_label: "pass (warm-up included)".into(),
                 y_label: "bytes still held".into(),
                 x_unit: AxisUnit::Given,
@@ -304,7 +304,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             note: Text::said("transformer-note"),
         });
     }
-    let line = |name: &'static str, rows: &[&R<'_>]| {
+    let line = |name: Text, rows: &[&R<'_>]| {
         Series::line(
             name,
             false,
@@ -320,14 +320,14 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
     };
     section.charts.push(Chart {
         id: "transformer-eval-vs-batch".into(),
-        title: "Transformer: evaluation peak above the model and inputs".into(),
+        title: Text::said("label.transformer-evaluation-peak-above-the-model"),
         x_label: "batch size (sequences)".into(),
         y_label: "bytes".into(),
         x_unit: AxisUnit::Given,
         y_unit: AxisUnit::Bytes,
         x_scale: Scale::Log2,
         categories: Vec::new(),
-        series: vec![line("autodiff backend", &autodiff), line("valid()", &valid)],
+        series: vec![line(Text::from("autodiff backend"), &autodiff), line(Text::from("valid()"), &valid)],
     });
     section.charts.push(Chart {
         id: "transformer-eval-throughput".into(),
@@ -345,15 +345,15 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
 
 /// Throughput against the batch, on the autodiff backend and with valid().
 fn throughput_both_ways(autodiff: &[&R<'_>], valid: &[&R<'_>]) -> Vec<Series<Text>> {
-    let line = |name: &'static str, rows: &[&R<'_>]| {
+    let line = |name: Text, rows: &[&R<'_>]| {
         Series::throughput(name, rows.iter().map(|r| (r.config.batch as f64, r.result)))
     };
     vec![
         line(
-            "autodiff backend (median; bars: fastest and slowest)",
+            Text::said("label.autodiff-backend-median-bars-fastest-and"),
             autodiff,
         ),
-        line("valid() (median; bars: fastest and slowest)", valid),
+        line(Text::said("label.valid-median-bars-fastest-and-slowest"), valid),
     ]
 }
 

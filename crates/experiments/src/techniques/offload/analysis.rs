@@ -170,7 +170,7 @@ impl Analyse for Offload {
         ];
         if host_state.is_finite() && !same_memory {
             comparisons.push(Comparison::new(
-                "host bytes kept between steps",
+                Text::said("label.host-bytes-kept-between-steps"),
                 predict::host_state(shape, optimizer),
                 host_state,
                 Text::said("host-kept-note"),
@@ -196,12 +196,12 @@ impl Analyse for Offload {
             Chart {
                 id: "device-bytes".into(),
                 title: if same_memory {
-                    "Process bytes (the CPU: host and device are one memory)".into()
+                    Text::said("label.process-bytes-the-cpu-host-and")
                 } else {
-                    "Device bytes with the optimizer on the device and on the host".into()
+                    Text::said("label.device-bytes-with-the-optimizer-on")
                 },
                 x_label: "where the optimizer steps".into(),
-                y_label: "bytes above the process's own".into(),
+                y_label: Text::said("label.bytes-above-the-process-s-own"),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
@@ -213,7 +213,7 @@ impl Analyse for Offload {
             },
             Chart {
                 id: "phase-times".into(),
-                title: "Time of each phase of a step (median)".into(),
+                title: Text::said("label.time-of-each-phase-of-a"),
                 x_label: "where the optimizer steps".into(),
                 y_label: "time".into(),
                 x_unit: AxisUnit::Given,

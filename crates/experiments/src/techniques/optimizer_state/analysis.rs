@@ -64,14 +64,14 @@ fn x_of(optimizer: Optimizer) -> f64 {
 
 fn loss_chart(
     id: &str,
-    title: &'static str,
-    y_label: &'static str,
+    title: impl Into<Text>,
+    y_label: impl Into<Text>,
     rows: &[R<'_>],
 ) -> Chart<Text> {
     Chart {
         id: id.into(),
         title: title.into(),
-        x_label: "step of the proof's run".into(),
+        x_label: Text::said("label.step-of-the-proof-s-run"),
         y_label: y_label.into(),
         x_unit: AxisUnit::Given,
         y_unit: AxisUnit::Given,
@@ -189,7 +189,7 @@ impl Analyse for OptimizerState {
         let mut state_series = vec![
             per_param("MLP (measured)", &mlp, state_per_param),
             Series::line(
-                "burn-optim's state tensors x 4 B (predicted)",
+                Text::said("label.burn-optim-s-state-tensors-x"),
                 true,
                 Optimizer::ALL
                     .iter()
@@ -233,7 +233,7 @@ impl Analyse for OptimizerState {
                             .collect(),
                     ),
                     Series::line(
-                        "weights + gradients + optimizer state",
+                        Text::said("label.weights-gradients-optimizer-state"),
                         false,
                         mlp.iter()
                             .map(|r| {
@@ -260,7 +260,7 @@ impl Analyse for OptimizerState {
             },
             loss_chart(
                 "loss-by-step",
-                "The proof: the MLP's loss under each optimizer, from the same weights",
+                Text::said("label.the-proof-the-mlp-s-loss"),
                 "MSE loss",
                 &mlp,
             ),
@@ -268,7 +268,7 @@ impl Analyse for OptimizerState {
         if !transformer.is_empty() {
             charts.push(loss_chart(
                 "transformer-loss-by-step",
-                "The proof: the transformer's loss under each optimizer, from the same weights",
+                Text::said("label.the-proof-the-transformer-s-loss"),
                 "cross-entropy (nats per token)",
                 &transformer,
             ));
@@ -276,7 +276,7 @@ impl Analyse for OptimizerState {
         if let Some(sgd) = of(&mlp, Optimizer::Sgd) {
             if let Some((chart, lines)) = workloads::timeline_chart(
                 "memory-timeline",
-                "Memory through one training step: plain SGD against Adam",
+                Text::said("label.memory-through-one-training-step-plain"),
                 &[sgd, adam],
             ) {
                 charts.insert(2, chart);

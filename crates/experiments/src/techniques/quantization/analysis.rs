@@ -215,17 +215,17 @@ impl Analyse for Quantization {
         }));
 
         let categories: Vec<String> = WeightFormat::ALL.iter().map(|f| f.short()).collect();
-        let by_format = |name: &'static str, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
+        let by_format = |name: Text, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
             Series::line(
                 name,
                 predicted,
                 rows.iter().map(|r| (x_of(r.config.format), f(r))).collect(),
             )
         };
-        let chart = |id: &str, title: Text, (y_label, y_unit): (&'static str, AxisUnit), series: Vec<Series<Text>>| Chart {
+        let chart = |id: &str, title: Text, (y_label, y_unit): (Text, AxisUnit), series: Vec<Series<Text>>| Chart {
             id: id.into(),
             title,
-            x_label: "weight format (q8 /32: 8-bit values, a scale per block of 32)".into(),
+            x_label: Text::said("label.weight-format-q8-32-8-bit"),
             y_label: y_label.into(),
             x_unit: AxisUnit::Given,
             y_unit,
@@ -236,11 +236,11 @@ impl Analyse for Quantization {
         let charts = vec![
             chart(
                 "weight-bytes",
-                Text::from("The weights' bytes per parameter"),
-                ("bytes per parameter", AxisUnit::Given),
+                Text::from(Text::said("label.the-weights-bytes-per-parameter")),
+                (Text::from("bytes per parameter"), AxisUnit::Given),
                 vec![
-                    by_format("measured", false, &bytes_per_param),
-                    by_format("predicted (this backend's storage)", true, &|r| {
+                    by_format(Text::from("measured"), false, &bytes_per_param),
+                    by_format(Text::from("predicted (this backend's storage)"), true, &|r| {
                         predict::weight_bytes(shape, r.config.format, allocator) / params as f64
                     }),
                 ],
@@ -248,39 +248,39 @@ impl Analyse for Quantization {
             chart(
                 "inference-peak",
                 Text::said("pass-chart").count("batch", base.config.batch),
-                ("bytes", AxisUnit::Bytes),
+                (Text::from("bytes"), AxisUnit::Bytes),
                 vec![
-                    by_format(PEAK, false, &|r| r.peak_above_process()),
-                    by_format("weights", false, &|r| {
+                    by_format(Text::from(PEAK), false, &|r| r.peak_above_process()),
+                    by_format(Text::from("weights"), false, &|r| {
                         r.result.metric(QuantMetric::WeightBytes)
                     }),
-                    by_format("the pass's peak above live bytes", false, &|r| {
+                    by_format(Text::said("label.the-pass-s-peak-above-live"), false, &|r| {
                         r.result.metric(Metric::EvalBytes)
                     }),
                 ],
             ),
             chart(
                 "output-error",
-                Text::from("How far the output moves from f32's"),
-                ("error relative to the f32 output", AxisUnit::Given),
+                Text::from(Text::said("label.how-far-the-output-moves-from")),
+                (Text::said("label.error-relative-to-the-f32-output"), AxisUnit::Given),
                 vec![
-                    by_format("RMS difference / RMS output", false, &|r| {
+                    by_format(Text::said("label.rms-difference-rms-output"), false, &|r| {
                         r.result.metric(QuantMetric::OutputRmsRelativeError)
                     }),
                     by_format(
-                        "largest difference / largest output (the check)",
+                        Text::said("label.largest-difference-largest-output-the-check"),
                         false,
                         &max_relative_error,
                     ),
-                    by_format("the check's tolerance", true, &|_| TOLERANCE),
+                    by_format(Text::from("the check's tolerance"), true, &|_| TOLERANCE),
                 ],
             ),
             chart(
                 "throughput",
                 Text::from("Inference throughput"),
-                ("throughput (samples/s)", AxisUnit::Given),
+                (Text::from("throughput (samples/s)"), AxisUnit::Given),
                 vec![Series::throughput(
-                    "median; bars: fastest and slowest",
+                    Text::said("label.median-bars-fastest-and-slowest"),
                     rows.iter().map(|r| (x_of(r.config.format), r.result)),
                 )],
             ),

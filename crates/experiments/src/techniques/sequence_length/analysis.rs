@@ -90,7 +90,7 @@ impl Analyse for SequenceLength {
         let timeline = checkpointing_pair(&rows).and_then(|(plain, balanced)| {
             crate::workloads::timeline_chart(
                 "memory-timeline",
-                "Memory through one training step: without and with balanced checkpointing",
+                Text::said("label.memory-through-one-training-step-without"),
                 &[plain, balanced],
             )
         });
@@ -162,7 +162,7 @@ impl Analyse for SequenceLength {
                 predicted_bytes: predicted_intercept,
                 measured_bytes: fit.intercept,
                 measured_upper_bytes: None,
-                note: Text::from("18 d + h + 2 f32 values"),
+                note: Text::from(Text::said("label.18-d-h-2-f32-values")),
             });
             comparisons.push(Comparison {
                 quantity: Text::said("slope-quantity"),
@@ -281,9 +281,9 @@ impl Analyse for SequenceLength {
         let charts = vec![
             Chart {
                 id: "per-token-per-block".into(),
-                title: "Bytes one block keeps per token, against sequence length".into(),
+                title: Text::said("label.bytes-one-block-keeps-per-token"),
                 x_label: "sequence length (tokens)".into(),
-                y_label: "bytes per token per block".into(),
+                y_label: Text::said("label.bytes-per-token-per-block"),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -298,7 +298,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        "Burn's rule: 4 (18 d + 3 h s + h + 2)",
+                        Text::said("label.burn-s-rule-4-18-d"),
                         true,
                         pairs
                             .iter()
@@ -319,7 +319,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        "balanced checkpointing, rule: 4 (10 d + 2 h s + h + 4)",
+                        Text::said("label.balanced-checkpointing-rule-4-10-d"),
                         true,
                         pairs_balanced
                             .iter()
@@ -332,7 +332,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        "Korthikanti, f32 without dropout: 4 (16 d + h s)",
+                        Text::said("label.korthikanti-f32-without-dropout-4-16"),
                         true,
                         pairs
                             .iter()
@@ -347,7 +347,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        "Korthikanti as published: 34 d + 5 h s (16-bit, dropout)",
+                        Text::said("label.korthikanti-as-published-34-d-5"),
                         true,
                         pairs
                             .iter()
@@ -372,10 +372,10 @@ impl Analyse for SequenceLength {
                 categories: Vec::new(),
                 series: {
                     let mut series: Vec<Series<Text>> = [
-                        ("weights", Metric::ParamBytes),
-                        ("Adam state", Metric::OptimizerStateBytes),
-                        ("gradients", Metric::GradBytes),
-                        ("kept by forward for backward", Metric::GraphBytes),
+                        (Text::from("weights"), Metric::ParamBytes),
+                        (Text::from("Adam state"), Metric::OptimizerStateBytes),
+                        (Text::from("gradients"), Metric::GradBytes),
+                        (Text::said("label.kept-by-forward-for-backward"), Metric::GraphBytes),
                     ]
                     .into_iter()
                     .map(|(name, metric)| {
@@ -433,7 +433,7 @@ impl Analyse for SequenceLength {
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![Series::throughput(
-                    "tokens/s (median; bars: fastest and slowest repeat)",
+                    Text::said("label.tokens-s-median-bars-fastest-and"),
                     deep.iter().map(|r| (x(r), r.result)),
                 )],
             },

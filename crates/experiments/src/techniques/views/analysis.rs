@@ -155,7 +155,7 @@ impl Analyse for Views {
         };
         if !view_max.is_empty() {
             copy_series.push(Series::line(
-                "largest of the six views (measured)",
+                Text::said("label.largest-of-the-six-views-measured"),
                 false,
                 view_max,
             ));
@@ -178,7 +178,7 @@ impl Analyse for Views {
         let sizes = of(Op::ReshapeTransposed);
         if !sizes.is_empty() {
             copy_series.push(Series::line(
-                "one parent's size (predicted for the reshape and the exp of a transpose)",
+                Text::said("label.one-parent-s-size-predicted-for"),
                 true,
                 sizes.iter().map(|r| (x(r), x(r))).collect(),
             ));
@@ -207,7 +207,7 @@ impl Analyse for Views {
         let charts = vec![
             Chart {
                 id: "copied-vs-parent".into(),
-                title: "Bytes an operation adds above its parent".into(),
+                title: Text::said("label.bytes-an-operation-adds-above-its"),
                 x_label: "parent tensor".into(),
                 y_label: "peak above the parent".into(),
                 x_unit: AxisUnit::Bytes,
@@ -218,7 +218,7 @@ impl Analyse for Views {
             },
             Chart {
                 id: "held-after-drop".into(),
-                title: "Memory still held after dropping the parent of a one-row view".into(),
+                title: Text::said("label.memory-still-held-after-dropping-the"),
                 x_label: "parent tensor".into(),
                 y_label: "bytes held".into(),
                 x_unit: AxisUnit::Bytes,
