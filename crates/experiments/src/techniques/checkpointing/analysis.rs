@@ -333,7 +333,7 @@ impl Analyse for GradientCheckpointing {
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(
-                    Text::from(Text::said("label.balanced-against-plain-paired-bars-95")),
+                    Text::said("label.balanced-against-plain-paired-bars-95"),
                     &by_batch,
                     batch,
                 )],

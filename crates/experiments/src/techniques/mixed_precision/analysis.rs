@@ -283,19 +283,19 @@ impl Analyse for MixedPrecision {
                     "weights",
                     predict::weight_bytes(params, p.storage()),
                     Metric::ParamBytes,
-                    Text::from(Text::said("label.parameters-x-bytes-per-stored-value")),
+                    Text::said("label.parameters-x-bytes-per-stored-value"),
                 ),
                 (
                     "Adam state",
                     2.0 * params * e,
                     Metric::OptimizerStateBytes,
-                    Text::from(Text::said("label.two-moments-per-parameter-stored-like")),
+                    Text::said("label.two-moments-per-parameter-stored-like"),
                 ),
                 (
                     "gradients",
                     params * e,
                     Metric::GradBytes,
-                    Text::from(Text::said("label.one-gradient-per-parameter-in-the")),
+                    Text::said("label.one-gradient-per-parameter-in-the"),
                 ),
                 (
                     "forward activations",

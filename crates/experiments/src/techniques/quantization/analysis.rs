@@ -226,7 +226,7 @@ impl Analyse for Quantization {
             id: id.into(),
             title,
             x_label: Text::said("label.weight-format-q8-32-8-bit"),
-            y_label: y_label.into(),
+            y_label,
             x_unit: AxisUnit::Given,
             y_unit,
             x_scale: Scale::Linear,
@@ -236,7 +236,7 @@ impl Analyse for Quantization {
         let charts = vec![
             chart(
                 "weight-bytes",
-                Text::from(Text::said("label.the-weights-bytes-per-parameter")),
+                Text::said("label.the-weights-bytes-per-parameter"),
                 (Text::from("bytes per parameter"), AxisUnit::Given),
                 vec![
                     by_format(Text::from("measured"), false, &bytes_per_param),
@@ -261,7 +261,7 @@ impl Analyse for Quantization {
             ),
             chart(
                 "output-error",
-                Text::from(Text::said("label.how-far-the-output-moves-from")),
+                Text::said("label.how-far-the-output-moves-from"),
                 (Text::said("label.error-relative-to-the-f32-output"), AxisUnit::Given),
                 vec![
                     by_format(Text::said("label.rms-difference-rms-output"), false, &|r| {

@@ -162,7 +162,7 @@ impl Analyse for SequenceLength {
                 predicted_bytes: predicted_intercept,
                 measured_bytes: fit.intercept,
                 measured_upper_bytes: None,
-                note: Text::from(Text::said("label.18-d-h-2-f32-values")),
+                note: Text::said("label.18-d-h-2-f32-values"),
             });
             comparisons.push(Comparison {
                 quantity: Text::said("slope-quantity"),
