@@ -157,7 +157,7 @@ impl StepTimer for Serve {
 struct ArmDone;
 
 /// Ends an arm's point where the coordinator hung up: the rest of it (its own repeats, its
-/// checks, which its own run already recorded) would be thrown away, and in a full run it was
+/// checks, which its own run already recorded) would be thrown away, and in a full run it is
 /// as long as the rounds. `resume_unwind` runs no panic hook, so nothing is printed.
 fn arm_done() -> ! {
     std::panic::resume_unwind(Box::new(ArmDone))

@@ -280,8 +280,8 @@ impl OnBackend for InPlacePoint {
         let c = self.config;
         let sync = || backend::sync::<AB>(&device);
         B::<AB>::seed(&device, c.seed);
-        // Drawn once and copied for each run: drawing a fresh normal tensor on the host took
-        // ten times the operation, and a full run's budget paid for it in every repeat.
+        // Drawn once and copied for each run: drawing a fresh normal tensor on the host costs
+        // ten times the operation, which the run would pay in every repeat.
         let drawn =
             Tensor::<B<AB>, 2>::random([c.rows, c.cols], Distribution::Normal(0.0, 1.0), &device)
                 .into_data();
