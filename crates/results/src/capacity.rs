@@ -183,13 +183,18 @@ pub struct MeasuredFit {
 }
 
 impl MeasuredFit {
-    /// The estimator's guess against the batch found, in percent (positive: the guess was too
-    /// large), where both exist.
+    /// The estimator's guess against the batch found ([`estimate_miss_pct`]).
     pub fn estimate_miss_pct(&self) -> Option<f64> {
-        self.found_batch
-            .zip(self.estimated_batch)
-            .map(|(found, guess)| crate::format::diff_pct(found as f64, guess as f64))
+        estimate_miss_pct(self.found_batch, self.estimated_batch)
     }
+}
+
+/// The estimator's guess against the batch a search found, in percent (positive: the guess was
+/// too large), where both exist.
+pub fn estimate_miss_pct(found: Option<u64>, estimated: Option<u64>) -> Option<f64> {
+    found
+        .zip(estimated)
+        .map(|(found, guess)| crate::format::diff_pct(found as f64, guess as f64))
 }
 
 impl CapacityRecord {

@@ -383,9 +383,7 @@ fn search(
         estimated_batch: estimated,
         found_batch: found,
         next_fails_at: hi.map(|u| u * step),
-        estimate_miss_pct: found
-            .zip(estimated)
-            .map(|(f, e)| format::diff_pct(f as f64, e as f64)),
+        estimate_miss_pct: results::capacity::estimate_miss_pct(found, estimated),
         tries,
         wall_s: started.elapsed().as_secs_f64(),
     })

@@ -11,6 +11,8 @@
 
 use std::time::Instant;
 
+use burn::tensor::backend::Backend;
+use burn::tensor::{Distribution, Tensor, TensorData};
 use results::{Check, Metric, MetricKey, Metrics, PhaseKey, PointResult, PutMetric, Timing};
 
 use crate::harness::probe::{
@@ -70,6 +72,19 @@ impl OpMeasurement {
             ..PointResult::new(probe, vec![self.phase], self.timing, self.rows as u64)
         }
     }
+}
+
+/// Fresh `[rows, cols]` inputs of standard normal values from the backend's seeded generator,
+/// drawn once and copied for each call: drawing costs about ten times the operations measured,
+/// which every repeat would pay.
+pub fn normal_inputs<B: Backend>(
+    rows: usize,
+    cols: usize,
+    device: &B::Device,
+) -> impl Fn() -> Tensor<B, 2> + '_ {
+    let drawn: TensorData =
+        Tensor::<B, 2>::random([rows, cols], Distribution::Normal(0.0, 1.0), device).into_data();
+    move || Tensor::from_data(drawn.clone(), device)
 }
 
 /// Runs `op` on a fresh input from `make_input`, warmed up and measured as `repeats` says; each

@@ -17,7 +17,7 @@ pub mod predict;
 pub mod snippet;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{s, Distribution, Tensor};
+use burn::tensor::{s, Tensor};
 use results::{Check, ComparisonSpec, DeviceKind, Metrics, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +25,7 @@ use crate::estimate::F32_BYTES;
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::single_op::measure_op;
+use crate::harness::single_op::{measure_op, normal_inputs};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use snippet::{first_row_copy, first_row_view};
 
@@ -309,13 +309,8 @@ impl OnBackend for ViewPoint {
         let c = self.config;
         let sync = || backend::sync::<AB>(&device);
         B::<AB>::seed(&device, c.seed);
-        // Drawn once and copied for each run: drawing a fresh normal tensor on the host costs
-        // ten times the operation, which the run would pay in every repeat.
-        let drawn =
-            Tensor::<B<AB>, 2>::random([c.rows, c.cols], Distribution::Normal(0.0, 1.0), &device)
-                .into_data();
-        let input = || Tensor::<B<AB>, 2>::from_data(drawn.clone(), &device);
-        let m = measure_op(probe, &sync, PHASE, self.repeats, c.rows, input, |x| {
+        let input = normal_inputs::<B<AB>>(c.rows, c.cols, &device);
+        let m = measure_op(probe, &sync, PHASE, self.repeats, c.rows, &input, |x| {
             c.op.apply(x)
         });
 
