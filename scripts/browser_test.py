@@ -7,7 +7,10 @@ For every page of a rendered site, at 1280 and 390 CSS pixels wide:
 - it requests nothing outside the site folder (every request the browser makes is logged);
 - every internal link resolves (the file exists, and a #fragment names an id on that page);
 - every image loads and has a non-zero size;
-- the page does not scroll horizontally (document.scrollingElement.scrollWidth <= innerWidth).
+- the page does not scroll horizontally (document.scrollingElement.scrollWidth <= innerWidth);
+- no chart (an image in the page's main column) reaches past the column's edges;
+- the words a reader sees before opening any fold (<details>) stay within the page's budget:
+  800 on the landing page, 1,500 on every other page.
 
 Usage: browser_test.py SITE_DIR [--screenshots DIR]
 Prints one line per problem and exits 1 if there is any, 0 otherwise (2 on bad usage).
@@ -24,6 +27,20 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 WIDTHS = (1280, 390)
+# Words outside folds: the landing page answers in one screen or two, a technique page opens
+# with its answer, its chart and its Burn call.
+LANDING_WORDS = 800
+PAGE_WORDS = 1500
+
+# The page's main column as a reader sees it unopened: every closed <details> keeps only its
+# <summary>; then the words (runs of non-space holding a letter or a digit).
+VISIBLE_WORDS = """
+const main = document.querySelector('main').cloneNode(true);
+main.querySelectorAll('details:not([open])').forEach(d => {
+  Array.from(d.childNodes).forEach(n => { if (n.nodeName !== 'SUMMARY') n.remove(); });
+});
+return main.textContent.split(/\\s+/).filter(w => /[A-Za-z0-9]/.test(w)).length;
+"""
 
 
 class Ids(HTMLParser):
@@ -107,6 +124,24 @@ def check_page(d, site: Path, page: Path, width: int, ids_cache: dict) -> list:
             problems.append(f"{name}: an image that does not load: {src}")
         elif w <= 0 or h <= 0:
             problems.append(f"{name}: an image of zero size: {src}")
+
+    charts = d.execute_script(
+        "const m = document.querySelector('main').getBoundingClientRect();"
+        "return Array.from(document.querySelectorAll('main img')).map(i => {"
+        "const r = i.getBoundingClientRect();"
+        "return [i.getAttribute('src'), r.left, r.right, r.width, m.left, m.right];})")
+    for src, left, right, w, m_left, m_right in charts:
+        if w > 0 and (left < m_left - 1 or right > m_right + 1):
+            problems.append(
+                f"{name}: a chart clipped by the column ({src}: {left:.0f} to {right:.0f} px "
+                f"in {m_left:.0f} to {m_right:.0f} px)")
+
+    if width == WIDTHS[0]:
+        words = d.execute_script(VISIBLE_WORDS)
+        budget = LANDING_WORDS if page.name == "index.html" else PAGE_WORDS
+        if words > budget:
+            problems.append(
+                f"{page.relative_to(site)}: {words} words outside folds (budget {budget})")
 
     scroll_width, inner_width = d.execute_script(
         "return [document.scrollingElement.scrollWidth, window.innerWidth]")

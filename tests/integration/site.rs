@@ -180,7 +180,8 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     assert!(page.contains("id=\"wgpu\""));
     assert!(out.join("data/batch-size.json").exists());
     assert!(out.join("data/wgpu/batch-size.json").exists());
-    let chart = &both[0].analysis.charts[0].id;
+    let batch_size = both.iter().find(|r| r.experiment == "batch-size").unwrap();
+    let chart = &batch_size.analysis.charts[0].id;
     assert!(out.join(format!("charts/batch-size--{chart}.svg")).exists());
     assert!(out
         .join(format!("charts/batch-size--wgpu--{chart}.svg"))
@@ -240,9 +241,10 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
 fn training_pages_show_time_per_phase_against_the_calibration() {
     let records = crate::fixture_pages();
     let context = SiteContext::new(&records, None);
-    let calibration = records[0]
-        .calibration
-        .as_ref()
+    let calibration = records
+        .iter()
+        .find(|r| r.experiment == "batch-size")
+        .and_then(|r| r.calibration.as_ref())
         .expect("a run records its calibration");
     assert!(calibration.matmul_gflop_s > 0.0 && calibration.copy_gb_s > 0.0);
     let i = context
@@ -404,12 +406,20 @@ fn the_landing_page_orders_the_fixes_by_their_figures() {
     let html = HtmlRenderer
         .index_html(&SiteContext::new(&records, None))
         .unwrap();
-    let first = html
-        .find("Fix an out-of-memory error in this order")
+    // First the triage, then the order at the card's out-of-memory point, then the measured
+    // table; each technique's own headline (each on its own base) is folded below them.
+    let title = html.find("Fix it in this order").unwrap();
+    let triage = html.find("Inference or evaluation?").unwrap();
+    let projected = html.find("out-of-memory point</h2>").unwrap();
+    let measured = html.find("Every fix on the same step, measured").unwrap();
+    let folded = html
+        .find("<summary>Each technique's own headline, on its own base")
         .unwrap();
-    let fix = first + html[first..].find(&order.rows[0].title).unwrap();
+    let fix = folded + html[folded..].find(&order.rows[0].title).unwrap();
+    assert!(title < triage && triage < projected && projected < measured && measured < folded);
+    assert!(folded < fix);
     let table = html.find("Every technique on every device").unwrap();
-    assert!(first < fix && fix < table);
+    assert!(fix < table);
     assert!(html.contains("Measure first"));
     assert!(html.contains("Where these figures come from"));
 }

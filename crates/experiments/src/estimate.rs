@@ -262,10 +262,16 @@ impl StepPlan {
         }
     }
 
-    /// The step a workbench training point runs: an f32 Adam step of its model, batch,
-    /// micro-batches and checkpointing.
+    /// The step a workbench training point runs: a step of its model, batch, micro-batches,
+    /// checkpointing and optimizer, in f32 or, where its forward pass computes in bf16, mixed
+    /// bf16 (16-bit storage is a process's default float type, not the config's: the caller
+    /// sets it).
     pub fn of_training(config: &TrainConfig) -> Self {
         Self {
+            precision: match config.compute {
+                Some(FloatStorage::Bf16) => Precision::MixedBf16,
+                _ => Precision::F32,
+            },
             micro_batches: config.micro_batches,
             checkpointing: config.checkpointing,
             optimizer: config.optimizer,

@@ -26,6 +26,8 @@ pub struct SiteContext {
     pub what_fits: Option<crate::what_fits::WhatFits>,
     /// The landing page's fix order (none without records).
     pub fix_order: Option<crate::fix_order::FixOrder>,
+    /// Every fix on one workload, and the order read from it (none without its record).
+    pub workload: Option<crate::workload_table::WorkloadTable>,
     /// Which machine, device and commit produced each result set, one line each.
     pub provenance: Vec<String>,
     /// The runs that produced the result sets, for the "Runs" page.
@@ -106,6 +108,8 @@ pub struct ResultSet {
     pub reproduce: String,
     /// Which device and what its probe counts, in a few words (`cpu (Flex ...)`).
     pub device_label: String,
+    /// The device in a word or two (`cpu`, `wgpu, software`).
+    pub device_short: String,
     /// The device's own name where its driver gave one (`NVIDIA H200`).
     pub device_name: String,
     /// The index row of this set, repeated as its summary.
@@ -764,6 +768,7 @@ fn result_set(record: &Analysed) -> ResultSet {
         csv_href: csv_path(record),
         reproduce: reproduce_command(record),
         device_label: device_label(record),
+        device_short: crate::index_row::device_short(record),
         device_name: record
             .device
             .identity
@@ -1101,6 +1106,7 @@ impl SiteContext {
             estimator_worst,
             what_fits: capacity.map(crate::what_fits::WhatFits::new),
             fix_order: crate::fix_order::FixOrder::new(records),
+            workload: crate::workload_table::WorkloadTable::new(records),
             provenance: crate::fix_order::provenance_lines(records),
             runs: crate::runs::rows(records),
             pages,

@@ -151,6 +151,17 @@ pub fn device_label(record: &Analysed) -> String {
     }
 }
 
+/// The device of a record in a word or two, for a phone's line: the kind, and whether its
+/// driver is software (`cpu`, `wgpu, software`, `cuda`); the full identity is
+/// [`device_label`]'s.
+pub fn device_short(record: &Analysed) -> String {
+    if software(record) {
+        format!("{}, software", record.device.kind.name())
+    } else {
+        record.device.kind.name().to_string()
+    }
+}
+
 /// Whether the record was measured on a software driver (lavapipe), whose times are not a GPU's.
 pub fn software(record: &Analysed) -> bool {
     record

@@ -17,6 +17,7 @@ pub mod probe;
 pub mod runs;
 pub mod what_fits;
 pub mod words;
+pub mod workload_table;
 
 use std::path::Path;
 

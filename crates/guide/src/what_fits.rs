@@ -323,12 +323,13 @@ fn decisions(tables: &EstimatorTables) -> Vec<String> {
             .position(|c| c.name == "24 GB")
             .unwrap_or(0);
         out.push(format!(
-            "The activations are over the card (the fixed part fits): lower the batch first; to \
-             keep the effective batch, accumulate over micro-batches (it divides the activations \
-             by k and adds one set of gradients); then checkpoint (it keeps a fraction of each \
-             block's activations and recomputes the rest in backward); then mixed bf16 (it halves \
-             the activations and adds a 16-bit copy of the weights). For {} ({} parameters, {} \
-             fixed in f32 with Adam, {} of activations per sequence) on a {} card: {}.",
+            "The activations are over the card (the fixed part fits): lower the batch, or keep \
+             the effective batch and accumulate over micro-batches (it divides the activations by \
+             k and adds one set of gradients); checkpoint (it keeps a fraction of each block's \
+             activations and recomputes the rest in backward); mixed bf16 (it halves the \
+             activations and adds a 16-bit copy of the weights). Which first: the order below, \
+             the landing page's. For {} ({} parameters, {} fixed in f32 with Adam, {} of \
+             activations per sequence) on a {} card: {}.",
             m.id,
             m.params,
             format::gb(m.fixed_bytes),

@@ -432,6 +432,9 @@ pub struct Analysis<S = String> {
     pub charts: Vec<Chart<S>>,
     /// Published figures beside ours.
     pub published: Vec<PublishedFigure<S>>,
+    /// Every fix on one workload, on one base (the technique that measures them all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_table: Option<crate::fix_table::FixTable<S>>,
 }
 
 impl<S: From<&'static str>> Analysis<S> {
@@ -454,6 +457,7 @@ impl<S: From<&'static str>> Analysis<S> {
             fits: vec![],
             charts: vec![],
             published: vec![],
+            fix_table: None,
         }
     }
 }
@@ -561,6 +565,7 @@ impl<S> MapText<S> for Analysis<S> {
             fits: self.fits.iter().map(|f| f.map_text(word)).collect(),
             charts: self.charts.iter().map(|c| c.map_text(word)).collect(),
             published: self.published.iter().map(|p| p.map_text(word)).collect(),
+            fix_table: self.fix_table.as_ref().map(|t| t.map_text(word)),
         }
     }
 }

@@ -93,3 +93,27 @@ mod tests {
         assert_eq!(seconds(0.0123), "12.300 ms");
     }
 }
+
+/// A whole number with thousands separators (`50,257`).
+pub fn thousands(value: u64) -> String {
+    let digits = value.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod thousands_tests {
+    #[test]
+    fn groups_of_three() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(50257), "50,257");
+        assert_eq!(super::thousands(124_439_808), "124,439,808");
+    }
+}

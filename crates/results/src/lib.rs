@@ -16,6 +16,7 @@ pub mod criterion;
 pub mod device;
 pub mod error;
 pub mod fit;
+pub mod fix_table;
 pub mod format;
 pub mod memory;
 pub mod paired;
@@ -32,6 +33,7 @@ pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, FitModel, 
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
+pub use fix_table::{FixCell, FixTable, ProjectedCell, Projection};
 pub use memory::{PeakBracket, Phase, PhaseKey, PhaseMemory, ProbeInfo};
 pub use paired::{
     build_rounds, count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS,

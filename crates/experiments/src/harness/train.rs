@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
 use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::ElementConversion;
+use burn::tensor::{ElementConversion, FloatDType};
 use results::{
-    Check, DeviceKind, Metric, Metrics, Phase, PhaseKey, PhaseMemory, PhaseTiming, PointResult,
-    PutMetric, Timing, Trace,
+    Check, DeviceKind, FloatStorage, Metric, Metrics, Phase, PhaseKey, PhaseMemory, PhaseTiming,
+    PointResult, PutMetric, Timing, Trace,
 };
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +57,11 @@ pub struct TrainConfig {
         skip_serializing_if = "is_exclusive_pages"
     )]
     pub pool: Pool,
+    /// The float type the forward pass computes in, where it differs from storage: mixed
+    /// precision (f32 master weights, gradients and optimizer state; the weights and inputs
+    /// cast for the forward pass). Written only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute: Option<FloatStorage>,
 }
 
 fn one() -> usize {
@@ -84,7 +89,13 @@ impl TrainConfig {
             checkpointing: Checkpointing::None,
             optimizer: Optimizer::Adam,
             pool: Pool::ExclusivePages,
+            compute: None,
         }
+    }
+
+    /// Burn's float type of the forward pass, where it differs from storage.
+    pub fn compute_dtype(&self) -> Option<FloatDType> {
+        self.compute.map(backend::float_dtype)
     }
 }
 
@@ -186,16 +197,33 @@ pub fn run_train_point<K: TrainChecks>(
     device: DeviceKind,
     checks: K,
 ) -> Result<PointResult, ExperimentError> {
+    run_train_point_stored(config, FloatStorage::F32, repeats, device, checks, true)
+}
+
+/// Measures a training point of `config` whose tensors are stored in `float` (the device's
+/// default float type: weights, gradients, optimizer state and activations), with a memory
+/// timeline of one more step where `timeline` asks (a step of a large model on a CPU takes
+/// seconds: a point that shows no timeline spares it).
+pub fn run_train_point_stored<K: TrainChecks>(
+    config: TrainConfig,
+    float: FloatStorage,
+    repeats: Repeats,
+    device: DeviceKind,
+    checks: K,
+    timeline: bool,
+) -> Result<PointResult, ExperimentError> {
     device.dispatch(
         Setup {
             checkpointing: config.checkpointing,
             pool: config.pool,
-            ..Default::default()
+            float,
+            compute: config.compute,
         },
         TrainPoint {
             config,
             repeats,
             checks,
+            timeline,
         },
     )
 }
@@ -219,14 +247,16 @@ pub struct MeasuredSteps {
 
 /// The measured loop of a training point: the first step, which allocates the optimizer's
 /// state (read as what stays live after it above `after_runtime`), the rest of the warm-up,
-/// then the timed steps, each processing `samples_per_step`. `step` runs one metered step and
-/// pushes its phases.
+/// then the timed steps, each processing `samples_per_step`, then (where `timeline` asks and
+/// the probe sees every allocation) one more step for its memory timeline. `step` runs one
+/// metered step and pushes its phases.
 pub fn measured_steps(
     probe: &dyn MemoryProbe,
     sync: &dyn Fn(),
     after_runtime: u64,
     repeats: Repeats,
     samples_per_step: u64,
+    timeline: bool,
     mut step: impl FnMut(&mut Vec<Vec<PhaseMemory>>),
 ) -> MeasuredSteps {
     let mut warm_runs = Vec::new();
@@ -242,7 +272,7 @@ pub fn measured_steps(
     let timing = timing::repeat(0, repeats.repeats, samples_per_step, || step(&mut runs));
     let phases =
         collapse_by_name(bracketed_step(probe, &mut step).unwrap_or_else(|| last_repeat(&runs)));
-    let timeline = if !timing::timing_only() && probe.start_timeline() {
+    let timeline = if timeline && !timing::timing_only() && probe.start_timeline() {
         // Room for the step's phases made before the timeline starts: nothing of the harness
         // is allocated inside it.
         let mut timeline_runs: Vec<Vec<PhaseMemory>> = Vec::with_capacity(1);
@@ -421,7 +451,7 @@ pub fn set_up<B: AutodiffBackend>(
     // One forward and backward without an optimizer step, so that the backend's own buffers
     // (matmul packing workspaces, the thread pool) exist before the optimizer state is read.
     for slice in batch.slices(c.micro_batches) {
-        drop(model.loss(&slice).backward());
+        drop(model.loss_in(&slice, c.compute_dtype()).backward());
     }
     sync();
     let after_runtime = probe.read().in_use_bytes;
@@ -447,6 +477,8 @@ pub struct TrainPoint<K> {
     pub repeats: Repeats,
     /// The technique's proof.
     pub checks: K,
+    /// Whether to record one more step's memory timeline (where the probe can).
+    pub timeline: bool,
 }
 
 impl<K: TrainChecks> OnBackend for TrainPoint<K> {
@@ -505,6 +537,7 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
                 c.lr,
                 batch,
                 c.micro_batches,
+                c.compute_dtype(),
             ));
             runs.push(meter.finish());
         };
@@ -516,6 +549,7 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
             readings.after_runtime,
             point.repeats,
             units,
+            point.timeline,
             step,
         );
         readings.optimizer_state_bytes = steps.optimizer_state_bytes;

@@ -21,6 +21,7 @@ macro_rules! registry {
 }
 
 registry! {
+    gpt2_small::Gpt2Small,
     batch_size::BatchSize,
     accumulation::Accumulation,
     mixed_precision::MixedPrecision,

@@ -13,6 +13,7 @@ mod bracket;
 mod cache_release;
 mod checkpointing;
 mod checks;
+mod gpt2_small;
 mod in_place;
 mod mixed_precision;
 mod no_grad;
@@ -80,6 +81,7 @@ fn technique(key: &str, said: &Said<'_>) -> Option<String> {
         "batch-size" => batch_size::word(key, said),
         "cache-release" => cache_release::word(key, said),
         "checkpointing" => checkpointing::word(key, said),
+        "gpt2-small" => gpt2_small::word(key, said),
         "in-place" => in_place::word(key, said),
         "mixed-precision" => mixed_precision::word(key, said),
         "no-grad" => no_grad::word(key, said),

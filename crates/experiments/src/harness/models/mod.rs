@@ -351,7 +351,8 @@ pub fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
 /// loss is scaled by 1/k, back-propagated, and its gradients added to a `GradientsAccumulator`
 /// (inside the `backward` phase); one optimizer step then applies the sum, which equals the
 /// gradient of the whole batch's mean loss. The meter records one forward and one backward
-/// phase per micro-batch.
+/// phase per micro-batch. `compute`, where set, is the float type the forward pass computes in
+/// ([`Model::loss_in`]).
 pub fn train_step<B, O>(
     meter: &mut PhaseMeter<'_>,
     model: Model<B>,
@@ -359,13 +360,14 @@ pub fn train_step<B, O>(
     lr: f64,
     batch: &Batch<B>,
     micro_batches: usize,
+    compute: Option<FloatDType>,
 ) -> Model<B>
 where
     B: AutodiffBackend,
     O: Optimizer<Model<B>, B>,
 {
     if micro_batches <= 1 {
-        let loss = meter.phase(Phase::Forward, || model.loss(batch));
+        let loss = meter.phase(Phase::Forward, || model.loss_in(batch, compute));
         let grads = meter.phase(Phase::Backward, || loss.backward());
         return meter.phase(Phase::Optimizer, || {
             let grads = GradientsParams::from_grads(grads, &model);
@@ -375,7 +377,9 @@ where
     let mut accumulator = GradientsAccumulator::<Model<B>>::new();
     for slice in batch.slices(micro_batches) {
         let loss = meter.phase(Phase::Forward, || {
-            model.loss(&slice).div_scalar(micro_batches as f64)
+            model
+                .loss_in(&slice, compute)
+                .div_scalar(micro_batches as f64)
         });
         meter.phase(Phase::Backward, || {
             let grads = GradientsParams::from_grads(loss.backward(), &model);

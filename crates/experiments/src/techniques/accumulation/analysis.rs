@@ -204,6 +204,7 @@ impl Analyse for Accumulation {
         }];
 
         Analysis {
+            fix_table: None,
             headline: Headline::versus(
                 Text::said("headline")
                     .count("batch", base.config.batch)

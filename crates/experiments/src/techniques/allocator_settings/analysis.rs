@@ -298,6 +298,7 @@ impl Analyse for AllocatorSettings {
             },
         };
         Analysis {
+            fix_table: None,
             headline,
             secondary_headlines: vec![],
             findings,

@@ -315,6 +315,7 @@ impl Analyse for BatchSize {
         }];
 
         Analysis {
+            fix_table: None,
         headline: Headline::versus(
             Text::said("headline")
                 .number("large", batch(large))

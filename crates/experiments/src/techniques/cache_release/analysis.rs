@@ -250,6 +250,7 @@ impl Analyse for CacheRelease {
             },
         };
         Analysis {
+            fix_table: None,
             headline,
             secondary_headlines: vec![],
             findings,

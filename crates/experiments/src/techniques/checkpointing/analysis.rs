@@ -371,6 +371,7 @@ impl Analyse for GradientCheckpointing {
 
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         Analysis {
+            fix_table: None,
             headline: Headline::versus(
                 Text::said("headline")
                     .count("depth", max_depth)

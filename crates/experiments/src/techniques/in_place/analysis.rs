@@ -218,6 +218,7 @@ impl Analyse for InPlace {
 
         let (k, c) = (norm_kept, norm_consumed);
         Analysis {
+            fix_table: None,
             headline: Headline::versus(
                 Text::said("headline")
                     .name("case", k.config.case.name())

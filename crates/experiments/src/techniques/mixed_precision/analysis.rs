@@ -530,6 +530,7 @@ impl Analyse for MixedPrecision {
             .collect();
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         Analysis {
+            fix_table: None,
             headline,
             secondary_headlines,
             findings,

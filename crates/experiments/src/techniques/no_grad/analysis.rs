@@ -236,6 +236,7 @@ impl Analyse for NoGrad {
         transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
         let detail = Text::said("worst-check");
         Analysis {
+            fix_table: None,
             headline: Headline::versus(
                 Text::said("headline").count("batch", ad.config.batch),
                 Side::with_peak("evaluation peak above the model and inputs", ad_eval),

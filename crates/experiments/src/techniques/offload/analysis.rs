@@ -239,6 +239,7 @@ impl Analyse for Offload {
         )
         .timed_by(HEADLINE);
         Analysis {
+            fix_table: None,
             headline,
             secondary_headlines: vec![],
             findings,

@@ -338,6 +338,7 @@ impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for HostSteps<'_, B> {
             readings.after_runtime,
             point.repeats,
             units,
+            true,
             step,
         );
         readings.optimizer_state_bytes = steps.optimizer_state_bytes;

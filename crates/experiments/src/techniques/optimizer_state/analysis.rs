@@ -312,6 +312,7 @@ impl Analyse for OptimizerState {
         ];
 
         Analysis {
+            fix_table: None,
             headline: Headline::versus(
                 Text::said("headline").count("batch", adam.config.train.batch),
                 Side::step(adam.result),

@@ -321,6 +321,7 @@ impl Analyse for Quantization {
             );
         }
         Analysis {
+            fix_table: None,
             headline: Headline::versus(
                 Text::said("headline").count("batch", base.config.batch),
                 side(base),

@@ -215,7 +215,8 @@ impl WeightFormat {
 
     /// The format's scheme on backend `B` (its own storage: Flex keeps one value per byte,
     /// CubeCL packs values into u32 words), with f32 scales; `None` for a float format.
-    fn scheme<B: Backend>(self) -> Option<QuantScheme> {
+    /// Burn's scheme of a quantized format (`None` for floats).
+    pub fn scheme<B: Backend>(self) -> Option<QuantScheme> {
         let Self::Quantized { bits, block } = self else {
             return None;
         };

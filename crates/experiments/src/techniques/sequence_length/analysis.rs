@@ -465,6 +465,7 @@ impl Analyse for SequenceLength {
             .collect();
 
         Analysis {
+            fix_table: None,
             headline: Headline::versus(
                 Text::said("headline")
                     .count("long", long.config.shape.seq)

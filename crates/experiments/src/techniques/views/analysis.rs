@@ -241,6 +241,7 @@ impl Analyse for Views {
             _ => Analysis::unmeasured(correctness).headline,
         };
         Analysis {
+            fix_table: None,
             headline,
             secondary_headlines: vec![],
             findings,

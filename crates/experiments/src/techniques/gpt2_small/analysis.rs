@@ -1,0 +1,310 @@
+//! The GPT-2-small table's conclusions: each cell's peak on the plain step's base, its fixed
+//! part and activations, the estimator beside it, its check, and the same fixes projected onto
+//! a 24 GiB card at sequence 1024.
+
+use results::{
+    Analysis, AxisUnit, Chart, ComparisonSpec, Correctness, FixCell, FixTable, Headline,
+    MeasuredPoint, Metric, PairedComparison, ProjectedCell, Projection, Scale, Series, Side,
+    Text, Trace,
+};
+
+use super::{workload, CellConfig, Fix, Gpt2Metric, Gpt2Small};
+use crate::capacity::{largest_batch, Sharding};
+use crate::estimate::StepPlan;
+use crate::harness::models::ModelShape;
+use crate::harness::profile::Sizes;
+use crate::technique::{Analyse, Row, Technique};
+
+type R<'a> = Row<'a, CellConfig>;
+
+/// The card the table is projected onto: 24 GiB, the memory of the consumer cards (RTX 3090,
+/// 4090) most out-of-memory reports come from.
+pub const CARD_BYTES: f64 = 24.0 * 1024.0 * 1024.0 * 1024.0;
+/// The sequence of the projection: GPT-2's context.
+pub const PROJECTED_SEQ: usize = 1024;
+/// The longest step the three headline fixes are timed in pairs at: a comparison runs at
+/// least four builds of three arms each, which at a step of several seconds on a CPU is
+/// minutes per fix, more than the run's budget holds.
+const MAX_PAIRED_STEP_S: f64 = 1.0;
+/// The fixes timed against plain, where a step is short enough.
+const TIMED: [Fix; 3] = [Fix::Accumulation, Fix::Checkpointing, Fix::MixedBf16];
+
+fn cell<'r, 'a>(rows: &'r [R<'a>], fix: Fix) -> Option<&'r R<'a>> {
+    rows.iter().find(|r| r.config.fix == fix)
+}
+
+/// The headline fixes against plain, timed in pairs where a plain step takes at most
+/// [`MAX_PAIRED_STEP_S`].
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let Some(plain) = cell(rows, Fix::Plain) else {
+        return Vec::new();
+    };
+    if plain.result.step.median_s > MAX_PAIRED_STEP_S {
+        return Vec::new();
+    }
+    TIMED
+        .iter()
+        .filter_map(|&fix| cell(rows, fix))
+        .map(|r| ComparisonSpec::new(r.config.fix.id(), plain.id, r.id))
+        .collect()
+}
+
+/// A cell's peak above what the process held before the model was built (inference points
+/// that did not read it: the pass's peak as read).
+fn peak(r: &R<'_>) -> f64 {
+    let above = r.peak_above_process();
+    if above.is_finite() {
+        above
+    } else {
+        r.peak()
+    }
+}
+
+/// Weights and optimizer state as measured; for inference, the weights (with the inputs and
+/// the process's own bytes where the pass did not read them apart).
+fn fixed(r: &R<'_>) -> f64 {
+    fn m(r: &R<'_>, k: impl results::MetricKey) -> f64 {
+        let v = r.result.metric(k);
+        if v.is_finite() {
+            v
+        } else {
+            0.0
+        }
+    }
+    if r.config.fix.training() {
+        m(r, Metric::ParamBytes) + m(r, Metric::OptimizerStateBytes)
+    } else if r.result.metric(Gpt2Metric::ConvertedWeightBytes).is_finite() {
+        m(r, Gpt2Metric::ConvertedWeightBytes)
+    } else {
+        m(r, Metric::LiveBeforeBytes)
+    }
+}
+
+/// The gradients held at the end of backward, where the cell read them apart (NaN for
+/// inference and for accumulation: see [`FixCell::gradient_bytes`]).
+fn gradients(r: &R<'_>) -> f64 {
+    let g = r.result.metric(Metric::GradBytes);
+    if r.config.fix.training() && r.config.train.micro_batches == 1 {
+        g
+    } else {
+        f64::NAN
+    }
+}
+
+/// What the forward pass keeps for backward; for inference, the pass's own bytes.
+fn activations(r: &R<'_>) -> f64 {
+    if r.config.fix.training() {
+        r.result.metric(Metric::ActivationBytes)
+    } else {
+        r.result.metric(Metric::EvalBytes)
+    }
+}
+
+/// The words of a cell's check.
+fn check_text(r: &R<'_>) -> Text {
+    let Some(check) = r.result.checks.first() else {
+        return Text::said("check-none");
+    };
+    if check.what == "loss-falls" {
+        let losses = r.result.trace(Trace::LossByStep);
+        Text::said("check-loss-falls")
+            .number("first", losses.first().copied().unwrap_or(f64::NAN))
+            .number("last", losses.last().copied().unwrap_or(f64::NAN))
+            .count("steps", losses.len())
+    } else {
+        Text::said("check-compare")
+            .name("what", check.what.clone())
+            .number("rel", check.max_rel_diff)
+            .number("tolerance", check.tolerance)
+    }
+}
+
+/// The fix in a few words.
+fn fix_text(fix: Fix) -> Text {
+    Text::said("fix").name("fix", fix.id())
+}
+
+/// The same fixes at the card's out-of-memory point: the smallest batch at sequence
+/// [`PROJECTED_SEQ`] whose plain step does not fit [`CARD_BYTES`], each fix's estimated peak
+/// there and the largest batch it lets fit.
+pub fn projection() -> Option<Projection<Text>> {
+    let (shape, _) = workload(Sizes::FullCuda);
+    let shape = crate::harness::models::TransformerShape {
+        seq: PROJECTED_SEQ,
+        ..shape
+    };
+    let plan = |fix: Fix, batch: usize| StepPlan {
+        precision: fix.precision(),
+        ..StepPlan::of_training(&fix.train(shape, batch))
+    };
+    let fits_plain = largest_batch(plan(Fix::Plain, 2), CARD_BYTES, Sharding::DataParallel, 1)?;
+    // The batch where plain stops fitting, even so that half of it and two micro-batches are
+    // whole.
+    let batch = (fits_plain as usize + 1).next_multiple_of(2);
+    let cells = Fix::ALL
+        .into_iter()
+        .filter(|f| f.training())
+        .map(|fix| {
+            let p = plan(fix, batch);
+            let bytes = p.bytes();
+            // The largest batch with the fix: the half batch is plain's step at half the batch.
+            let base = if fix == Fix::HalfBatch { plan(Fix::Plain, 2) } else { p };
+            ProjectedCell {
+                id: fix.id().into(),
+                fix: fix_text(fix),
+                predicted_bytes: bytes.step_peak(),
+                fixed_bytes: bytes.fixed() + bytes.grads,
+                max_batch: largest_batch(base, CARD_BYTES, Sharding::DataParallel, 1)
+                    .map_or(0.0, |b| b as f64),
+            }
+        })
+        .collect();
+    Some(Projection {
+        card_bytes: CARD_BYTES,
+        seq: PROJECTED_SEQ,
+        batch: batch as f64,
+        cells,
+    })
+}
+
+impl Analyse for Gpt2Small {
+    fn analyse(
+        &self,
+        rows: Vec<R<'_>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis<Text> {
+        let correctness = Correctness::of(points);
+        let Some(plain) = cell(&rows, Fix::Plain) else {
+            return Analysis::unmeasured(correctness);
+        };
+        let ModelShape::Transformer(shape) = plain.config.train.shape else {
+            return Analysis::unmeasured(correctness);
+        };
+        let cells: Vec<FixCell<Text>> = rows
+            .iter()
+            .map(|r| FixCell {
+                id: r.id.to_string(),
+                fix: fix_text(r.config.fix),
+                training: r.config.fix.training(),
+                page: r.config.fix.page().map(str::to_string),
+                peak_bytes: peak(r),
+                fixed_bytes: fixed(r),
+                gradient_bytes: gradients(r),
+                activation_bytes: activations(r),
+                predicted_bytes: self
+                    .step_plan(&r.config)
+                    .map(|p| p.bytes().step_peak()),
+                correctness: Correctness::of_checks(&r.result.checks)
+                    .unwrap_or(Correctness::NotApplicable),
+                check: check_text(r),
+            })
+            .collect();
+        let workload = Text::said("workload")
+            .count("layers", shape.layers)
+            .count("d_model", shape.d_model)
+            .count("heads", shape.heads)
+            .count("vocab", shape.vocab)
+            .count("seq", shape.seq)
+            .count("batch", plain.config.train.batch)
+            .count("params", shape.num_params());
+        let table = FixTable {
+            workload: workload.clone(),
+            base: plain.id.to_string(),
+            cells,
+            projection: projection(),
+        };
+
+        let best = cell(&rows, Fix::AccumulationCheckpointingMixed);
+        let headline = match best {
+            Some(b) => Headline::versus(
+                Text::said("headline").count("batch", plain.config.train.batch),
+                Side::with_peak("step peak", peak(plain)),
+                Side::with_peak("step peak", peak(b)),
+                Correctness::of_checks(&b.result.checks).unwrap_or(Correctness::NotApplicable),
+                check_text(b),
+            ),
+            None => return Analysis::unmeasured(correctness),
+        };
+
+        // The fixes timed in pairs, each a row of the index beside the headline.
+        let secondary_headlines = TIMED
+            .iter()
+            .filter_map(|&fix| {
+                let r = cell(&rows, fix)?;
+                let timed = paired.iter().any(|c| c.spec.id == fix.id());
+                let h = Headline::versus(
+                    Text::said("secondary").name("fix", fix.id()),
+                    Side::with_peak("step peak", peak(plain)),
+                    Side::with_peak("step peak", peak(r)),
+                    Correctness::of_checks(&r.result.checks)
+                        .unwrap_or(Correctness::NotApplicable),
+                    check_text(r),
+                )
+                .variant(fix.id());
+                Some(if timed { h.timed_by(fix.id()) } else { h })
+            })
+            .collect();
+
+        let base = peak(plain);
+        let mut findings = vec![workload, Text::said("fixed-share")
+            .bytes("fixed", fixed(plain) + gradients(plain))
+            .bytes("activations", activations(plain))
+            .bytes("peak", base)];
+        if paired.is_empty() {
+            findings.push(
+                Text::said("not-timed")
+                    .seconds("step", plain.result.step.median_s)
+                    .seconds("limit", MAX_PAIRED_STEP_S),
+            );
+        }
+        findings.extend(
+            paired
+                .iter()
+                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+        );
+
+        let training: Vec<&R<'_>> = rows.iter().filter(|r| r.config.fix.training()).collect();
+        let bar = |name: Text, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
+            Series::line(
+                name,
+                predicted,
+                training
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| ((i + 1) as f64, f(r)))
+                    .collect(),
+            )
+        };
+        let charts = vec![Chart {
+            id: "peak-by-fix".into(),
+            title: Text::said("label.peak-by-fix"),
+            x_label: Text::said("label.fix"),
+            y_label: Text::said("label.step-peak"),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Bytes,
+            x_scale: Scale::Linear,
+            categories: training.iter().map(|r| r.config.fix.id().to_string()).collect(),
+            series: vec![
+                bar(Text::said("label.measured-peak"), false, &peak),
+                bar(Text::said("label.fixed-part"), false, &fixed),
+                bar(Text::said("label.activations-kept"), false, &activations),
+                bar(Text::said("label.estimated-peak"), true, &|r| {
+                    self.step_plan(&r.config)
+                        .map_or(f64::NAN, |p| p.bytes().step_peak())
+                }),
+            ],
+        }];
+
+        Analysis {
+            fix_table: Some(table),
+            headline,
+            secondary_headlines,
+            findings,
+            comparisons: vec![],
+            fits: vec![],
+            charts,
+            published: vec![],
+        }
+    }
+}

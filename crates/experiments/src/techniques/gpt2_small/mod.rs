@@ -1,0 +1,598 @@
+//! Every fix on one GPT-2-small-shaped training step: the table the landing page ranks.
+//!
+//! Question: on a model of the size people run out of memory with, what does each fix do to
+//! the same step's peak, measured on one base?
+//! Method: a decoder of GPT-2 small's shape (12 blocks, d_model 768, 12 heads, vocabulary
+//! 50,257; learned positions; an untied head with a bias, so 162 M parameters at sequence 256
+//! where GPT-2 ties its head and counts 124 M) trained with Adam on a Markov chain's
+//! sequences; one cell per fix, each a fresh process from the same seed: plain, half the batch,
+//! accumulation, mixed bf16, bf16 storage, checkpointing, SGD with momentum, and two
+//! combinations; then inference on the same weights (autodiff, `valid()`, 8-bit and 4-bit
+//! weights). Each cell's peak is set beside the estimator's and proved by a check that can
+//! fail: the same gradients as plain where the fix should compute the same, the loss falling
+//! where it changes the step by design.
+//! Answer: at this shape the fixed part (weights, gradients, Adam's state: 16 bytes a
+//! parameter) is most of the step, so activation fixes save a share that grows with the batch
+//! and sequence; the projection to a 24 GB card at sequence 1024 shows the same fixes where
+//! activations dominate.
+
+mod analysis;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use burn::module::{AutodiffModule, Module, ModuleMapper, Param, Quantizer};
+use burn::optim::{GradientsAccumulator, GradientsParams};
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::quantization::Calibration;
+use burn::tensor::Tensor;
+use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PointResult, Profile, PutMetric, Trace};
+use serde::{Deserialize, Serialize};
+
+use crate::estimate::{Precision, StepPlan};
+use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
+use crate::harness::models::{mlp, Model, ModelShape, TransformerShape};
+use crate::harness::optim::Optimizer;
+use crate::harness::probe::{bracketed_step, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::profile::{Repeats, Sizes};
+use crate::harness::timing;
+use crate::harness::train::{run_train_point_stored, Proof, TrainChecks, TrainConfig, Trained};
+use crate::technique::{Measurement, Planned, Row, Technique};
+use crate::techniques::no_grad::{EvalConfig, EvalMode, EvalPoint};
+use crate::techniques::optimizer_state::loss_fell;
+use crate::techniques::quantization::{self, Bits, WeightFormat};
+
+results::metric_keys! {
+    /// What the GPT-2-small table measures beyond the shared metrics.
+    pub enum Gpt2Metric {
+        /// The weights' bytes after conversion (inference cells with quantized weights).
+        ConvertedWeightBytes = "converted_weight_bytes",
+        /// Root-mean-square error of the logits against f32 weights', over theirs.
+        LogitsRmsRelativeError = "logits_rms_relative_error",
+    }
+}
+
+/// Gradients computed in another order (micro-batches summed, activations recomputed) are the
+/// same values up to reordered f32 sums, which at this size run over hundreds of tokens: held
+/// to a ten-thousandth of the largest gradient.
+const SAME_GRADIENTS: f64 = 1e-4;
+/// bf16 keeps 8 significant bits (a relative rounding of 2^-9 per value); a forward pass of a
+/// few dozen rounded operations moves a gradient by a few percent of the largest at most.
+const BF16_GRADIENTS: f64 = 0.05;
+/// Steps of a cell's training proof (the loss must fall over them).
+const PROOF_STEPS: usize = 2;
+
+/// The fixes, each one cell of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fix {
+    /// Adam in f32 on the whole batch: the base.
+    Plain,
+    /// Half the batch.
+    HalfBatch,
+    /// The batch as two micro-batches, gradients accumulated.
+    Accumulation,
+    /// f32 master weights, the forward pass in bf16.
+    MixedBf16,
+    /// Everything stored in bf16.
+    Bf16Storage,
+    /// Burn's balanced checkpointing.
+    Checkpointing,
+    /// SGD with momentum instead of Adam.
+    Momentum,
+    /// Accumulation and checkpointing.
+    AccumulationCheckpointing,
+    /// Accumulation, checkpointing and mixed bf16.
+    AccumulationCheckpointingMixed,
+    /// A forward pass on the autodiff backend, never back-propagated.
+    InferAutodiff,
+    /// The same pass after `model.valid()`.
+    InferValid,
+    /// `valid()` with 8-bit weights.
+    InferInt8,
+    /// `valid()` with 4-bit weights.
+    InferInt4,
+}
+
+impl Fix {
+    /// Every cell, in the table's order.
+    pub const ALL: [Fix; 13] = [
+        Fix::Plain,
+        Fix::HalfBatch,
+        Fix::Accumulation,
+        Fix::MixedBf16,
+        Fix::Bf16Storage,
+        Fix::Checkpointing,
+        Fix::Momentum,
+        Fix::AccumulationCheckpointing,
+        Fix::AccumulationCheckpointingMixed,
+        Fix::InferAutodiff,
+        Fix::InferValid,
+        Fix::InferInt8,
+        Fix::InferInt4,
+    ];
+
+    /// Kebab-case id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Fix::Plain => "plain",
+            Fix::HalfBatch => "half-batch",
+            Fix::Accumulation => "accumulation",
+            Fix::MixedBf16 => "mixed-bf16",
+            Fix::Bf16Storage => "bf16-storage",
+            Fix::Checkpointing => "checkpointing",
+            Fix::Momentum => "momentum",
+            Fix::AccumulationCheckpointing => "accumulation-checkpointing",
+            Fix::AccumulationCheckpointingMixed => "accumulation-checkpointing-mixed-bf16",
+            Fix::InferAutodiff => "inference-autodiff",
+            Fix::InferValid => "inference-valid",
+            Fix::InferInt8 => "inference-int8",
+            Fix::InferInt4 => "inference-int4",
+        }
+    }
+
+    /// Whether the cell is a training step.
+    pub fn training(self) -> bool {
+        !matches!(
+            self,
+            Fix::InferAutodiff | Fix::InferValid | Fix::InferInt8 | Fix::InferInt4
+        )
+    }
+
+    /// The technique page that explains the fix.
+    pub fn page(self) -> Option<&'static str> {
+        Some(match self {
+            Fix::Plain => return None,
+            Fix::HalfBatch => "batch-size",
+            Fix::Accumulation | Fix::AccumulationCheckpointing => "accumulation",
+            Fix::MixedBf16 | Fix::Bf16Storage | Fix::AccumulationCheckpointingMixed => {
+                "mixed-precision"
+            }
+            Fix::Checkpointing => "checkpointing",
+            Fix::Momentum => "optimizer-state",
+            Fix::InferAutodiff | Fix::InferValid => "no-grad",
+            Fix::InferInt8 | Fix::InferInt4 => "quantization",
+        })
+    }
+
+    /// The estimator's precision of the cell.
+    pub fn precision(self) -> Precision {
+        match self {
+            Fix::MixedBf16 | Fix::AccumulationCheckpointingMixed => Precision::MixedBf16,
+            Fix::Bf16Storage => Precision::Bf16,
+            _ => Precision::F32,
+        }
+    }
+
+    /// The training step of the cell, from the plain step of `shape` on `batch` sequences.
+    pub fn train(self, shape: TransformerShape, batch: usize) -> TrainConfig {
+        let plain = TrainConfig {
+            seed: 11,
+            ..TrainConfig::adam(shape, batch)
+        };
+        let accumulated = TrainConfig {
+            micro_batches: 2,
+            ..plain
+        };
+        let checkpointed = |c: TrainConfig| TrainConfig {
+            checkpointing: Checkpointing::Balanced,
+            ..c
+        };
+        let mixed = |c: TrainConfig| TrainConfig {
+            compute: Some(FloatStorage::Bf16),
+            ..c
+        };
+        match self {
+            Fix::HalfBatch => TrainConfig {
+                batch: batch / 2,
+                ..plain
+            },
+            Fix::Accumulation => accumulated,
+            Fix::MixedBf16 => mixed(plain),
+            Fix::Checkpointing => checkpointed(plain),
+            Fix::Momentum => TrainConfig {
+                optimizer: Optimizer::Momentum,
+                // Burn's SGD default rate is far from Adam's; the optimizer-state page's rate.
+                lr: crate::techniques::optimizer_state::learning_rate(Optimizer::Momentum),
+                ..plain
+            },
+            Fix::AccumulationCheckpointing => checkpointed(accumulated),
+            Fix::AccumulationCheckpointingMixed => mixed(checkpointed(accumulated)),
+            _ => plain,
+        }
+    }
+}
+
+/// Configuration of one cell.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CellConfig {
+    /// The fix.
+    pub fix: Fix,
+    /// The step (for inference: the model, batch and seed of the pass).
+    pub train: TrainConfig,
+}
+
+/// The table's workload.
+pub struct Gpt2Small;
+
+/// The model and batch at each size: GPT-2 small at sequence 256, batch 2 on the CPU (the
+/// smallest batch that halves and splits in two; a step takes 10 to 15 s on 2 cores), sequence
+/// 1024 and batch 8 on CUDA; a small decoder quick.
+pub fn workload(sizes: Sizes) -> (TransformerShape, usize) {
+    let gpt2 = |seq| TransformerShape {
+        vocab: 50257,
+        d_model: 768,
+        layers: 12,
+        heads: 12,
+        seq,
+    };
+    match sizes {
+        Sizes::Quick => (
+            TransformerShape {
+                vocab: 256,
+                d_model: 64,
+                layers: 2,
+                heads: 4,
+                seq: 64,
+            },
+            4,
+        ),
+        Sizes::Full => (gpt2(256), 2),
+        Sizes::FullCuda => (gpt2(1024), 8),
+    }
+}
+
+impl Technique for Gpt2Small {
+    type Config = CellConfig;
+    const ID: &'static str = "gpt2-small";
+    const TITLE: &'static str = "Every fix on a GPT-2-small step";
+    const EXPLANATION: &'static str =
+        "One model of the size people run out of memory with, one training step, every fix \
+         applied to it in turn: each cell's peak is a share of the same plain step's peak.";
+    const FIX: &'static str =
+        "Read the table for your case: training or inference, and whether the fixed part alone \
+         is over your card.";
+    const ON_DEVICES: &'static str =
+        "The byte rules are Burn's autodiff and the optimizer's, the same on every device; a \
+         GPU runs the same cells at sequence 1024.";
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<CellConfig>> {
+        let sizes = Sizes::of(profile, device);
+        let (shape, batch) = workload(sizes);
+        Fix::ALL
+            .into_iter()
+            .map(|fix| {
+                let mut planned = Planned::new(
+                    fix.id().into(),
+                    fix.id().replace('-', " "),
+                    profile,
+                    CellConfig {
+                        fix,
+                        train: fix.train(shape, batch),
+                    },
+                );
+                // A step of GPT-2 small takes over ten seconds on 2 cores: one untimed step
+                // (the first allocates Adam's state) and one timed, whose memory is the
+                // cell's; no memory timeline.
+                if sizes == Sizes::Full {
+                    planned.repeats.warmup = 1;
+                    planned.repeats.repeats = 1;
+                }
+                planned
+            })
+            .collect()
+    }
+
+    fn run_point(&self, config: &CellConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
+        let c = config.train;
+        match config.fix {
+            Fix::InferAutodiff | Fix::InferValid => device.dispatch(
+                Setup {
+                    pool: Pool::ExclusivePages,
+                    ..Setup::default()
+                },
+                EvalPoint {
+                    config: EvalConfig {
+                        shape: c.shape,
+                        batch: c.batch,
+                        mode: if config.fix == Fix::InferAutodiff {
+                            EvalMode::Autodiff
+                        } else {
+                            EvalMode::Valid
+                        },
+                        seed: c.seed,
+                    },
+                    repeats,
+                },
+            ),
+            Fix::InferInt8 | Fix::InferInt4 => device.dispatch(
+                Setup {
+                    pool: Pool::ExclusivePages,
+                    ..Setup::default()
+                },
+                QuantizedPass {
+                    config: c,
+                    bits: if config.fix == Fix::InferInt8 {
+                        Bits::Q8
+                    } else {
+                        Bits::Q4
+                    },
+                    repeats,
+                },
+            ),
+            fix => run_train_point_stored(
+                c,
+                Technique::float_storage(self, config),
+                repeats,
+                device,
+                CellProof { fix },
+                false,
+            ),
+        }
+    }
+
+    fn float_storage(&self, config: &CellConfig) -> FloatStorage {
+        match config.fix {
+            Fix::Bf16Storage => FloatStorage::Bf16,
+            _ => FloatStorage::F32,
+        }
+    }
+
+    fn step_plan(&self, config: &CellConfig) -> Option<StepPlan> {
+        config.fix.training().then(|| StepPlan {
+            precision: config.fix.precision(),
+            ..StepPlan::of_training(&config.train)
+        })
+    }
+
+    fn comparisons(&self, rows: &[Row<'_, CellConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
+    }
+}
+
+/// The proof of a training cell.
+struct CellProof {
+    fix: Fix,
+}
+
+impl TrainChecks for CellProof {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
+        let c = *t.config;
+        match self.fix {
+            // Fixes that must compute the same gradients as the plain step: accumulated,
+            // recomputed, or both (mixed bf16 against mixed bf16 alone).
+            Fix::Accumulation
+            | Fix::Checkpointing
+            | Fix::AccumulationCheckpointing
+            | Fix::AccumulationCheckpointingMixed => {
+                drop(t.model);
+                let plain = gradients::<burn::backend::Autodiff<B::InnerBackend>>(
+                    &TrainConfig {
+                        micro_batches: 1,
+                        ..c
+                    },
+                    t.device,
+                );
+                let candidate = gradients::<B>(&c, t.device);
+                // bf16 rounds a split batch's values differently from the whole batch's.
+                let tolerance = if c.compute.is_some() {
+                    BF16_GRADIENTS
+                } else {
+                    SAME_GRADIENTS
+                };
+                vec![Check::compare("gradients-as-one-plain-step", &plain, &candidate, tolerance)]
+                    .into()
+            }
+            // bf16 compute against f32 at the same weights and batch.
+            Fix::MixedBf16 => {
+                drop(t.model);
+                let f32 = gradients::<B>(&TrainConfig { compute: None, ..c }, t.device);
+                let bf16 = gradients::<B>(&c, t.device);
+                vec![Check::compare("gradients-bf16-against-f32", &f32, &bf16, BF16_GRADIENTS)]
+                    .into()
+            }
+            // Fixes that change the step by design: the loss must still fall.
+            _ => {
+                let losses = t.loss_curve(PROOF_STEPS);
+                let mut proof = Proof::from(vec![loss_fell(&losses)]);
+                proof.traces.insert(Trace::LossByStep, losses);
+                proof
+            }
+        }
+    }
+}
+
+/// Every parameter's gradient after one step's forward and backward from the seeded initial
+/// weights, the batch split as `config` says and the forward computed in its type, flattened in
+/// module order.
+fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Vec<f32> {
+    B::seed(device, config.seed);
+    let model = config.shape.init::<B>(device);
+    mlp::materialize(&model);
+    let batch = config.shape.batch::<B>(config.batch, config.seed, device);
+    let k = config.micro_batches.max(1);
+    let mut accumulator = GradientsAccumulator::<Model<B>>::new();
+    for slice in batch.slices(k) {
+        let loss = model
+            .loss_in(&slice, config.compute_dtype())
+            .div_scalar(k as f64);
+        accumulator.accumulate(&model, GradientsParams::from_grads(loss.backward(), &model));
+    }
+    mlp::flatten(&model, Some(&accumulator.grads()))
+}
+
+/// Values per quantization scale, where a tensor's last dimension splits into whole blocks.
+const BLOCK: usize = 32;
+
+/// Quantizes every float parameter with min-max calibration (as `quantize_weights` does), in
+/// blocks of [`BLOCK`] values along its last dimension where that dimension splits into whole
+/// blocks, and with one scale for the tensor where it does not: Burn 0.21's block
+/// quantization refuses a dimension that is not a multiple of the block, and the head's
+/// 50,257 columns (its weight and its bias) are not.
+struct BlockWhereItFits {
+    bits: Bits,
+}
+
+impl<B: burn::tensor::backend::Backend> ModuleMapper<B> for BlockWhereItFits {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+        let last = param.val().dims()[D - 1];
+        let format = WeightFormat::Quantized {
+            bits: self.bits,
+            block: last.is_multiple_of(BLOCK).then_some(BLOCK as u8),
+        };
+        let mut quantizer = Quantizer {
+            calibration: Calibration::MinMax,
+            scheme: format.scheme::<B>().expect("a quantized format has a scheme"),
+        };
+        quantizer.map_float(param)
+    }
+}
+
+/// An inference pass with quantized weights: the weights' bytes after conversion, the pass's
+/// peak, and the logits against those of the f32 weights.
+struct QuantizedPass {
+    config: TrainConfig,
+    bits: Bits,
+    repeats: Repeats,
+}
+
+impl OnBackend for QuantizedPass {
+    type Output = PointResult;
+
+    fn run<A: AutodiffBackend>(self, device: A::Device, probe: &dyn MemoryProbe) -> PointResult {
+        let c = self.config;
+        let sync = || backend::sync::<A>(&device);
+        sync();
+        let process_bytes = probe.read().in_use_bytes;
+        A::seed(&device, c.seed);
+        let model = c.shape.init::<A>(&device).valid();
+        mlp::materialize(&model);
+        sync();
+        let f32_bytes = probe.read().in_use_bytes.saturating_sub(process_bytes);
+        let batch = c.shape.batch::<A>(c.batch, c.seed, &device).inner();
+        let reference = quantization::outputs(model.output(&batch));
+        sync();
+        let before = probe.read().in_use_bytes;
+        let model = model.map(&mut BlockWhereItFits { bits: self.bits });
+        sync();
+        let weight_bytes = (f32_bytes + probe.read().in_use_bytes).saturating_sub(before);
+
+        let pass = |runs: &mut Vec<_>| {
+            let mut meter = PhaseMeter::with_capacity(probe, &sync, 1);
+            let clock = Instant::now();
+            drop(meter.phase(Phase::Evaluation, || model.output(&batch)));
+            let elapsed = clock.elapsed();
+            runs.push(meter.finish());
+            elapsed
+        };
+        let mut runs = Vec::new();
+        self.repeats.warm_up(|| {
+            pass(&mut runs);
+        });
+        runs.clear();
+        let (unit, units) = c.shape.units(c.batch);
+        let timing = timing::repeat_timed(self.repeats.repeats, units, || pass(&mut runs));
+        let phases = bracketed_step(probe, |b| {
+            pass(b);
+        })
+        .unwrap_or_else(|| last_repeat(&runs));
+        let candidate = quantization::outputs(model.output(&batch));
+
+        let mut metrics = BTreeMap::new();
+        metrics.put(Metric::ProcessBaselineBytes, process_bytes as f64);
+        metrics.put(Metric::ParamBytes, f32_bytes as f64);
+        metrics.put(Gpt2Metric::ConvertedWeightBytes, weight_bytes as f64);
+        metrics.put(Metric::NumParams, c.shape.num_params() as f64);
+        metrics.put(
+            Gpt2Metric::LogitsRmsRelativeError,
+            quantization::rms_relative_error(&reference, &candidate),
+        );
+        if let Some(phase) = phases.first() {
+            metrics.put(Metric::EvalBytes, phase.delta_bytes() as f64);
+            metrics.put(Metric::LiveBeforeBytes, phase.live_before_bytes as f64);
+        }
+        PointResult {
+            metrics,
+            checks: vec![quantization::output_check(&reference, &candidate)],
+            ..PointResult::new(probe.info(), phases, timing, units).in_unit(unit)
+        }
+    }
+}
+
+/// The model's shape, for a cell's label.
+pub fn shape_of(config: &CellConfig) -> Option<TransformerShape> {
+    match config.train.shape {
+        ModelShape::Transformer(s) => Some(s),
+        ModelShape::Mlp(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Ad = burn::backend::Autodiff<burn::backend::Flex>;
+
+    fn quick(fix: Fix) -> TrainConfig {
+        let (shape, batch) = workload(Sizes::Quick);
+        fix.train(shape, batch)
+    }
+
+    #[test]
+    fn every_fix_is_a_cell_and_the_cpu_runs_gpt2_small_at_sequence_256() {
+        let full = Gpt2Small.points(Profile::Full, DeviceKind::Cpu);
+        assert_eq!(full.len(), Fix::ALL.len());
+        let plain = full[0].config.train;
+        let shape = plain.shape.transformer().expect("a transformer");
+        assert_eq!(
+            (shape.layers, shape.d_model, shape.heads, shape.vocab),
+            (12, 768, 12, 50257)
+        );
+        assert!(shape.seq >= 256);
+        // One base: every training cell is the plain step with one thing changed.
+        let half = &full[1].config.train;
+        assert_eq!(half.batch * 2, plain.batch);
+        assert_eq!(full[2].config.train.micro_batches, 2);
+        assert_eq!(full[2].config.train.batch, plain.batch);
+    }
+
+    #[test]
+    fn the_gradient_check_passes_accumulation_and_fails_a_dropped_micro_batch() {
+        let device = Default::default();
+        let c = quick(Fix::Accumulation);
+        let plain = gradients::<Ad>(&TrainConfig { micro_batches: 1, ..c }, &device);
+        let accumulated = gradients::<Ad>(&c, &device);
+        assert!(Check::compare("same", &plain, &accumulated, SAME_GRADIENTS).passed);
+        // A loop that steps on its first micro-batch alone: the gradient of half the batch.
+        let dropped = gradients::<Ad>(
+            &TrainConfig {
+                micro_batches: 1,
+                batch: c.batch / 2,
+                ..c
+            },
+            &device,
+        );
+        assert!(!Check::compare("dropped", &plain, &dropped, SAME_GRADIENTS).passed);
+    }
+
+    #[test]
+    fn the_projection_is_at_plain_s_out_of_memory_batch_and_each_fix_is_estimated() {
+        let p = analysis::projection().expect("GPT-2 small fits a 24 GiB card at batch 1");
+        let plain = p.cells.iter().find(|c| c.id == "plain").unwrap();
+        assert!(plain.predicted_bytes > p.card_bytes, "plain no longer fits");
+        assert!(plain.max_batch < p.batch);
+        for c in &p.cells {
+            assert!(c.predicted_bytes.is_finite() && c.predicted_bytes > 0.0, "{}", c.id);
+        }
+        let combo = p
+            .cells
+            .iter()
+            .find(|c| c.id == Fix::AccumulationCheckpointingMixed.id())
+            .unwrap();
+        assert!(combo.predicted_bytes < plain.predicted_bytes);
+    }
+}

@@ -1,0 +1,111 @@
+//! The words of the GPT-2-small table: each fix's name, the workload, what each cell's check
+//! compared, and why the cells were not timed in pairs where they were not.
+
+use results::format;
+
+use super::Said;
+
+/// A fix's name in the table.
+fn fix(id: &str) -> &'static str {
+    match id {
+        "plain" => "plain step (Adam, f32)",
+        "half-batch" => "half the batch",
+        "accumulation" => "accumulation (2 micro-batches)",
+        "mixed-bf16" => "mixed bf16",
+        "bf16-storage" => "bf16 storage",
+        "checkpointing" => "checkpointing",
+        "momentum" => "SGD with momentum",
+        "accumulation-checkpointing" => "accumulation + checkpointing",
+        "accumulation-checkpointing-mixed-bf16" => "accumulation + checkpointing + mixed bf16",
+        "inference-autodiff" => "autodiff backend",
+        "inference-valid" => "model.valid()",
+        "inference-int8" => "valid(), 8-bit weights",
+        "inference-int4" => "valid(), 4-bit weights",
+        _ => "an unknown fix",
+    }
+}
+
+pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
+    Some(match key {
+        "fix" => fix(&s.name("fix")).to_string(),
+        "workload" => format!(
+            "A GPT-2-small-shaped decoder: {} blocks, d_model {}, {} heads, vocabulary {}, \
+             sequence {}, batch {}; learned positions and an untied head with a bias: {} \
+             parameters (GPT-2 small ties its head to the token embedding: 124,439,808 at \
+             sequence 1024).",
+            s.count("layers"),
+            s.count("d_model"),
+            s.count("heads"),
+            format::thousands(s.count("vocab")),
+            s.count("seq"),
+            s.count("batch"),
+            format::thousands(s.count("params")),
+        ),
+        "fixed-share" => format!(
+            "The plain step peaks at {}: its fixed part (weights, gradients and Adam's two \
+             moments) is {} ({:.0}% of the peak) and what the forward pass keeps for backward is \
+             {}. An activation fix can only save from the rest.",
+            s.bytes("peak"),
+            s.bytes("fixed"),
+            s.num("fixed") / s.num("peak") * 100.0,
+            s.bytes("activations"),
+        ),
+        "not-timed" => format!(
+            "Not timed in pairs on this device: a plain step takes {}, and a paired comparison \
+             runs at least four builds of three arms each, minutes per fix; steps are timed in \
+             pairs where one takes at most {}. Each fix's cost is timed in pairs on its own page.",
+            s.seconds("step"),
+            s.seconds("limit"),
+        ),
+        "headline" => format!(
+            "accumulation + checkpointing + mixed bf16 against the plain step, GPT-2-small shape, \
+             batch {} (step peak)",
+            s.count("batch")
+        ),
+        "secondary" => format!(
+            "{} against the plain step, GPT-2-small shape (step peak)",
+            fix(&s.name("fix"))
+        ),
+        "check-none" => "no check".into(),
+        "check-loss-falls" => format!(
+            "trains: loss {:.3} to {:.3} in {} steps",
+            s.num("first"),
+            s.num("last"),
+            s.count("steps")
+        ),
+        "check-compare" => format!(
+            "{}: {} of the largest (allowed {})",
+            check_name(&s.name("what")),
+            sci(s.num("rel")),
+            sci(s.num("tolerance")),
+        ),
+        "label.peak-by-fix" => "The same step under each fix".into(),
+        "label.fix" => "fix".into(),
+        "label.step-peak" => "step peak".into(),
+        "label.measured-peak" => "measured peak".into(),
+        "label.fixed-part" => "weights + optimizer state".into(),
+        "label.activations-kept" => "activations kept for backward".into(),
+        "label.estimated-peak" => "estimated peak".into(),
+        _ => return None,
+    })
+}
+
+/// What a check compared, in words.
+fn check_name(what: &str) -> &'static str {
+    match what {
+        "gradients-as-one-plain-step" => "gradients as plain's",
+        "gradients-bf16-against-f32" => "gradients as f32's",
+        "valid-against-autodiff" => "logits as autodiff's",
+        "quantized-outputs" => "logits as f32's",
+        _ => "compared",
+    }
+}
+
+/// A small fraction in scientific notation (`3.3e-3`), zero as `0`.
+fn sci(value: f64) -> String {
+    if value == 0.0 {
+        "0".into()
+    } else {
+        format!("{value:.1e}")
+    }
+}
