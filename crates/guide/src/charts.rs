@@ -60,6 +60,51 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(120, 120, 120),
 ];
 
+/// The colour of series `i` as CSS (`#0072b2`) and its dash pattern where it is predicted
+/// (`8 5`): the page's own legend draws the same swatch as the chart.
+pub fn swatch(i: usize) -> (String, String) {
+    let (RGBColor(r, g, b), (dash, gap), _) = series_style(i);
+    (format!("#{r:02x}{g:02x}{b:02x}"), format!("{dash} {gap}"))
+}
+
+/// For each series, the later series it lies under where the two have the same values at the
+/// same x (within half a percent of the chart's largest value): drawn later, that one hides
+/// it, so its legend says so.
+pub fn hidden_under(chart: &Chart) -> Vec<Option<usize>> {
+    let largest = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.y.abs()))
+        .filter(|y| y.is_finite())
+        .fold(0.0_f64, f64::max);
+    let same = |a: &results::Series, b: &results::Series| {
+        a.points.len() == b.points.len()
+            && !a.points.is_empty()
+            && a.points
+                .iter()
+                .zip(&b.points)
+                .all(|(p, q)| p.x == q.x && (p.y - q.y).abs() <= largest * 0.005)
+    };
+    (0..chart.series.len())
+        .map(|i| {
+            (i + 1..chart.series.len())
+                .rev()
+                .find(|&j| !chart.series[i].band && same(&chart.series[i], &chart.series[j]))
+        })
+        .collect()
+}
+
+/// Legend text of series `i`: its name, and the series it lies under where one hides it.
+pub fn legend_name(chart: &Chart, i: usize) -> String {
+    match hidden_under(chart)[i] {
+        Some(j) => format!(
+            "{} (the same values as {}, drawn over it)",
+            chart.series[i].name, chart.series[j].name
+        ),
+        None => chart.series[i].name.clone(),
+    }
+}
+
 /// A chart that could not be drawn.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot draw chart '{id}': {reason}")]
@@ -90,6 +135,7 @@ fn x_scale(chart: &Chart) -> Scale {
     }
     match chart.x_scale {
         Scale::Log2 => Scale::Log2,
+        Scale::Counted => Scale::Linear,
         Scale::Linear => {
             let xs: Vec<f64> = chart
                 .series
@@ -125,7 +171,7 @@ fn spans_decades(values: &[f64]) -> bool {
 
 fn to_x(scale: Scale, x: f64) -> f64 {
     match scale {
-        Scale::Linear => x,
+        Scale::Linear | Scale::Counted => x,
         Scale::Log2 => x.log2(),
     }
 }
@@ -140,7 +186,7 @@ fn x_tick_label(scale: Scale, categories: &[String], x: f64) -> String {
         };
     }
     match scale {
-        Scale::Linear => si(x),
+        Scale::Linear | Scale::Counted => si(x),
         Scale::Log2 => si(x.exp2().round()),
     }
 }
@@ -412,7 +458,7 @@ where
                 let (lo, hi) = (ctx.x_range().start, ctx.x_range().end);
                 ((hi.floor() - lo.ceil()) as usize + 1).clamp(2, 14)
             }
-            Scale::Linear => 10,
+            Scale::Linear | Scale::Counted => 10,
         }
     };
     let categories = &chart.categories;
@@ -431,6 +477,33 @@ where
 
     for (i, series) in chart.series.iter().enumerate() {
         let (color, (dash, gap), marker) = series_style(i);
+        if series.band {
+            // An interval: shaded from its lows to its highs, its estimate dashed.
+            let edge = |p: &results::ChartPoint, y: Option<f64>| {
+                let (x, y) = (to_x(scale, p.x), y?);
+                (x.is_finite() && y.is_finite()).then_some((x, y))
+            };
+            let mut outline: Vec<(f64, f64)> = series
+                .points
+                .iter()
+                .filter_map(|p| edge(p, p.y_high))
+                .collect();
+            outline.extend(series.points.iter().rev().filter_map(|p| edge(p, p.y_low)));
+            ctx.draw_series(std::iter::once(Polygon::new(
+                outline,
+                color.mix(0.18).filled(),
+            )))
+            .map_err(|e| err(&e))?;
+            let mid: Vec<(f64, f64)> = series
+                .points
+                .iter()
+                .filter_map(|p| edge(p, Some(p.y)))
+                .collect();
+            let style = ShapeStyle::from(color).stroke_width(2);
+            ctx.draw_series(DashedLineSeries::new(mid, dash, gap, style))
+                .map_err(|e| err(&e))?;
+            continue;
+        }
         let pts: Vec<(f64, f64)> = series
             .points
             .iter()
@@ -512,7 +585,13 @@ fn draw_legend<DB: DrawingBackend>(
         let x = 30 + (i % LEGEND_COLUMNS) as i32 * column;
         let y = 8 + (i / LEGEND_COLUMNS) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
         let style = ShapeStyle::from(color).stroke_width(2);
-        if series.predicted && chart.categories.is_empty() {
+        if series.band {
+            area.draw(&Rectangle::new(
+                [(x, y - 6), (x + 28, y + 6)],
+                color.mix(0.18).filled(),
+            ))?;
+            area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style))?;
+        } else if series.predicted && chart.categories.is_empty() {
             let mut at = x;
             while at < x + 28 {
                 let to = (at + dash).min(x + 28);
@@ -535,7 +614,7 @@ fn draw_legend<DB: DrawingBackend>(
             }
         }
         area.draw(&Text::new(
-            series.name.clone(),
+            legend_name(chart, i),
             (x + 36, y - 7),
             ("sans-serif", 13).into_font().color(&BLACK),
         ))?;

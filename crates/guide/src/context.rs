@@ -174,6 +174,22 @@ pub struct ChartView {
     pub header: Vec<String>,
     /// One row per x value.
     pub rows: Vec<Vec<String>>,
+    /// The legend again, as text the page sets at a readable size on a phone, where the
+    /// chart is scaled down.
+    pub legend: Vec<LegendEntry>,
+}
+
+/// One series in the page's legend.
+#[derive(Debug, Serialize)]
+pub struct LegendEntry {
+    /// The series' name, and the series it lies under where one hides it.
+    pub name: String,
+    /// Its colour (CSS).
+    pub color: String,
+    /// Its dash pattern where it is dashed (predicted, or an interval's estimate).
+    pub dash: Option<String>,
+    /// Whether it is an interval drawn as a band.
+    pub band: bool,
 }
 
 impl ChartView {
@@ -220,6 +236,20 @@ impl ChartView {
                 .chain(chart.series.iter().map(|s| s.name.clone()))
                 .collect(),
             rows,
+            legend: chart
+                .series
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let (color, dash) = crate::charts::swatch(i);
+                    LegendEntry {
+                        name: crate::charts::legend_name(chart, i),
+                        color,
+                        dash: (s.predicted && chart.categories.is_empty()).then_some(dash),
+                        band: s.band,
+                    }
+                })
+                .collect(),
         }
     }
 }
@@ -488,7 +518,6 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
             .map(|(i, r)| ((i + 1) as f64, (f(r) - 1.0) * 100.0))
             .collect()
     };
-    let flat = |y: f64| vec![(1.0, y), (t.rounds.len().max(1) as f64, y)];
     let cost = Series::line(
         "technique against baseline, each round (time per sample)",
         false,
@@ -512,7 +541,7 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
         y_label: "difference from the baseline (%)".into(),
         x_unit: AxisUnit::Given,
         y_unit: AxisUnit::Given,
-        x_scale: Scale::Linear,
+        x_scale: Scale::Counted,
         categories: Vec::new(),
         series: vec![
             cost,
@@ -521,24 +550,18 @@ fn rounds_chart(c: &PairedComparison, t: &PairedTiming) -> Chart {
                 false,
                 pct(&|r| r.control_s / r.baseline_s),
             ),
-            Series::line(
+            Series::band(
                 format!(
-                    "cost, mean over {} ({})",
+                    "cost, mean over {} ({}), and its 95% interval ({} to {})",
                     if t.builds >= 2 { "builds" } else { "rounds" },
-                    format::pct(t.cost.estimate_pct)
+                    format::pct(t.cost.estimate_pct),
+                    format::pct(t.cost.low_pct),
+                    format::pct(t.cost.high_pct)
                 ),
-                true,
-                flat(t.cost.estimate_pct),
-            ),
-            Series::line(
-                format!("cost, 95% CI low ({})", format::pct(t.cost.low_pct)),
-                true,
-                flat(t.cost.low_pct),
-            ),
-            Series::line(
-                format!("cost, 95% CI high ({})", format::pct(t.cost.high_pct)),
-                true,
-                flat(t.cost.high_pct),
+                [1.0, t.rounds.len().max(1) as f64]
+                    .into_iter()
+                    .map(|x| (x, t.cost.estimate_pct, t.cost.low_pct, t.cost.high_pct))
+                    .collect(),
             ),
         ],
     }

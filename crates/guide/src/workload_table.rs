@@ -36,8 +36,10 @@ pub struct CellRow {
     pub verdict: String,
     /// Its CSS class.
     pub verdict_class: String,
-    /// What the check compared.
+    /// What the check compared, with its figures.
     pub check: String,
+    /// What the check compared, in a few words.
+    pub check_short: String,
     /// The time against the plain step, timed in pairs, or why not.
     pub time: String,
 }
@@ -136,6 +138,7 @@ fn cell_row(record: &Analysed, table: &FixTable, c: &FixCell) -> CellRow {
         verdict: verdict.into(),
         verdict_class: verdict_class.into(),
         check: c.check.clone(),
+        check_short: c.check_short.clone(),
         time: results::paired::find(&record.comparisons, &c.id)
             .map_or_else(String::new, crate::words::paired::cost_phrase),
     }

@@ -149,6 +149,9 @@ pub enum Scale {
     Linear,
     /// Powers of two evenly spaced (batch sizes, depths).
     Log2,
+    /// Evenly spaced counts in order (rounds, steps): linear however far they reach, where
+    /// [`Scale::Linear`] gives way to a log axis over more than a decade.
+    Counted,
 }
 
 /// What an axis's values count. Bytes and seconds are kept in base units and labelled without
@@ -193,6 +196,10 @@ pub struct Series<S = String> {
     /// Points of the series marked with a large marker in its colour (a timeline's peak).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub marked: Vec<ChartPoint>,
+    /// Drawn as a shaded band between each point's `y_low` and `y_high` (an interval), with
+    /// its `y` as a line.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub band: bool,
 }
 
 impl<S> Series<S> {
@@ -211,6 +218,27 @@ impl<S> Series<S> {
                 })
                 .collect(),
             marked: Vec::new(),
+            band: false,
+        }
+    }
+
+    /// An interval as a band: at each `(x, y, low, high)`, `y` drawn as a dashed line and the
+    /// band shaded from `low` to `high`.
+    pub fn band(name: impl Into<S>, points: Vec<(f64, f64, f64, f64)>) -> Self {
+        Self {
+            name: name.into(),
+            predicted: true,
+            points: points
+                .into_iter()
+                .map(|(x, y, low, high)| ChartPoint {
+                    x,
+                    y,
+                    y_low: Some(low),
+                    y_high: Some(high),
+                })
+                .collect(),
+            marked: Vec::new(),
+            band: true,
         }
     }
 
@@ -246,6 +274,7 @@ impl<S> Series<S> {
                 })
                 .collect(),
             marked: Vec::new(),
+            band: false,
         }
     }
 }
@@ -495,6 +524,7 @@ impl<S> MapText<S> for Series<S> {
             points: self.points.clone(),
             predicted: self.predicted,
             marked: self.marked.clone(),
+            band: self.band,
         }
     }
 }

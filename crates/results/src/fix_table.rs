@@ -37,8 +37,10 @@ pub struct FixCell<S = String> {
     pub predicted_bytes: Option<f64>,
     /// The cell's own check.
     pub correctness: Correctness,
-    /// What the check compared, in words.
+    /// What the check compared, with its figures, in words.
     pub check: S,
+    /// What the check compared, in a few words.
+    pub check_short: S,
 }
 
 impl<S> FixCell<S> {
@@ -128,6 +130,7 @@ impl<S> MapText<S> for FixTable<S> {
                     predicted_bytes: c.predicted_bytes,
                     correctness: c.correctness,
                     check: word(&c.check),
+                    check_short: word(&c.check_short),
                 })
                 .collect(),
             projection: self.projection.as_ref().map(|p| Projection {
@@ -167,6 +170,7 @@ mod tests {
             predicted_bytes: predicted,
             correctness: Correctness::Passed,
             check: String::new(),
+            check_short: String::new(),
         }
     }
 

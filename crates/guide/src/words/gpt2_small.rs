@@ -58,15 +58,12 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.seconds("limit"),
         ),
         "headline" => format!(
-            "accumulation + checkpointing + mixed bf16 against the plain step, GPT-2-small shape, \
-             batch {} (step peak)",
+            "all three activation fixes against plain, GPT-2 small, batch {} (step peak)",
             s.count("batch")
         ),
-        "secondary" => format!(
-            "{} against the plain step, GPT-2-small shape (step peak)",
-            fix(&s.name("fix"))
-        ),
+        "secondary" => format!("{} against plain", fix(&s.name("fix"))),
         "check-none" => "no check".into(),
+        "check-short" => check_name(&s.name("what")).into(),
         "check-loss-falls" => format!(
             "trains: loss {:.3} to {:.3} in {} steps",
             s.num("first"),
@@ -97,6 +94,7 @@ fn check_name(what: &str) -> &'static str {
         "gradients-bf16-against-f32" => "gradients as f32's",
         "valid-against-autodiff" => "logits as autodiff's",
         "quantized-outputs" => "logits as f32's",
+        "loss-falls" => "the loss falls",
         _ => "compared",
     }
 }

@@ -195,6 +195,38 @@ pub fn bracketed_step(
     runs.pop()
 }
 
+/// Measures an evaluation pass (`forward`, its output dropped at once) as inference points do:
+/// `repeats`' warm-up, its timed passes (each `units` samples or tokens, the clock read after
+/// the phase's own sync), then the phases of one more pass bracketed on a probe without an
+/// exact peak, or of the last timed pass on one with it.
+pub fn evaluation_passes<T>(
+    probe: &dyn MemoryProbe,
+    sync: &dyn Fn(),
+    repeats: crate::harness::profile::Repeats,
+    units: u64,
+    forward: impl Fn() -> T,
+) -> (results::Timing, Vec<PhaseMemory>) {
+    let pass = |runs: &mut Vec<Vec<PhaseMemory>>| {
+        let mut meter = PhaseMeter::with_capacity(probe, sync, 1);
+        let clock = Instant::now();
+        drop(meter.phase(results::Phase::Evaluation, &forward));
+        let elapsed = clock.elapsed();
+        runs.push(meter.finish());
+        elapsed
+    };
+    let mut runs = Vec::new();
+    repeats.warm_up(|| {
+        pass(&mut runs);
+    });
+    runs.clear();
+    let timing = crate::harness::timing::repeat_timed(repeats.repeats, units, || pass(&mut runs));
+    let phases = bracketed_step(probe, |b| {
+        pass(b);
+    })
+    .unwrap_or_else(|| last_repeat(&runs));
+    (timing, phases)
+}
+
 /// The phases of the last of several repeated steps: the steady state, chosen by position so
 /// that two runs report the same repeat. [`delta_spread_bytes`] says how much the repeats differed.
 pub fn last_repeat(runs: &[Vec<PhaseMemory>]) -> Vec<PhaseMemory> {

@@ -166,6 +166,7 @@ impl Analyse for CacheRelease {
                 })
                 .collect(),
             marked: Vec::new(),
+            band: false,
         };
         let counter_series = |moment: Moment, counter: Counter, name: &'static str| {
             Series::line(

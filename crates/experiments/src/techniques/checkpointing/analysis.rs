@@ -284,6 +284,7 @@ impl Analyse for GradientCheckpointing {
                 })
                 .collect(),
             marked: Vec::new(),
+            band: false,
         };
         let mut charts = vec![
             Chart {

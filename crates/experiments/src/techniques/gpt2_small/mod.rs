@@ -22,23 +22,21 @@ mod analysis;
 pub mod snippet;
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use burn::module::{AutodiffModule, Module, ModuleMapper, Param, Quantizer};
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::quantization::Calibration;
 use burn::tensor::Tensor;
-use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PointResult, Profile, PutMetric, Trace};
+use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile, PutMetric, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Precision, StepPlan};
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
 use crate::harness::models::{mlp, Model, ModelShape, TransformerShape};
 use crate::harness::optim::Optimizer;
-use crate::harness::probe::{bracketed_step, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::probe::{evaluation_passes, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::timing;
 use crate::harness::train::{run_train_point_stored, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::techniques::no_grad::{EvalConfig, EvalMode, EvalPoint};
@@ -131,6 +129,25 @@ impl Fix {
             Fix::InferValid => "inference-valid",
             Fix::InferInt8 => "inference-int8",
             Fix::InferInt4 => "inference-int4",
+        }
+    }
+
+    /// A chart's category label: a few letters, so that nine fit under a phone-wide chart.
+    pub fn short(self) -> &'static str {
+        match self {
+            Fix::Plain => "plain",
+            Fix::HalfBatch => "half",
+            Fix::Accumulation => "accum",
+            Fix::MixedBf16 => "mixed",
+            Fix::Bf16Storage => "bf16",
+            Fix::Checkpointing => "ckpt",
+            Fix::Momentum => "SGD-m",
+            Fix::AccumulationCheckpointing => "acc+ckpt",
+            Fix::AccumulationCheckpointingMixed => "all 3",
+            Fix::InferAutodiff => "autodiff",
+            Fix::InferValid => "valid",
+            Fix::InferInt8 => "int8",
+            Fix::InferInt4 => "int4",
         }
     }
 
@@ -481,25 +498,9 @@ impl OnBackend for QuantizedPass {
         sync();
         let weight_bytes = (f32_bytes + probe.read().in_use_bytes).saturating_sub(before);
 
-        let pass = |runs: &mut Vec<_>| {
-            let mut meter = PhaseMeter::with_capacity(probe, &sync, 1);
-            let clock = Instant::now();
-            drop(meter.phase(Phase::Evaluation, || model.output(&batch)));
-            let elapsed = clock.elapsed();
-            runs.push(meter.finish());
-            elapsed
-        };
-        let mut runs = Vec::new();
-        self.repeats.warm_up(|| {
-            pass(&mut runs);
-        });
-        runs.clear();
         let (unit, units) = c.shape.units(c.batch);
-        let timing = timing::repeat_timed(self.repeats.repeats, units, || pass(&mut runs));
-        let phases = bracketed_step(probe, |b| {
-            pass(b);
-        })
-        .unwrap_or_else(|| last_repeat(&runs));
+        let (timing, phases) =
+            evaluation_passes(probe, &sync, self.repeats, units, || model.output(&batch));
         let candidate = quantization::outputs(model.output(&batch));
 
         let mut metrics = BTreeMap::new();

@@ -384,6 +384,7 @@ impl Analyse for MixedPrecision {
                         )
                         .points,
                         marked: Vec::new(),
+                        band: false,
                     },
                     component_series(Metric::ParamBytes, "weights"),
                     component_series(Metric::OptimizerStateBytes, "Adam state"),

@@ -22,7 +22,6 @@ pub mod predict;
 pub mod snippet;
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use burn::module::{Module, Quantizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
@@ -31,15 +30,14 @@ use burn::tensor::quantization::{
     Calibration, QTensorPrimitive, QuantLevel, QuantParam, QuantScheme, QuantValue,
 };
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PointResult, Profile, PutMetric};
+use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::mlp::{self, Mlp};
 use crate::harness::models::{training_mlp, MlpShape};
-use crate::harness::probe::{bracketed_step, last_repeat, MemoryProbe, PhaseMeter};
+use crate::harness::probe::{evaluation_passes, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::timing;
 use crate::technique::{Measurement, Planned, Row, Technique};
 
 results::metric_keys! {
@@ -367,25 +365,9 @@ impl OnBackend for QuantPoint {
         sync();
         let weight_bytes = (f32_bytes + probe.read().in_use_bytes).saturating_sub(before);
 
-        let pass = |runs: &mut Vec<_>| {
-            let mut meter = PhaseMeter::with_capacity(probe, &sync, 1);
-            let clock = Instant::now();
-            drop(meter.phase(Phase::Evaluation, || model.forward(x.clone())));
-            let elapsed = clock.elapsed();
-            runs.push(meter.finish());
-            elapsed
-        };
-        let mut runs = Vec::new();
-        self.repeats.warm_up(|| {
-            pass(&mut runs);
+        let (timing, phases) = evaluation_passes(probe, &sync, self.repeats, c.batch as u64, || {
+            model.forward(x.clone())
         });
-        runs.clear();
-        let timing = timing::repeat_timed(self.repeats.repeats, c.batch as u64, || pass(&mut runs));
-        let phases = bracketed_step(probe, |b| {
-            pass(b);
-        })
-        .unwrap_or_else(|| last_repeat(&runs));
-
         let candidate = outputs(model.forward(x.clone()));
         let check = output_check(&reference, &candidate);
 
