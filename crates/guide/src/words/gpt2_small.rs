@@ -50,6 +50,22 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.num("fixed") / s.num("peak") * 100.0,
             s.bytes("activations"),
         ),
+        "accumulation-costs" => format!(
+            "Accumulation raised the peak from {} to {}: it holds an accumulated copy of the \
+             gradients ({} in f32) across micro-batches, more than the activations it spares \
+             ({}). It pays once activations are larger than the gradients: at a bigger batch, a \
+             longer sequence, or on a card's out-of-memory point.",
+            s.bytes("plain"),
+            s.bytes("accumulated"),
+            s.bytes("gradients"),
+            s.bytes("spared"),
+        ),
+        "mixed-activations" => format!(
+            "Mixed bf16 kept {} for backward against f32's {}; the estimator's rule halves them \
+             (2 bytes a value). Its error on this row says how far that rule is from this device.",
+            s.bytes("mixed"),
+            s.bytes("f32"),
+        ),
         "not-timed" => format!(
             "Not timed in pairs on this device: a plain step takes {}, and a paired comparison \
              runs at least four builds of three arms each, minutes per fix; steps are timed in \

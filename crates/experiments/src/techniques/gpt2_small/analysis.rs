@@ -264,6 +264,22 @@ impl Analyse for Gpt2Small {
             .bytes("fixed", fixed(plain) + gradients(plain))
             .bytes("activations", activations(plain))
             .bytes("peak", base)];
+        if let Some(acc) = cell(&rows, Fix::Accumulation).filter(|a| peak(a) > base) {
+            findings.push(
+                Text::said("accumulation-costs")
+                    .bytes("plain", base)
+                    .bytes("accumulated", peak(acc))
+                    .bytes("gradients", gradients(plain))
+                    .bytes("spared", activations(plain) - activations(acc)),
+            );
+        }
+        if let Some(mixed) = cell(&rows, Fix::MixedBf16) {
+            findings.push(
+                Text::said("mixed-activations")
+                    .bytes("mixed", activations(mixed))
+                    .bytes("f32", activations(plain)),
+            );
+        }
         if paired.is_empty() {
             findings.push(
                 Text::said("not-timed")

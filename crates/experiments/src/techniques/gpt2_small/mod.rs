@@ -11,10 +11,13 @@
 //! weights). Each cell's peak is set beside the estimator's and proved by a check that can
 //! fail: the same gradients as plain where the fix should compute the same, the loss falling
 //! where it changes the step by design.
-//! Answer: at this shape the fixed part (weights, gradients, Adam's state: 16 bytes a
-//! parameter) is most of the step, so activation fixes save a share that grows with the batch
-//! and sequence; the projection to a 24 GB card at sequence 1024 shows the same fixes where
-//! activations dominate.
+//! Answer: at the CPU's batch 2 the fixed part (weights, gradients, Adam's two moments: 16
+//! bytes a parameter) is most of the step, so bf16 storage and a lighter optimizer save most,
+//! checkpointing and half the batch save a little, and accumulation costs memory (the
+//! accumulated gradients outweigh the activations it spares). At a 24 GiB card's out-of-memory
+//! point, estimated by the rules these cells check, the activation fixes lead. On the CPU,
+//! mixed bf16 kept more activations than f32, where the estimator's rule halves them: a
+//! finding the estimator's error column carries.
 
 mod analysis;
 #[allow(dead_code, missing_docs)]
@@ -442,11 +445,8 @@ fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Ve
     mlp::flatten(&model, Some(&accumulator.grads()))
 }
 
-/// Values per quantization scale, where a tensor's last dimension splits into whole blocks.
-const BLOCK: usize = 32;
-
 /// Quantizes every float parameter with min-max calibration (as `quantize_weights` does), in
-/// blocks of [`BLOCK`] values along its last dimension where that dimension splits into whole
+/// blocks of [`quantization::BLOCK`] values along its last dimension where that dimension splits into whole
 /// blocks, and with one scale for the tensor where it does not: Burn 0.21's block
 /// quantization refuses a dimension that is not a multiple of the block, and the head's
 /// 50,257 columns (its weight and its bias) are not.
@@ -457,9 +457,10 @@ struct BlockWhereItFits {
 impl<B: burn::tensor::backend::Backend> ModuleMapper<B> for BlockWhereItFits {
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
         let last = param.val().dims()[D - 1];
+        let block = quantization::BLOCK;
         let format = WeightFormat::Quantized {
             bits: self.bits,
-            block: last.is_multiple_of(BLOCK).then_some(BLOCK as u8),
+            block: last.is_multiple_of(block as usize).then_some(block),
         };
         let mut quantizer = Quantizer {
             calibration: Calibration::MinMax,
