@@ -190,6 +190,8 @@ pub struct LegendEntry {
     pub dash: Option<String>,
     /// Whether it is an interval drawn as a band.
     pub band: bool,
+    /// Whether it is drawn as markers alone (a chart of categories).
+    pub markers_only: bool,
 }
 
 impl ChartView {
@@ -247,6 +249,7 @@ impl ChartView {
                         color,
                         dash: (s.predicted && chart.categories.is_empty()).then_some(dash),
                         band: s.band,
+                        markers_only: !chart.categories.is_empty(),
                     }
                 })
                 .collect(),

@@ -74,7 +74,8 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.seconds("limit"),
         ),
         "headline" => format!(
-            "all three activation fixes against plain, GPT-2 small, batch {} (step peak)",
+            "{} against plain, GPT-2 small, batch {} (step peak)",
+            fix(&s.name("fix")),
             s.count("batch")
         ),
         "secondary" => format!("{} against plain", fix(&s.name("fix"))),
