@@ -30,13 +30,13 @@ use burn::module::{AutodiffModule, Module, ModuleMapper, Param, Quantizer};
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::quantization::Calibration;
-use burn::tensor::Tensor;
+use burn::tensor::{FloatDType, Tensor};
 use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile, PutMetric, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Precision, StepPlan};
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
-use crate::harness::models::{mlp, Model, ModelShape, TransformerShape};
+use crate::harness::models::{mlp, Batch, Model, ModelShape, TransformerShape};
 use crate::harness::optim::Optimizer;
 use crate::harness::probe::{evaluation_passes, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
@@ -434,15 +434,24 @@ fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Ve
     let model = config.shape.init::<B>(device);
     mlp::materialize(&model);
     let batch = config.shape.batch::<B>(config.batch, config.seed, device);
-    let k = config.micro_batches.max(1);
+    gradients_of(&model, &batch, config.micro_batches, config.compute_dtype())
+}
+
+/// `model`'s gradients on `batch` as `k` micro-batches (each loss scaled by 1/k), the forward
+/// computed in `compute` where set, flattened in module order.
+fn gradients_of<B: AutodiffBackend>(
+    model: &Model<B>,
+    batch: &Batch<B>,
+    k: usize,
+    compute: Option<FloatDType>,
+) -> Vec<f32> {
+    let k = k.max(1);
     let mut accumulator = GradientsAccumulator::<Model<B>>::new();
     for slice in batch.slices(k) {
-        let loss = model
-            .loss_in(&slice, config.compute_dtype())
-            .div_scalar(k as f64);
-        accumulator.accumulate(&model, GradientsParams::from_grads(loss.backward(), &model));
+        let loss = model.loss_in(&slice, compute).div_scalar(k as f64);
+        accumulator.accumulate(model, GradientsParams::from_grads(loss.backward(), model));
     }
-    mlp::flatten(&model, Some(&accumulator.grads()))
+    mlp::flatten(model, Some(&accumulator.grads()))
 }
 
 /// Quantizes every float parameter with min-max calibration (as `quantize_weights` does), in
@@ -564,20 +573,18 @@ mod tests {
 
     #[test]
     fn the_gradient_check_passes_accumulation_and_fails_a_dropped_micro_batch() {
+        // One model for the three computations: tests share the backend's generator, so a
+        // model drawn anew per computation could differ by another test's draws in between.
         let device = Default::default();
         let c = quick(Fix::Accumulation);
-        let plain = gradients::<Ad>(&TrainConfig { micro_batches: 1, ..c }, &device);
-        let accumulated = gradients::<Ad>(&c, &device);
+        let model = c.shape.init::<Ad>(&device);
+        mlp::materialize(&model);
+        let batch = c.shape.batch::<Ad>(c.batch, c.seed, &device);
+        let plain = gradients_of(&model, &batch, 1, None);
+        let accumulated = gradients_of(&model, &batch, 2, None);
         assert!(Check::compare("same", &plain, &accumulated, SAME_GRADIENTS).passed);
         // A loop that steps on its first micro-batch alone: the gradient of half the batch.
-        let dropped = gradients::<Ad>(
-            &TrainConfig {
-                micro_batches: 1,
-                batch: c.batch / 2,
-                ..c
-            },
-            &device,
-        );
+        let dropped = gradients_of(&model, &batch.narrow(0, c.batch / 2), 1, None);
         assert!(!Check::compare("dropped", &plain, &dropped, SAME_GRADIENTS).passed);
     }
 
