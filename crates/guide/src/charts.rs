@@ -94,15 +94,20 @@ pub fn hidden_under(chart: &Chart) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// Legend text of series `i`: its name, and the series it lies under where one hides it.
-pub fn legend_name(chart: &Chart, i: usize) -> String {
-    match hidden_under(chart)[i] {
-        Some(j) => format!(
-            "{} (the same values as {}, drawn over it)",
-            chart.series[i].name, chart.series[j].name
-        ),
-        None => chart.series[i].name.clone(),
-    }
+/// The legend text of every series: its name, and the series it lies under where one hides
+/// it.
+pub fn legend_names(chart: &Chart) -> Vec<String> {
+    hidden_under(chart)
+        .into_iter()
+        .zip(&chart.series)
+        .map(|(under, s)| match under {
+            Some(j) => format!(
+                "{} (the same values as {}, drawn over it)",
+                s.name, chart.series[j].name
+            ),
+            None => s.name.clone(),
+        })
+        .collect()
 }
 
 /// A chart that could not be drawn.
@@ -580,7 +585,8 @@ fn draw_legend<DB: DrawingBackend>(
     chart: &Chart,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let column = (SIZE.0 as i32 - 40) / LEGEND_COLUMNS as i32;
-    for (i, series) in chart.series.iter().enumerate() {
+    let names = legend_names(chart);
+    for (i, (series, name)) in chart.series.iter().zip(names).enumerate() {
         let (color, (dash, gap), marker) = series_style(i);
         let x = 30 + (i % LEGEND_COLUMNS) as i32 * column;
         let y = 8 + (i / LEGEND_COLUMNS) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
@@ -614,7 +620,7 @@ fn draw_legend<DB: DrawingBackend>(
             }
         }
         area.draw(&Text::new(
-            legend_name(chart, i),
+            name,
             (x + 36, y - 7),
             ("sans-serif", 13).into_font().color(&BLACK),
         ))?;

@@ -241,11 +241,12 @@ impl ChartView {
             legend: chart
                 .series
                 .iter()
+                .zip(crate::charts::legend_names(chart))
                 .enumerate()
-                .map(|(i, s)| {
+                .map(|(i, (s, name))| {
                     let (color, dash) = crate::charts::swatch(i);
                     LegendEntry {
-                        name: crate::charts::legend_name(chart, i),
+                        name,
                         color,
                         dash: (s.predicted && chart.categories.is_empty()).then_some(dash),
                         band: s.band,

@@ -38,15 +38,20 @@ pub struct IndexRow {
     pub incomplete: bool,
 }
 
-/// The index row of headline `h` of `record`.
-pub fn headline_row(record: &Analysed, h: &Headline) -> IndexRow {
-    let device = record.device.kind;
-    let (verdict, verdict_class) = match h.correctness {
+/// A verdict in words, with its CSS class.
+pub fn verdict(correctness: Correctness) -> (&'static str, &'static str) {
+    match correctness {
         Correctness::Passed => ("passed", "ok"),
         Correctness::Failed => ("failed", "bad"),
         Correctness::NotApplicable => ("not applicable", "na"),
         Correctness::Unknown => ("unknown", "na"),
-    };
+    }
+}
+
+/// The index row of headline `h` of `record`.
+pub fn headline_row(record: &Analysed, h: &Headline) -> IndexRow {
+    let device = record.device.kind;
+    let (verdict, verdict_class) = verdict(h.correctness);
     let timed = h
         .timed_by
         .as_deref()

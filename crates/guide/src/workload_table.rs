@@ -11,7 +11,7 @@
 use results::{format, Analysed, Correctness, FixCell, FixTable};
 use serde::Serialize;
 
-use crate::index_row::device_label;
+use crate::index_row::{device_label, verdict};
 
 /// One measured cell, formatted.
 #[derive(Debug, Serialize)]
@@ -91,23 +91,12 @@ pub struct WorkloadTable {
     pub batch: String,
     /// The largest batch plain training fits at.
     pub plain_max_batch: String,
-    /// Plain's fixed part at the projection, as a share of the card.
-    pub projected_fixed_share: String,
     /// The projected cells, in the order.
     pub projected: Vec<ProjectedRow>,
     /// The order in a line: the fixes' names, first to last.
     pub order: Vec<String>,
     /// The same cells measured on other devices, one line each.
     pub elsewhere: Vec<String>,
-}
-
-fn verdict(c: Correctness) -> (&'static str, &'static str) {
-    match c {
-        Correctness::Passed => ("passed", "ok"),
-        Correctness::Failed => ("failed", "bad"),
-        Correctness::NotApplicable => ("no check", "na"),
-        Correctness::Unknown => ("unknown", "na"),
-    }
 }
 
 fn href(page: &Option<String>) -> Option<String> {
@@ -240,10 +229,6 @@ impl WorkloadTable {
             seq: projection.seq,
             batch: format::thousands(projection.batch as u64),
             plain_max_batch: format::thousands(plain.max_batch as u64),
-            projected_fixed_share: format!(
-                "{:.0}%",
-                plain.fixed_bytes / projection.card_bytes * 100.0
-            ),
             order: ranked.iter().map(|c| c.fix.clone()).collect(),
             projected,
             elsewhere,

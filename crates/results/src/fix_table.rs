@@ -61,8 +61,6 @@ pub struct ProjectedCell<S = String> {
     pub fix: S,
     /// The estimated step peak at the projection's batch and sequence.
     pub predicted_bytes: f64,
-    /// The fixed part of that estimate (weights, gradients, optimizer state).
-    pub fixed_bytes: f64,
     /// The largest batch that fits the card with this fix, by the same rules.
     pub max_batch: f64,
 }
@@ -144,7 +142,6 @@ impl<S> MapText<S> for FixTable<S> {
                         id: c.id.clone(),
                         fix: word(&c.fix),
                         predicted_bytes: c.predicted_bytes,
-                        fixed_bytes: c.fixed_bytes,
                         max_batch: c.max_batch,
                     })
                     .collect(),

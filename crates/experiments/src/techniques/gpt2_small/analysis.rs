@@ -10,7 +10,6 @@ use results::{
 
 use super::{workload, CellConfig, Fix, Gpt2Metric, Gpt2Small};
 use crate::capacity::{largest_batch, Sharding};
-use crate::estimate::StepPlan;
 use crate::harness::models::ModelShape;
 use crate::harness::profile::Sizes;
 use crate::technique::{Analyse, Row, Technique};
@@ -104,6 +103,22 @@ fn activations(r: &R<'_>) -> f64 {
     }
 }
 
+/// A cell's verdict: its checks', or not applicable where it has none.
+fn verdict(r: &R<'_>) -> Correctness {
+    Correctness::of_checks(&r.result.checks).unwrap_or(Correctness::NotApplicable)
+}
+
+/// `r`'s step peak against the plain step's, with its check: an index row, said as `text`.
+fn against_plain(text: Text, plain: &R<'_>, r: &R<'_>) -> Headline<Text> {
+    Headline::versus(
+        text,
+        Side::with_peak("step peak", peak(plain)),
+        Side::with_peak("step peak", peak(r)),
+        verdict(r),
+        check_text(r),
+    )
+}
+
 /// The words of a cell's check.
 fn check_text(r: &R<'_>) -> Text {
     let Some(check) = r.result.checks.first() else {
@@ -145,9 +160,10 @@ pub fn projection() -> Option<Projection<Text>> {
         seq: PROJECTED_SEQ,
         ..shape
     };
-    let plan = |fix: Fix, batch: usize| StepPlan {
-        precision: fix.precision(),
-        ..StepPlan::of_training(&fix.train(shape, batch))
+    let plan = |fix: Fix, batch: usize| {
+        CellConfig::of(fix, shape, batch)
+            .plan()
+            .expect("a training cell has a step")
     };
     let fits_plain = largest_batch(plan(Fix::Plain, 2), CARD_BYTES, Sharding::DataParallel, 1)?;
     // The batch where plain stops fitting, even so that half of it and two micro-batches are
@@ -165,7 +181,6 @@ pub fn projection() -> Option<Projection<Text>> {
                 id: fix.id().into(),
                 fix: fix_text(fix),
                 predicted_bytes: bytes.step_peak(),
-                fixed_bytes: bytes.fixed() + bytes.grads,
                 max_batch: largest_batch(base, CARD_BYTES, Sharding::DataParallel, 1)
                     .map_or(0.0, |b| b as f64),
             }
@@ -207,8 +222,7 @@ impl Analyse for Gpt2Small {
                 predicted_bytes: self
                     .step_plan(&r.config)
                     .map(|p| p.bytes().step_peak()),
-                correctness: Correctness::of_checks(&r.result.checks)
-                    .unwrap_or(Correctness::NotApplicable),
+                correctness: verdict(r),
                 check: check_text(r),
                 check_short: check_short(r),
             })
@@ -239,14 +253,12 @@ impl Analyse for Gpt2Small {
         .find_map(|fix| cell(&rows, fix)) else {
             return Analysis::unmeasured(correctness);
         };
-        let headline = Headline::versus(
+        let headline = against_plain(
             Text::said("headline")
                 .name("fix", best.config.fix.id())
                 .count("batch", plain.config.train.batch),
-            Side::with_peak("step peak", peak(plain)),
-            Side::with_peak("step peak", peak(best)),
-            Correctness::of_checks(&best.result.checks).unwrap_or(Correctness::NotApplicable),
-            check_text(best),
+            plain,
+            best,
         );
 
         // The fixes timed in pairs, each a row of the index beside the headline.
@@ -255,14 +267,7 @@ impl Analyse for Gpt2Small {
             .filter_map(|&fix| {
                 let r = cell(&rows, fix)?;
                 let timed = paired.iter().any(|c| c.spec.id == fix.id());
-                let h = Headline::versus(
-                    Text::said("secondary").name("fix", fix.id()),
-                    Side::with_peak("step peak", peak(plain)),
-                    Side::with_peak("step peak", peak(r)),
-                    Correctness::of_checks(&r.result.checks)
-                        .unwrap_or(Correctness::NotApplicable),
-                    check_text(r),
-                )
+                let h = against_plain(Text::said("secondary").name("fix", fix.id()), plain, r)
                 .variant(fix.id());
                 Some(if timed { h.timed_by(fix.id()) } else { h })
             })

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Precision, StepPlan};
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
-use crate::harness::models::{mlp, Batch, Model, ModelShape, TransformerShape};
+use crate::harness::models::{mlp, Batch, Model, TransformerShape};
 use crate::harness::optim::Optimizer;
 use crate::harness::probe::{evaluation_passes, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
@@ -235,6 +235,26 @@ pub struct CellConfig {
     pub train: TrainConfig,
 }
 
+impl CellConfig {
+    /// The cell of `fix` on the plain step of `shape` at `batch` sequences.
+    pub fn of(fix: Fix, shape: TransformerShape, batch: usize) -> Self {
+        Self {
+            fix,
+            train: fix.train(shape, batch),
+        }
+    }
+
+    /// The training step as the estimator sees it (none for an inference cell): the step's
+    /// own plan, in the fix's precision (16-bit storage is the process's float type, which the
+    /// step's configuration does not hold).
+    pub fn plan(&self) -> Option<StepPlan> {
+        self.fix.training().then(|| StepPlan {
+            precision: self.fix.precision(),
+            ..StepPlan::of_training(&self.train)
+        })
+    }
+}
+
 /// The table's workload.
 pub struct Gpt2Small;
 
@@ -290,10 +310,7 @@ impl Technique for Gpt2Small {
                     fix.id().into(),
                     fix.id().replace('-', " "),
                     profile,
-                    CellConfig {
-                        fix,
-                        train: fix.train(shape, batch),
-                    },
+                    CellConfig::of(fix, shape, batch),
                 );
                 // A step of GPT-2 small takes over ten seconds on 2 cores: one untimed step
                 // (the first allocates Adam's state) and one timed, whose memory is the
@@ -363,10 +380,7 @@ impl Technique for Gpt2Small {
     }
 
     fn step_plan(&self, config: &CellConfig) -> Option<StepPlan> {
-        config.fix.training().then(|| StepPlan {
-            precision: config.fix.precision(),
-            ..StepPlan::of_training(&config.train)
-        })
+        config.plan()
     }
 
     fn comparisons(&self, rows: &[Row<'_, CellConfig>]) -> Vec<ComparisonSpec> {
@@ -531,14 +545,6 @@ impl OnBackend for QuantizedPass {
             checks: vec![quantization::output_check(&reference, &candidate)],
             ..PointResult::new(probe.info(), phases, timing, units).in_unit(unit)
         }
-    }
-}
-
-/// The model's shape, for a cell's label.
-pub fn shape_of(config: &CellConfig) -> Option<TransformerShape> {
-    match config.train.shape {
-        ModelShape::Transformer(s) => Some(s),
-        ModelShape::Mlp(_) => None,
     }
 }
 
