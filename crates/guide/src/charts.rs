@@ -592,12 +592,13 @@ fn draw_legend<DB: DrawingBackend>(
         let y = 8 + (i / LEGEND_COLUMNS) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
         let style = ShapeStyle::from(color).stroke_width(2);
         if series.band {
+            // The band's shade behind its estimate's dashes.
             area.draw(&Rectangle::new(
                 [(x, y - 6), (x + 28, y + 6)],
                 color.mix(0.18).filled(),
             ))?;
-            area.draw(&PathElement::new(vec![(x, y), (x + 28, y)], style))?;
-        } else if series.predicted && chart.categories.is_empty() {
+        }
+        if series.predicted && chart.categories.is_empty() {
             let mut at = x;
             while at < x + 28 {
                 let to = (at + dash).min(x + 28);
