@@ -28,7 +28,10 @@ fn main() {
         if dirty { "-dirty" } else { "" }
     );
 
-    let lock_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock");
+    // Read where cargo runs the script, not where it was compiled: a build script compiled in
+    // one checkout is reused by another that shares the target folder.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let lock_path = Path::new(&manifest_dir).join("../../Cargo.lock");
     let lock = std::fs::read_to_string(&lock_path).unwrap_or_default();
     let burn = locked_version(&lock, "burn").unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=WORKBENCH_BURN_VERSION={burn}");

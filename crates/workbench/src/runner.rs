@@ -489,17 +489,20 @@ fn first_byte_count(line: &str) -> Option<u64> {
 ///   ran 6 to 13% slower than two identical copies of itself (three copies of checkpointing's
 ///   depth 16, batch 64 point, three runs), an A/A difference of the allocator, not of the
 ///   technique. In one arena the copies agree (-1.3% [-4.2, 1.8] and -1.0% [-4.1, 2.3]).
-/// - `MALLOC_MMAP_THRESHOLD_` 32 MiB and `MALLOC_TRIM_THRESHOLD_` 64 MiB: fixed, which turns off
-///   glibc's dynamic threshold (raised to the size of each mmapped block freed, up to 32 MiB).
-///   Left dynamic, a process's history decided whether an 8 MiB tensor was mapped and
-///   page-faulted afresh at every step or reused from the heap: the same comparison (no-grad,
-///   batch 4096) gave 0% in one full run (the autodiff arm at 457 ms a pass, its own point at
-///   591 ms) and -19% in the next (630 ms, its point 621 ms). Fixed at the values glibc's own
-///   rule converges to, the arms run at their points' speed (582 and 575 ms; -19.5%, -18.7%).
+/// - `MALLOC_MMAP_MAX_=0` and `MALLOC_TRIM_THRESHOLD_` 1 TiB: every block comes from the heap
+///   and freed memory stays in it, as in a device's pool. Left to glibc's dynamic threshold, a
+///   process's history decided whether an 8 MiB tensor was mapped and page-faulted afresh at
+///   every step or reused from the heap: the same comparison (no-grad, batch 4096) gave 0% in
+///   one full run (the autodiff arm at 457 ms a pass, its own point at 591 ms) and -19% in the
+///   next (630 ms, its point 621 ms). A fixed 32 MiB threshold made that repeat, but still
+///   mapped every larger tensor afresh: a GPT-2-small step (logits of 103 MB, a head of
+///   154 MB) spent a quarter of its process's time in the kernel zeroing new pages (75 s for
+///   the plain cell's process, 48 s without mapping; one run each). The probe counts the bytes
+///   asked for, so no peak changes.
 pub const MEASURING_ENV: [(&str, &str); 3] = [
     ("MALLOC_ARENA_MAX", "1"),
-    ("MALLOC_MMAP_THRESHOLD_", "33554432"),
-    ("MALLOC_TRIM_THRESHOLD_", "67108864"),
+    ("MALLOC_MMAP_MAX_", "0"),
+    ("MALLOC_TRIM_THRESHOLD_", "1099511627776"),
 ];
 
 /// What the parent sends a `workbench compare` child on its stdin.

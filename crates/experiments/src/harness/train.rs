@@ -111,6 +111,9 @@ pub struct Trained<'a, B: AutodiffBackend> {
     pub device: &'a B::Device,
     /// The point's memory probe (a proof that runs a metered step reads it).
     pub probe: &'a dyn MemoryProbe,
+    /// The loss of every step the point ran, the first (from the seeded weights) first, where
+    /// the proof asked for it ([`TrainChecks::reads_losses`]); empty otherwise.
+    pub losses: Vec<f64>,
 }
 
 impl<B: AutodiffBackend> Trained<'_, B> {
@@ -179,6 +182,13 @@ impl From<Vec<Check>> for Proof {
 pub trait TrainChecks {
     /// The proof of the trained point (empty where it has nothing to prove).
     fn checks<B: AutodiffBackend>(&self, trained: Trained<'_, B>) -> Proof;
+
+    /// Whether the proof reads the measured steps' losses ([`Trained::losses`]): each is read
+    /// from the device between the forward and backward phases, a sync the other points'
+    /// steps do without.
+    fn reads_losses(&self) -> bool {
+        false
+    }
 }
 
 /// Nothing to prove: a sweep, not a substitute.
@@ -527,18 +537,26 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
         let c = point.config;
         let sync = || backend::sync::<B>(device);
         let mut model = Some(model);
+        let reads_losses = point.checks.reads_losses();
+        let mut losses = Vec::new();
         let step = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
-            model = Some(models::train_step(
-                &mut meter,
-                m,
-                &mut optim,
-                c.lr,
-                batch,
-                c.micro_batches,
-                c.compute_dtype(),
-            ));
+            let (lr, micro, compute) = (c.lr, c.micro_batches, c.compute_dtype());
+            model = Some(if reads_losses {
+                models::train_step_reading_loss(
+                    &mut meter,
+                    m,
+                    &mut optim,
+                    lr,
+                    batch,
+                    micro,
+                    compute,
+                    &mut losses,
+                )
+            } else {
+                models::train_step(&mut meter, m, &mut optim, lr, batch, micro, compute)
+            });
             runs.push(meter.finish());
         };
 
@@ -570,6 +588,7 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
                 model,
                 device,
                 probe,
+                losses,
             })
         };
         let mut traces = steps.timeline;

@@ -12,7 +12,7 @@ pub mod transformer;
 use burn::module::Module;
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{FloatDType, Int, Tensor};
+use burn::tensor::{ElementConversion, FloatDType, Int, Tensor};
 pub use mlp::{Mlp, MlpShape};
 use results::{Phase, Unit};
 use serde::{Deserialize, Serialize};
@@ -366,8 +366,61 @@ where
     B: AutodiffBackend,
     O: Optimizer<Model<B>, B>,
 {
+    step_reading(meter, model, optim, lr, batch, micro_batches, compute, None)
+}
+
+/// [`train_step`], pushing the step's loss (the whole batch's mean, summed over its
+/// micro-batches) onto `losses`: read between the forward and backward phases, outside any
+/// phase's memory, so that a proof that the loss falls can read the measured run's own steps
+/// instead of training again.
+#[allow(clippy::too_many_arguments)]
+pub fn train_step_reading_loss<B, O>(
+    meter: &mut PhaseMeter<'_>,
+    model: Model<B>,
+    optim: &mut O,
+    lr: f64,
+    batch: &Batch<B>,
+    micro_batches: usize,
+    compute: Option<FloatDType>,
+    losses: &mut Vec<f64>,
+) -> Model<B>
+where
+    B: AutodiffBackend,
+    O: Optimizer<Model<B>, B>,
+{
+    step_reading(
+        meter,
+        model,
+        optim,
+        lr,
+        batch,
+        micro_batches,
+        compute,
+        Some(losses),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn step_reading<B, O>(
+    meter: &mut PhaseMeter<'_>,
+    model: Model<B>,
+    optim: &mut O,
+    lr: f64,
+    batch: &Batch<B>,
+    micro_batches: usize,
+    compute: Option<FloatDType>,
+    losses: Option<&mut Vec<f64>>,
+) -> Model<B>
+where
+    B: AutodiffBackend,
+    O: Optimizer<Model<B>, B>,
+{
+    let read = |loss: &Tensor<B, 1>| loss.clone().into_scalar().elem::<f64>();
     if micro_batches <= 1 {
         let loss = meter.phase(Phase::Forward, || model.loss_in(batch, compute));
+        if let Some(losses) = losses {
+            losses.push(read(&loss));
+        }
         let grads = meter.phase(Phase::Backward, || loss.backward());
         return meter.phase(Phase::Optimizer, || {
             let grads = GradientsParams::from_grads(grads, &model);
@@ -375,16 +428,23 @@ where
         });
     }
     let mut accumulator = GradientsAccumulator::<Model<B>>::new();
+    let mut total = 0.0;
     for slice in batch.slices(micro_batches) {
         let loss = meter.phase(Phase::Forward, || {
             model
                 .loss_in(&slice, compute)
                 .div_scalar(micro_batches as f64)
         });
+        if losses.is_some() {
+            total += read(&loss);
+        }
         meter.phase(Phase::Backward, || {
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             accumulator.accumulate(&model, grads);
         });
+    }
+    if let Some(losses) = losses {
+        losses.push(total);
     }
     meter.phase(Phase::Optimizer, || {
         optim.step(lr, model, accumulator.grads())

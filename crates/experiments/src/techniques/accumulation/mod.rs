@@ -50,7 +50,7 @@ fn transformer_batch(sizes: Sizes) -> usize {
 fn effective_batch(sizes: Sizes) -> usize {
     match sizes {
         Sizes::Quick => 512,
-        Sizes::Full => 2048,
+        Sizes::Full => 1024,
         Sizes::FullCuda => 16384,
     }
 }

@@ -31,16 +31,16 @@ pub struct BatchSize;
 pub fn transformer_batches(sizes: Sizes) -> Vec<usize> {
     match sizes {
         Sizes::Quick => vec![1, 2, 4, 8, 16],
-        Sizes::Full => vec![1, 2, 4, 8, 16],
+        Sizes::Full => vec![1, 2, 4, 8],
         Sizes::FullCuda => vec![1, 2, 4, 8, 16, 32],
     }
 }
 
-/// The batch sizes: a 32x range in quick, 128x in full, 256x on a GPU.
+/// The batch sizes: a 32x range in quick, 64x in full, 256x on a GPU.
 pub fn batches(sizes: Sizes) -> Vec<usize> {
     match sizes {
         Sizes::Quick => vec![8, 16, 32, 64, 128, 256],
-        Sizes::Full => vec![16, 32, 64, 128, 256, 512, 1024, 2048],
+        Sizes::Full => vec![16, 32, 64, 128, 256, 512, 1024],
         Sizes::FullCuda => vec![64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
     }
 }

@@ -104,7 +104,7 @@ pub struct CacheRelease;
 fn sizes_mib(sizes: Sizes) -> Vec<u64> {
     match sizes {
         Sizes::Quick => vec![4, 16, 64],
-        Sizes::Full => vec![16, 128, 1024],
+        Sizes::Full => vec![16, 128, 512],
         Sizes::FullCuda => vec![256, 4096, 32768],
     }
 }

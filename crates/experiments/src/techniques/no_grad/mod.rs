@@ -88,7 +88,7 @@ pub struct NoGrad;
 fn batches(sizes: Sizes) -> Vec<usize> {
     match sizes {
         Sizes::Quick => vec![64, 128, 256],
-        Sizes::Full => vec![256, 1024, 4096],
+        Sizes::Full => vec![256, 1024, 2048],
         // Each pass that is not back-propagated leaves its graph (480 KiB per sample at this
         // model's GPU size) for all ten passes: 19 GiB at the largest batch.
         Sizes::FullCuda => vec![1024, 2048, 4096],
