@@ -5,7 +5,7 @@
 # their refusal of a device that is not built in. Then the guide in a browser: headless Chromium
 # (Debian's chromium, chromium-driver and python3-selenium, installed here when missing) on a
 # freshly rendered site and on the committed one, and on a deliberately broken copy, which must
-# fail.
+# fail; the "What fits" calculator against `workbench estimate --json`, and a broken copy of it.
 # Extra arguments go to the first `cargo test` (e.g. a test name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,6 +75,18 @@ mkdir -p "$browser_dir"
 scripts/browser_test.py "$browser_dir/site" --screenshots "$browser_dir/screenshots"
 scripts/browser_test.py site
 echo "screenshots of the landing page: $browser_dir/screenshots"
+
+echo "== the calculator on \"What fits\" against workbench estimate --json (200 random shapes)"
+scripts/calculator_test.py "$browser_dir/site" "$target_dir/debug/workbench"
+echo "== the calculator test fails on a page whose checkpointing rule is one value off"
+mkdir -p "$browser_dir/calculator-broken"
+sed 's/? 10.0 \* d + 2.0 \* h \* q + h + 4.0/? 10.0 * d + 2.0 * h * q + h + 5.0/' \
+    "$browser_dir/site/what-fits.html" > "$browser_dir/calculator-broken/what-fits.html"
+if out=$(scripts/calculator_test.py "$browser_dir/calculator-broken" "$target_dir/debug/workbench" --shapes 20); then
+    echo "the calculator test passed a page whose rule differs from the estimator's"
+    exit 1
+fi
+tail -n 1 <<< "$out"
 
 echo "== the browser tests fail on a broken copy"
 cp -r "$browser_dir/site" "$browser_dir/broken"

@@ -142,3 +142,138 @@ fn fit_finds_a_batch_that_runs_under_the_budget_whose_successor_does_not() {
     );
     assert!(r["estimated_batch"].as_u64().is_some());
 }
+
+#[test]
+fn gpt2_124m_is_gpt2_s_count_and_accumulation_only_when_asked() {
+    let e = json_of(&[
+        "estimate",
+        "--preset",
+        "gpt2-124m",
+        "--batch",
+        "1",
+        "--json",
+    ]);
+    // GPT-2 small with its head tied to the token embedding, at its context of 1,024.
+    assert_eq!(e["params"].as_u64(), Some(124_439_808));
+    let names: Vec<&str> = e["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["combination"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.contains("accumulation")),
+        "{names:?}"
+    );
+    let asked = json_of(&[
+        "estimate",
+        "--preset",
+        "gpt2-124m",
+        "--batch",
+        "8",
+        "--micro-batches",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(asked["rows"].as_array().unwrap().len(), 8);
+    // The same shape untied: one head of 768 x 50,257 and its bias more.
+    let untied = json_of(&[
+        "estimate",
+        "--layers",
+        "12",
+        "--d-model",
+        "768",
+        "--heads",
+        "12",
+        "--vocab",
+        "50257",
+        "--seq",
+        "1024",
+        "--json",
+    ]);
+    assert_eq!(
+        untied["params"].as_u64(),
+        Some(124_439_808 + 768 * 50_257 + 50_257)
+    );
+    // Every "fits" answer leaves the context and a margin: the plain step's largest batch on a
+    // card is below what the card's whole memory would hold.
+    let plain = &e["rows"][0];
+    assert!(e["context_bytes"].as_f64().unwrap() > 1e9);
+    let at_24 = plain["largest_batch_per_card"][0].as_u64().unwrap();
+    assert!(at_24 > 0);
+    let tiny = json_of(&["estimate", "--preset", "tinyllama-1.1b-like", "--json"]);
+    assert!(tiny["assumes"].as_str().unwrap().contains("TinyLlama"));
+}
+
+#[test]
+fn micro_batches_and_fit_s_model_are_refused_naming_the_flag_given() {
+    for (args, says) in [
+        (
+            vec![
+                "estimate",
+                "--preset",
+                "gpt2-124m",
+                "--batch",
+                "4",
+                "--micro-batches",
+                "3",
+            ],
+            "--micro-batches 3 does not divide --batch 4",
+        ),
+        (
+            vec!["fit", "--budget", "1MiB", "--model", "mlp", "--layers", "2"],
+            "not both",
+        ),
+        (
+            vec![
+                "fit",
+                "--budget",
+                "1MiB",
+                "--model",
+                "mlp",
+                "--techniques",
+                "accumulation",
+            ],
+            "give --micro-batches",
+        ),
+        (
+            vec!["fit", "--budget", "1MiB", "--precision", "bf16"],
+            "fit runs f32 steps",
+        ),
+        (
+            vec!["estimate", "--mlp", "8x1024", "--tied-head"],
+            "cannot be used with",
+        ),
+    ] {
+        let out = workbench().args(&args).output().unwrap();
+        let err = one_line_error(&out);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn fit_runs_the_reader_s_own_shape() {
+    let results = json_of(&[
+        "fit",
+        "--budget",
+        "24MiB",
+        "--layers",
+        "1",
+        "--d-model",
+        "32",
+        "--heads",
+        "2",
+        "--vocab",
+        "64",
+        "--seq",
+        "16",
+        "--tied-head",
+        "--techniques",
+        "plain",
+        "--json",
+    ]);
+    let r = &results[0];
+    assert_eq!(r["model"]["tied_head"], true, "{r}");
+    let found = r["found_batch"].as_u64().expect("a batch fits 24 MiB");
+    assert_eq!(r["next_fails_at"].as_u64(), Some(found + 1));
+}

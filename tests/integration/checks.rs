@@ -117,6 +117,7 @@ fn transformer_setup() -> (TrainConfig, ModelShape) {
         layers: 2,
         heads: 2,
         seq: 8,
+        tied_head: false,
     });
     let (config, _) = setup();
     (

@@ -12,7 +12,10 @@
 //! size on CubeCL (Flex stores each quantized value in a byte).
 //! Answer: `workbench estimate` prints it; the "What fits" page tabulates it for the presets.
 
-use results::capacity::{CardColumn, CombinationFit, EstimatorTables, ModelCapacity, WeightsRow};
+use results::capacity::{
+    CalculatorRules, CardColumn, CombinationFit, CombinationRule, EstimatorTables, ModelCapacity,
+    OptimizerRule, PrecisionRule, PresetShape, PresetWays, WayFit, WeightsRow,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Optimizer, Precision, StepBytes, StepPlan};
@@ -31,27 +34,31 @@ pub struct Preset {
     pub shape: ModelShape,
     /// What the preset assumes, said on every output.
     pub assumes: &'static str,
+    /// The model it stands for and its published parameter count, beside which the shape's
+    /// own count is shown.
+    pub published: &'static str,
 }
 
 /// The block every transformer preset assumes.
 pub const GPT_BLOCK: &str = "the measured GPT-style block (LayerNorm, multi-head attention as \
                              Burn 0.21 computes it, its scores materialised: no flash \
-                             attention; a GELU MLP of 4 d, learned positions, an untied head)";
+                             attention; a GELU MLP of 4 d, learned positions)";
 
 /// The block a LLaMA-like preset assumes instead of LLaMA's own.
 const LLAMA_LIKE: &str = "LLaMA's layers, width, heads, vocabulary and sequence, with the \
                           measured GPT-style block (LayerNorm and a GELU MLP of 4 d, not RMSNorm \
-                          and SwiGLU, nor the 70B's grouped-query attention, none of which the \
-                          workbench has measured: parameter counts up to about 6% below \
-                          LLaMA's own); attention as Burn 0.21 computes it, its scores \
-                          materialised: no flash attention";
+                          and SwiGLU, nor grouped-query attention, none of which the workbench \
+                          has measured), learned positions and an untied head; attention as \
+                          Burn 0.21 computes it, its scores materialised: no flash attention";
 
+/// A transformer preset's shape; `tied`: the head reuses the token embedding.
 fn transformer(
     layers: usize,
     d_model: usize,
     heads: usize,
     vocab: usize,
     seq: usize,
+    tied: bool,
 ) -> ModelShape {
     ModelShape::Transformer(TransformerShape {
         vocab,
@@ -59,6 +66,7 @@ fn transformer(
         layers,
         heads,
         seq,
+        tied_head: tied,
     })
 }
 
@@ -72,31 +80,45 @@ pub fn presets() -> Vec<Preset> {
                 width: 1024,
             }),
             assumes: "the measured MLP: Linear and ReLU layers of one width, an MSE loss",
+            published: "the MLP the mechanism pages measure",
         },
         Preset {
             id: "gpt2-124m",
-            shape: transformer(12, 768, 12, 50257, 1024),
+            shape: transformer(12, 768, 12, 50257, 1024, true),
             assumes: GPT_BLOCK,
+            published: "GPT-2 small, head tied to the token embedding: 124,439,808 parameters",
         },
         Preset {
             id: "gpt2-1.5b",
-            shape: transformer(48, 1600, 25, 50257, 1024),
+            shape: transformer(48, 1600, 25, 50257, 1024, true),
             assumes: GPT_BLOCK,
+            published: "GPT-2 XL, head tied to the token embedding: 1,557,611,200 parameters",
+        },
+        Preset {
+            id: "tinyllama-1.1b-like",
+            shape: transformer(22, 2048, 32, 32000, 2048, false),
+            assumes: LLAMA_LIKE,
+            published: "TinyLlama 1.1B (SwiGLU of 5,632, 4 key/value heads): 1.1 billion \
+                        parameters",
         },
         Preset {
             id: "llama-7b-like",
-            shape: transformer(32, 4096, 32, 32000, 2048),
+            shape: transformer(32, 4096, 32, 32000, 2048, false),
             assumes: LLAMA_LIKE,
+            published: "LLaMA 7B (SwiGLU of 11,008): 6.7 billion parameters",
         },
         Preset {
             id: "llama-13b-like",
-            shape: transformer(40, 5120, 40, 32000, 2048),
+            shape: transformer(40, 5120, 40, 32000, 2048, false),
             assumes: LLAMA_LIKE,
+            published: "LLaMA 13B (SwiGLU of 13,824): 13 billion parameters",
         },
         Preset {
             id: "llama-70b-like",
-            shape: transformer(80, 8192, 64, 32000, 2048),
+            shape: transformer(80, 8192, 64, 32000, 2048, false),
             assumes: LLAMA_LIKE,
+            published: "LLaMA 2 70B (SwiGLU of 28,672, 8 key/value heads): 69 billion \
+                        parameters",
         },
     ]
 }
@@ -152,6 +174,33 @@ pub const EIGHT_CARDS: Card = Card {
     bytes: 96.0 * GB,
     count: 8,
 };
+
+/// Bytes a CUDA card loses before the first tensor: the CUDA context and the framework's own
+/// allocations. The Hugging Face single-GPU guide reads 1,343 MB in use after CUDA's
+/// initialisation alone on a V100; VRAM calculators reserve 300 MiB to 2 GiB. Every "fits"
+/// answer takes it off the card first.
+pub const CUDA_CONTEXT_BYTES: f64 = 1_343e6;
+
+/// The share of a card (after [`CUDA_CONTEXT_BYTES`]) left free for the estimator's own error,
+/// by the precision the step stores and computes in: the estimator under-estimated the
+/// GPT-2-small table's measured steps by up to 5.7% in f32, 10.4% in mixed bf16 and 20.5% with
+/// bf16 storage (the committed CPU run; its error is worst where the rules were fitted on the
+/// f32 MLP), each rounded up here. The "What fits" page sets each margin beside the errors of
+/// the run it renders and says where a measured error is larger. Lightning's batch-size finder
+/// keeps 5%.
+pub fn safety_margin(precision: Precision) -> f64 {
+    match precision {
+        Precision::F32 => 0.10,
+        Precision::MixedBf16 => 0.15,
+        Precision::Bf16 => 0.25,
+    }
+}
+
+/// The bytes of a card of `card_bytes` a step in `precision` may plan on: the card less the
+/// CUDA context, less the safety margin.
+pub fn usable_bytes(card_bytes: f64, precision: Precision) -> f64 {
+    ((card_bytes - CUDA_CONTEXT_BYTES) * (1.0 - safety_margin(precision))).max(0.0)
+}
 
 /// How state is spread over several cards (formulas from the ZeRO paper; Burn has none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,7 +317,10 @@ impl Combination {
     }
 }
 
-/// The largest batch (a multiple of `plan.micro_batches`, at most 2^30) whose step peak,
+/// The largest batch a search tries: 2^30 samples.
+pub const MAX_BATCH: u64 = 1 << 30;
+
+/// The largest batch (a multiple of `plan.micro_batches`, at most [`MAX_BATCH`]) whose step peak,
 /// one card's share under `sharding` over `cards` cards (each taking `batch / cards`), is at
 /// most `budget_bytes`; `None` where not even the smallest fits.
 pub fn largest_batch(
@@ -288,7 +340,7 @@ pub fn largest_batch(
     if peak(1) > budget_bytes {
         return None;
     }
-    let max_units = (1u64 << 30) / step.max(1);
+    let max_units = MAX_BATCH / step.max(1);
     let fits = |units: u64| Ok::<_, std::convert::Infallible>(peak(units) <= budget_bytes);
     let Ok((units, _)) = largest_fitting(1, max_units, fits);
     Some(units * step)
@@ -373,7 +425,8 @@ pub struct EstimateRow {
     pub bytes: StepBytes,
     /// The step's peak, in bytes.
     pub peak_bytes: f64,
-    /// The largest batch that fits each of [`CARDS`], in order (`None`: not even one sample).
+    /// The largest batch that fits each of [`CARDS`] ([`usable_bytes`] of it), in order
+    /// (`None`: not even one sample).
     pub largest_batch_per_card: Vec<Option<u64>>,
     /// The largest batch over [`EIGHT_CARDS`] per [`Sharding::ALL`] scheme, in order.
     pub largest_batch_eight_cards: Vec<Option<u64>>,
@@ -390,8 +443,12 @@ pub struct Estimate {
     pub params: u64,
     /// The plan every combination starts from.
     pub base: StepPlan,
-    /// Micro-batches used where a combination accumulates.
-    pub micro_batches: usize,
+    /// Micro-batches used where a combination accumulates (`None`: none asked for, and no
+    /// accumulating rows).
+    pub micro_batches: Option<usize>,
+    /// The share of each card kept free for the estimator's error, per row's precision, and
+    /// the context left out first ([`safety_margin`], [`CUDA_CONTEXT_BYTES`]).
+    pub context_bytes: f64,
     /// One row per combination.
     pub rows: Vec<EstimateRow>,
     /// Inference weights: (bits, packed bytes on CubeCL, bytes on Flex).
@@ -400,14 +457,16 @@ pub struct Estimate {
 
 impl Estimate {
     /// Estimates `base` (its batch, precision and optimizer) with every combination, the
-    /// accumulating ones over `micro_batches`.
-    pub fn of(model: &str, assumes: &str, base: StepPlan, micro_batches: usize) -> Self {
+    /// accumulating ones over `micro_batches` (left out where it is `None`).
+    pub fn of(model: &str, assumes: &str, base: StepPlan, micro_batches: Option<usize>) -> Self {
         let params = base.shape.num_params();
         let rows = COMBINATIONS
             .iter()
+            .filter(|c| micro_batches.is_some() || !c.accumulation)
             .map(|&combination| {
-                let plan = combination.apply(base, micro_batches);
+                let plan = combination.apply(base, micro_batches.unwrap_or(1));
                 let bytes = plan.bytes();
+                let usable = |card: &Card| usable_bytes(card.bytes, plan.precision);
                 EstimateRow {
                     combination,
                     plan,
@@ -415,11 +474,11 @@ impl Estimate {
                     peak_bytes: bytes.step_peak(),
                     largest_batch_per_card: CARDS
                         .iter()
-                        .map(|c| largest_batch(plan, c.bytes, Sharding::DataParallel, 1))
+                        .map(|c| largest_batch(plan, usable(c), Sharding::DataParallel, 1))
                         .collect(),
                     largest_batch_eight_cards: Sharding::ALL
                         .iter()
-                        .map(|&s| largest_batch(plan, EIGHT_CARDS.bytes, s, EIGHT_CARDS.count))
+                        .map(|&s| largest_batch(plan, usable(&EIGHT_CARDS), s, EIGHT_CARDS.count))
                         .collect(),
                 }
             })
@@ -430,6 +489,7 @@ impl Estimate {
             params,
             base,
             micro_batches,
+            context_bytes: CUDA_CONTEXT_BYTES,
             rows,
             inference_weights: WEIGHT_BITS
                 .iter()
@@ -454,7 +514,7 @@ pub fn default_plan(shape: ModelShape, batch: u64) -> StepPlan {
     }
 }
 
-/// Micro-batches of the accumulating combinations in the guide's tables (`estimate`'s default).
+/// Micro-batches of the accumulating combinations in the guide's tables.
 pub const TABLE_MICRO_BATCHES: usize = 4;
 
 fn card_column(card: &Card) -> CardColumn {
@@ -475,7 +535,7 @@ pub fn tables() -> EstimatorTables {
                 p.id,
                 p.assumes,
                 default_plan(p.shape, 1),
-                TABLE_MICRO_BATCHES,
+                Some(TABLE_MICRO_BATCHES),
             );
             let one = default_plan(p.shape, 1).bytes();
             ModelCapacity {
@@ -523,6 +583,135 @@ pub fn tables() -> EstimatorTables {
         shardings: Sharding::ALL.iter().map(|s| s.name().into()).collect(),
         models,
         weights,
+        calculator: calculator_rules(),
+        ways: presets().iter().map(preset_ways).collect(),
+        bytes_per_param: Precision::ALL
+            .iter()
+            .map(|&p| {
+                (
+                    p.name().to_string(),
+                    Optimizer::ALL
+                        .iter()
+                        .map(|&o| bytes_per_param(p, o))
+                        .collect(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// The common ways to train: (name, precision, optimizer).
+pub const WAYS: [(&str, Precision, Optimizer); 4] = [
+    ("f32, Adam", Precision::F32, Optimizer::Adam),
+    ("mixed bf16, Adam", Precision::MixedBf16, Optimizer::Adam),
+    ("bf16, Adam", Precision::Bf16, Optimizer::Adam),
+    (
+        "f32, SGD with momentum",
+        Precision::F32,
+        Optimizer::Momentum,
+    ),
+];
+
+/// Bytes per parameter of weights, gradients, optimizer state and weight copies, trained in
+/// `precision` with `optimizer`.
+pub fn bytes_per_param(precision: Precision, optimizer: Optimizer) -> f64 {
+    ((2 + optimizer.values_per_param()) * precision.param_bytes() + precision.weight_copy_bytes())
+        as f64
+}
+
+fn preset_ways(p: &Preset) -> PresetWays {
+    let params = p.shape.num_params();
+    PresetWays {
+        id: p.id.into(),
+        params,
+        seq: match p.shape {
+            ModelShape::Transformer(t) => Some(t.seq),
+            ModelShape::Mlp(_) => None,
+        },
+        rows: WAYS
+            .iter()
+            .map(|&(way, precision, optimizer)| {
+                let plan = StepPlan {
+                    precision,
+                    optimizer,
+                    ..StepPlan::f32_adam(p.shape, 1.0)
+                };
+                let per_param = bytes_per_param(precision, optimizer);
+                WayFit {
+                    way: way.into(),
+                    bytes_per_param: per_param,
+                    fixed_bytes: per_param * params as f64,
+                    largest_batch_per_card: CARDS
+                        .iter()
+                        .map(|c| {
+                            largest_batch(
+                                plan,
+                                usable_bytes(c.bytes, precision),
+                                Sharding::DataParallel,
+                                1,
+                            )
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The rules' constants for the "What fits" page's calculator.
+pub fn calculator_rules() -> CalculatorRules {
+    use crate::estimate::{
+        ATTENTION_VALUES_PER_HEAD, BACKWARD_WEIGHT_GRADIENT_COPIES, F32_BYTES, TOKEN_BYTES,
+    };
+    CalculatorRules {
+        f32_bytes: F32_BYTES as f64,
+        token_bytes: TOKEN_BYTES as f64,
+        attention_values_per_head: ATTENTION_VALUES_PER_HEAD,
+        backward_weight_gradient_copies: BACKWARD_WEIGHT_GRADIENT_COPIES,
+        context_bytes: CUDA_CONTEXT_BYTES,
+        max_batch: MAX_BATCH,
+        precisions: Precision::ALL
+            .iter()
+            .map(|&p| PrecisionRule {
+                name: p.name().into(),
+                param_bytes: p.param_bytes() as f64,
+                activation_bytes: p.activation_bytes() as f64,
+                weight_copy_bytes: p.weight_copy_bytes() as f64,
+                margin: safety_margin(p),
+            })
+            .collect(),
+        optimizers: Optimizer::ALL
+            .iter()
+            .map(|&o| OptimizerRule {
+                name: o.name().into(),
+                values_per_param: o.values_per_param() as f64,
+            })
+            .collect(),
+        combinations: COMBINATIONS
+            .iter()
+            .map(|c| CombinationRule {
+                name: c.name.into(),
+                accumulation: c.accumulation,
+                checkpointing: c.checkpointing,
+                mixed: c.mixed,
+            })
+            .collect(),
+        cards: CARDS.iter().map(card_column).collect(),
+        presets: presets()
+            .iter()
+            .filter_map(|p| match p.shape {
+                ModelShape::Transformer(t) => Some(PresetShape {
+                    id: p.id.into(),
+                    layers: t.layers,
+                    d_model: t.d_model,
+                    heads: t.heads,
+                    vocab: t.vocab,
+                    seq: t.seq,
+                    tied_head: t.tied_head,
+                }),
+                ModelShape::Mlp(_) => None,
+            })
+            .collect(),
     }
 }
 

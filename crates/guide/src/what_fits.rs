@@ -36,6 +36,49 @@ pub struct WhatFits {
     pub fits_note: String,
     /// Which run made the record, in one line.
     pub made_by: String,
+    /// Bytes per parameter, precision by optimizer.
+    pub per_param: PerParam,
+    /// Per preset, the largest batch per card in each common way to train it.
+    pub ways: Vec<WaysView>,
+    /// When only a bigger card (or several) helps, with the cards' sizes.
+    pub bigger_card: String,
+    /// The calculator's rules, as JSON for the page's script (`</` escaped).
+    pub calculator_json: String,
+    /// The CUDA context every "fits" answer leaves out, in words.
+    pub context: String,
+    /// The safety margins, in words.
+    pub margins: String,
+}
+
+/// Bytes per parameter, precision by optimizer.
+#[derive(Debug, Serialize)]
+pub struct PerParam {
+    /// The optimizers, the columns.
+    pub optimizers: Vec<String>,
+    /// One row per precision: its name and the bytes under each optimizer.
+    pub rows: Vec<(String, Vec<String>)>,
+}
+
+/// A preset in the common ways to train it.
+#[derive(Debug, Serialize)]
+pub struct WaysView {
+    /// The preset.
+    pub id: String,
+    /// Parameters and sequence, in words.
+    pub about: String,
+    /// One row per way.
+    pub rows: Vec<WayView>,
+}
+
+/// One way to train a preset.
+#[derive(Debug, Serialize)]
+pub struct WayView {
+    /// The way (`mixed bf16, Adam`).
+    pub way: String,
+    /// What no batch changes: weights, gradients, optimizer state, copies.
+    pub fixed: String,
+    /// The largest batch per card.
+    pub cells: Vec<Cell>,
 }
 
 /// A preset's table.
@@ -125,7 +168,7 @@ fn gb(bytes: f64) -> String {
 fn batch(b: Option<u64>) -> Cell {
     match b {
         Some(b) => Cell {
-            text: b.to_string(),
+            text: format::thousands(b),
             none: false,
         },
         None => Cell {
@@ -278,6 +321,60 @@ impl WhatFits {
             decisions: decisions(tables),
             fits: record.fits.iter().map(fit_view).collect(),
             fits_note: fits_note(capacity),
+            per_param: PerParam {
+                optimizers: tables
+                    .calculator
+                    .optimizers
+                    .iter()
+                    .map(|o| o.name.clone())
+                    .collect(),
+                rows: tables
+                    .bytes_per_param
+                    .iter()
+                    .map(|(p, bytes)| {
+                        (
+                            p.clone(),
+                            bytes.iter().map(|b| format!("{b:.0} B")).collect(),
+                        )
+                    })
+                    .collect(),
+            },
+            ways: tables
+                .ways
+                .iter()
+                .map(|w| WaysView {
+                    id: w.id.clone(),
+                    about: match w.seq {
+                        Some(seq) => format!(
+                            "{} parameters, sequence {}",
+                            format::thousands(w.params),
+                            format::thousands(seq as u64)
+                        ),
+                        None => format!("{} parameters", format::thousands(w.params)),
+                    },
+                    rows: w
+                        .rows
+                        .iter()
+                        .map(|r| WayView {
+                            way: r.way.clone(),
+                            fixed: gb(r.fixed_bytes),
+                            cells: r.largest_batch_per_card.iter().map(|b| batch(*b)).collect(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            bigger_card: bigger_card(tables),
+            calculator_json: serde_json::to_string(&tables.calculator)
+                .expect("the rules serialise")
+                .replace("</", "<\\/"),
+            context: gb(tables.calculator.context_bytes),
+            margins: tables
+                .calculator
+                .precisions
+                .iter()
+                .map(|p| format!("{:.0}% in {}", 100.0 * p.margin, p.name))
+                .collect::<Vec<_>>()
+                .join(", "),
             made_by: format!(
                 "workbench {} at {}, {} profile, fit on {}, {} ({} cores), {}",
                 p.workbench_version,
@@ -290,6 +387,23 @@ impl WhatFits {
             ),
         }
     }
+}
+
+/// When a bigger card is the fix: the fixed part alone over the card's usable bytes, or over
+/// them less one micro-batch's activations; with the sizes the articles name.
+fn bigger_card(tables: &EstimatorTables) -> String {
+    let sizes: Vec<String> = tables.cards.iter().map(|c| c.name.clone()).collect();
+    let many = &tables.many_cards;
+    format!(
+        "Move to a bigger card when the fixed part alone (weights, gradients and optimizer \
+         state: the table's \"fixed\" column) is over the card's usable bytes, or over them \
+         less one micro-batch's activations: no technique that saves activations changes it. \
+         The cards here: {}; then {} ({} in all), where sharding splits the fixed part (the \
+         folds below).",
+        sizes.join(", "),
+        many.name,
+        gb(many.bytes * many.count as f64)
+    )
 }
 
 /// The decision list: which technique to add for which shortfall, and when only a larger card

@@ -85,6 +85,8 @@ pub struct WorkloadTable {
     pub inference: Vec<CellRow>,
     /// The card, in words (`24 GiB`).
     pub card: String,
+    /// What a step may plan on there, in words.
+    pub usable: String,
     /// Tokens per sequence at the projection.
     pub seq: usize,
     /// The projection's batch.
@@ -226,6 +228,7 @@ impl WorkloadTable {
                 .map(|c| cell_row(record, table, c))
                 .collect(),
             card: format::bytes(projection.card_bytes),
+            usable: format::bytes(projection.usable_bytes),
             seq: projection.seq,
             batch: format::thousands(projection.batch as u64),
             plain_max_batch: format::thousands(plain.max_batch as u64),

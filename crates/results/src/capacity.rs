@@ -66,6 +66,126 @@ pub struct EstimatorTables {
     pub models: Vec<ModelCapacity>,
     /// Weights for inference at 16, 8 and 4 bits, per preset.
     pub weights: Vec<WeightsRow>,
+    /// The rules' constants, for the page's calculator.
+    pub calculator: CalculatorRules,
+    /// Per preset, the largest batch per card in each of the common ways to train it.
+    pub ways: Vec<PresetWays>,
+    /// Bytes per parameter (weights, gradients, optimizer state, weight copies): one row per
+    /// precision, one value per optimizer in [`CalculatorRules::optimizers`]' order.
+    pub bytes_per_param: Vec<(String, Vec<f64>)>,
+}
+
+/// A preset trained plainly in each of the common ways: f32 Adam, mixed bf16 Adam, pure bf16
+/// Adam, f32 SGD with momentum.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PresetWays {
+    /// The preset.
+    pub id: String,
+    /// Its parameters.
+    pub params: u64,
+    /// Tokens per sequence (none for the MLP).
+    pub seq: Option<usize>,
+    /// One row per way.
+    pub rows: Vec<WayFit>,
+}
+
+/// One way to train a preset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WayFit {
+    /// Its name (`mixed bf16, Adam`).
+    pub way: String,
+    /// Bytes per parameter of weights, gradients, optimizer state and weight copies.
+    pub bytes_per_param: f64,
+    /// Those bytes for the whole model: what no batch size changes.
+    pub fixed_bytes: f64,
+    /// The largest batch per single card (its usable bytes), in the cards' order.
+    pub largest_batch_per_card: Vec<Option<u64>>,
+}
+
+/// What the "What fits" page's calculator needs to compute the estimator's rules in the
+/// reader's browser: the rules' constants and names. The formulas themselves are the page
+/// script's port of the estimator's; a test holds the two to the same bytes and batches on
+/// random shapes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalculatorRules {
+    /// Bytes of an f32 value (the unit the activation rules count in).
+    pub f32_bytes: f64,
+    /// Bytes of a token id.
+    pub token_bytes: f64,
+    /// Attention-sized tensors a block keeps per head.
+    pub attention_values_per_head: f64,
+    /// Copies of the per-sequence weight gradient alive at backward's peak.
+    pub backward_weight_gradient_copies: f64,
+    /// Bytes a CUDA card loses before the first tensor.
+    pub context_bytes: f64,
+    /// The largest batch a search tries.
+    pub max_batch: u64,
+    /// The precisions, in the estimator's order.
+    pub precisions: Vec<PrecisionRule>,
+    /// The optimizers, in the estimator's order.
+    pub optimizers: Vec<OptimizerRule>,
+    /// The combinations of techniques, in the estimator's order.
+    pub combinations: Vec<CombinationRule>,
+    /// The single cards.
+    pub cards: Vec<CardColumn>,
+    /// The transformer presets, to fill the form.
+    pub presets: Vec<PresetShape>,
+}
+
+/// One precision's bytes per value and safety margin.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrecisionRule {
+    /// Its name (`mixed-bf16`).
+    pub name: String,
+    /// Bytes of a stored parameter, gradient and optimizer value.
+    pub param_bytes: f64,
+    /// Bytes of a kept activation value.
+    pub activation_bytes: f64,
+    /// Bytes of the 16-bit weight copy kept for backward.
+    pub weight_copy_bytes: f64,
+    /// Share of a card (after the context) kept free for the estimator's error.
+    pub margin: f64,
+}
+
+/// One optimizer's state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OptimizerRule {
+    /// Its name (`adam`).
+    pub name: String,
+    /// Values it keeps per parameter.
+    pub values_per_param: f64,
+}
+
+/// One combination of techniques.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CombinationRule {
+    /// Its name (`accumulation + checkpointing`).
+    pub name: String,
+    /// Whether it accumulates gradients.
+    pub accumulation: bool,
+    /// Whether it checkpoints.
+    pub checkpointing: bool,
+    /// Whether it trains in mixed bf16.
+    pub mixed: bool,
+}
+
+/// A transformer preset's shape.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PresetShape {
+    /// Its id (`gpt2-124m`).
+    pub id: String,
+    /// Blocks.
+    pub layers: usize,
+    /// Width.
+    pub d_model: usize,
+    /// Heads.
+    pub heads: usize,
+    /// Vocabulary.
+    pub vocab: usize,
+    /// Tokens per sequence.
+    pub seq: usize,
+    /// Whether the head is tied to the token embedding.
+    pub tied_head: bool,
 }
 
 /// The "What fits" page's input: the measured searches and the tables beside them.

@@ -70,6 +70,9 @@ pub struct ProjectedCell<S = String> {
 pub struct Projection<S = String> {
     /// The card's memory.
     pub card_bytes: f64,
+    /// What a step in f32 may plan on: the card less the CUDA context and the estimator's
+    /// safety margin.
+    pub usable_bytes: f64,
     /// Tokens per sequence at the projection.
     pub seq: usize,
     /// Sequences per step: the largest batch at which plain training still fits.
@@ -133,6 +136,7 @@ impl<S> MapText<S> for FixTable<S> {
                 .collect(),
             projection: self.projection.as_ref().map(|p| Projection {
                 card_bytes: p.card_bytes,
+                usable_bytes: p.usable_bytes,
                 seq: p.seq,
                 batch: p.batch,
                 cells: p

@@ -13,8 +13,8 @@ use crate::error::BadInput;
 /// so that a bad one is refused with one line.
 #[derive(Debug, Clone, Args)]
 pub struct ModelArgs {
-    /// A named model: mlp-8x1024, gpt2-124m, gpt2-1.5b, llama-7b-like, llama-13b-like,
-    /// llama-70b-like.
+    /// A named model: mlp-8x1024, gpt2-124m, gpt2-1.5b, tinyllama-1.1b-like, llama-7b-like,
+    /// llama-13b-like, llama-70b-like.
     #[arg(long)]
     pub preset: Option<String>,
     /// An MLP, as DEPTHxWIDTH (`8x1024`).
@@ -35,6 +35,10 @@ pub struct ModelArgs {
     /// Tokens per sequence (also overrides a transformer preset's).
     #[arg(long, conflicts_with = "mlp", allow_hyphen_values = true)]
     pub seq: Option<String>,
+    /// The head reuses the token embedding's weights (GPT-2's tied head): no head weights of
+    /// its own.
+    #[arg(long, conflicts_with_all = ["preset", "mlp"])]
+    pub tied_head: bool,
 }
 
 /// A positive whole number given as `flag`'s text.
@@ -51,6 +55,18 @@ pub fn positive(flag: &str, text: &str) -> Result<usize, BadInput> {
 }
 
 impl ModelArgs {
+    /// Whether any of the model's options was given.
+    pub fn given(&self) -> bool {
+        self.preset.is_some()
+            || self.mlp.is_some()
+            || self.layers.is_some()
+            || self.d_model.is_some()
+            || self.heads.is_some()
+            || self.vocab.is_some()
+            || self.seq.is_some()
+            || self.tied_head
+    }
+
     /// The model: its name, what it assumes, and its shape.
     pub fn resolve(&self) -> Result<(String, String, ModelShape), BadInput> {
         let seq = self
@@ -77,7 +93,11 @@ impl ModelArgs {
                 }
                 (shape, None) => shape,
             };
-            return Ok((p.id.to_string(), p.assumes.to_string(), shape));
+            return Ok((
+                p.id.to_string(),
+                format!("{}; stands for {}", p.assumes, p.published),
+                shape,
+            ));
         }
         if let Some(mlp) = &self.mlp {
             let bad = || {
@@ -111,6 +131,7 @@ impl ModelArgs {
             heads: field("heads", &self.heads)?,
             vocab: field("vocab", &self.vocab)?,
             seq: field("seq", &self.seq)?,
+            tied_head: self.tied_head,
         };
         if !shape.d_model.is_multiple_of(shape.heads) {
             return Err(BadInput::BadModel(format!(
@@ -118,9 +139,14 @@ impl ModelArgs {
                 shape.heads, shape.d_model
             )));
         }
+        let head = if shape.tied_head {
+            "a head tied to the token embedding"
+        } else {
+            "an untied head with a bias"
+        };
         Ok((
             "custom".into(),
-            capacity::GPT_BLOCK.into(),
+            format!("{}, {head}", capacity::GPT_BLOCK),
             ModelShape::Transformer(shape),
         ))
     }
@@ -135,9 +161,10 @@ pub struct EstimateArgs {
     /// Samples (sequences) per optimizer step.
     #[arg(long, default_value = "8", allow_hyphen_values = true)]
     pub batch: String,
-    /// Micro-batches, where a combination accumulates gradients (a divisor of --batch).
-    #[arg(long, default_value = "4", allow_hyphen_values = true)]
-    pub micro_batches: String,
+    /// Micro-batches, where a combination accumulates gradients (a divisor of --batch);
+    /// without it, no accumulating combination is estimated.
+    #[arg(long, allow_hyphen_values = true)]
+    pub micro_batches: Option<String>,
     /// How parameters are stored and the forward pass computes: f32, bf16, mixed-bf16.
     #[arg(long, default_value = "f32")]
     pub precision: String,
@@ -154,8 +181,12 @@ impl EstimateArgs {
     pub fn estimate(&self) -> Result<Estimate, BadInput> {
         let (name, assumes, shape) = self.model.resolve()?;
         let batch = positive("batch", &self.batch)?;
-        let micro = positive("micro-batches", &self.micro_batches)?;
-        if !batch.is_multiple_of(micro) {
+        let micro = self
+            .micro_batches
+            .as_deref()
+            .map(|m| positive("micro-batches", m))
+            .transpose()?;
+        if let Some(micro) = micro.filter(|&m| !batch.is_multiple_of(m)) {
             return Err(BadInput::BadModel(format!(
                 "--micro-batches {micro} does not divide --batch {batch}"
             )));
@@ -182,7 +213,7 @@ impl EstimateArgs {
 }
 
 /// The one of `all` whose `name` is `text`, given as `--flag`.
-fn named<T: Copy>(
+pub fn named<T: Copy>(
     flag: &str,
     text: &str,
     all: &[T],
@@ -223,7 +254,7 @@ pub fn emit(text: &str) -> anyhow::Result<()> {
 
 /// A batch found, or "-" where not even one sample fits.
 fn batch_cell(b: Option<u64>) -> String {
-    b.map_or("-".into(), |b| b.to_string())
+    b.map_or("-".into(), format::thousands)
 }
 
 /// The estimate as text tables.
@@ -231,14 +262,17 @@ pub fn table(e: &Estimate) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let b = &e.base;
+    let accumulation = match e.micro_batches {
+        Some(m) => format!("accumulation over {m} micro-batches"),
+        None => "no accumulation (give --micro-batches to add it)".into(),
+    };
     let _ = writeln!(
         out,
-        "{}: {} parameters ({})\nbatch {} ({}), {} precision, {} optimizer; accumulation over \
-         {} micro-batches; checkpointing is Burn's balanced strategy; activations at the peak \
-         include mixed precision's 16-bit weight copies and the loss's or backward's \
-         transient\n",
+        "{}: {} parameters ({})\nbatch {} ({}), {} precision, {} optimizer; {accumulation}; \
+         checkpointing is Burn's balanced strategy; activations at the peak include mixed \
+         precision's 16-bit weight copies and the loss's or backward's transient\n",
         e.model,
-        e.params,
+        format::thousands(e.params),
         e.assumes,
         b.batch,
         match b.shape {
@@ -247,7 +281,6 @@ pub fn table(e: &Estimate) -> String {
         },
         b.precision.name(),
         b.optimizer.name(),
-        e.micro_batches,
     );
     let _ = writeln!(
         out,
@@ -267,10 +300,18 @@ pub fn table(e: &Estimate) -> String {
             format::gb(r.peak_bytes),
         );
     }
+    let margins: Vec<String> = Precision::ALL
+        .iter()
+        .filter(|p| e.rows.iter().any(|r| r.plan.precision == **p))
+        .map(|&p| format!("{:.0}% in {}", 100.0 * capacity::safety_margin(p), p.name()))
+        .collect();
     let _ = writeln!(
         out,
         "\nlargest batch per card (a multiple of the micro-batches where accumulating; - : \
-         not even one)"
+         not even one), planned on the card less {} for the CUDA context, less a safety \
+         margin for the estimator's measured error ({})",
+        format::gb(e.context_bytes),
+        margins.join(", ")
     );
     let _ = write!(out, "{:<30}", "");
     for c in CARDS {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use experiments::capacity::{self, Sharding};
-use experiments::estimate::StepPlan;
+use experiments::estimate::{Optimizer, Precision, StepPlan};
 use experiments::harness::backend::Checkpointing;
 use experiments::harness::models::{training_mlp, training_transformer, ModelShape};
 use experiments::harness::profile::Sizes;
@@ -28,7 +28,7 @@ use results::{format, DeviceKind, Metric, PointResult, Profile};
 use serde::Serialize;
 
 use crate::error::BadInput;
-use crate::estimate::{emit, positive};
+use crate::estimate::{emit, named, positive, ModelArgs};
 use crate::runner::{classify_failure, out_of_memory, run_child};
 
 /// `workbench fit`'s options.
@@ -37,16 +37,29 @@ pub struct FitArgs {
     /// The memory budget: bytes, or a number with B, KiB, MiB, GiB, KB, MB or GB (`512MiB`).
     #[arg(long, allow_hyphen_values = true)]
     pub budget: String,
-    /// Models: mlp, transformer (comma-separated; default both), at the run profile's sizes.
+    /// Your model, as `estimate` takes it (--preset, --mlp, or --layers, --d-model, --heads,
+    /// --vocab and --seq, with --tied-head).
+    #[command(flatten)]
+    pub shape: ModelArgs,
+    /// Or the workbench's own models: mlp, transformer (comma-separated; default both), at the
+    /// run profile's sizes.
     #[arg(long, value_delimiter = ',')]
     pub model: Vec<String>,
     /// Techniques: plain, accumulation, checkpointing, accumulation+checkpointing
     /// (comma-separated; default all four).
     #[arg(long, value_delimiter = ',')]
     pub techniques: Vec<String>,
-    /// Micro-batches where a technique accumulates.
-    #[arg(long, default_value = "4", allow_hyphen_values = true)]
-    pub micro_batches: String,
+    /// Micro-batches where a technique accumulates; without it, no accumulating technique
+    /// is searched.
+    #[arg(long, allow_hyphen_values = true)]
+    pub micro_batches: Option<String>,
+    /// The optimizer: sgd, momentum, adagrad, rmsprop, adam, adamw, adan.
+    #[arg(long, default_value = "adam")]
+    pub optimizer: String,
+    /// How the step stores and computes: f32 (the only one `fit` runs; `estimate` takes the
+    /// others).
+    #[arg(long, default_value = "f32")]
+    pub precision: String,
     /// The quick profile's model sizes, as in `run`.
     #[arg(long)]
     pub quick: bool,
@@ -183,7 +196,42 @@ pub struct FitResult {
 /// Runs `workbench fit`.
 pub fn run(args: &FitArgs, device: DeviceKind) -> anyhow::Result<()> {
     let budget = parse_budget(&args.budget)?;
-    let micro = positive("micro-batches", &args.micro_batches)? as u64;
+    let micro = args
+        .micro_batches
+        .as_deref()
+        .map(|m| positive("micro-batches", m))
+        .transpose()?
+        .map(|m| m as u64);
+    let optimizer = named(
+        "optimizer",
+        &args.optimizer,
+        &Optimizer::ALL,
+        Optimizer::name,
+    )?;
+    let precision = named(
+        "precision",
+        &args.precision,
+        &Precision::ALL,
+        Precision::name,
+    )?;
+    if precision != Precision::F32 {
+        return Err(BadInput::BadModel(format!(
+            "--precision {}: fit runs f32 steps (on the CPU Flex multiplies 16-bit values \
+             through f32 copies, which a fit would measure instead); `workbench estimate \
+             --precision {}` gives its rules",
+            precision.name(),
+            precision.name()
+        ))
+        .into());
+    }
+    if args.shape.given() && !args.model.is_empty() {
+        return Err(BadInput::BadModel(
+            "--model names the workbench's own models; describe yours with --preset, --mlp or \
+             --layers/--d-model/--heads/--vocab/--seq instead, not both"
+                .into(),
+        )
+        .into());
+    }
     let sizes = Sizes::of(
         if args.quick {
             Profile::Quick
@@ -193,7 +241,10 @@ pub fn run(args: &FitArgs, device: DeviceKind) -> anyhow::Result<()> {
         device,
     );
     let mut models = Vec::new();
-    let names = if args.model.is_empty() {
+    let names = if args.shape.given() {
+        models.push(args.shape.resolve()?.2);
+        Vec::new()
+    } else if args.model.is_empty() {
         vec!["mlp".to_string(), "transformer".to_string()]
     } else {
         args.model.clone()
@@ -212,28 +263,38 @@ pub fn run(args: &FitArgs, device: DeviceKind) -> anyhow::Result<()> {
     }
     let mut techniques = Vec::new();
     let wanted = if args.techniques.is_empty() {
-        FIT_TECHNIQUES.iter().map(|t| t.name.to_string()).collect()
+        FIT_TECHNIQUES
+            .iter()
+            .filter(|t| micro.is_some() || !t.accumulation)
+            .map(|t| t.name.to_string())
+            .collect()
     } else {
         args.techniques.clone()
     };
     for t in &wanted {
-        techniques.push(
-            *FIT_TECHNIQUES
-                .iter()
-                .find(|f| f.name == t.as_str())
-                .ok_or_else(|| {
-                    BadInput::BadModel(format!(
-                        "unknown --techniques '{t}' (known: {})",
-                        FIT_TECHNIQUES.map(|f| f.name).join(", ")
-                    ))
-                })?,
-        );
+        let technique = *FIT_TECHNIQUES
+            .iter()
+            .find(|f| f.name == t.as_str())
+            .ok_or_else(|| {
+                BadInput::BadModel(format!(
+                    "unknown --techniques '{t}' (known: {})",
+                    FIT_TECHNIQUES.map(|f| f.name).join(", ")
+                ))
+            })?;
+        if technique.accumulation && micro.is_none() {
+            return Err(BadInput::BadModel(format!(
+                "--techniques {t} accumulates: give --micro-batches too"
+            ))
+            .into());
+        }
+        techniques.push(technique);
     }
+    let micro = micro.unwrap_or(1);
     let exe = std::env::current_exe()?;
     let mut results = Vec::new();
     for &model in &models {
         for &technique in &techniques {
-            let r = search(&exe, device, model, technique, budget, micro)?;
+            let r = search(&exe, device, model, technique, budget, micro, optimizer)?;
             if !args.json {
                 emit(&row(&r))?;
             }
@@ -246,9 +307,16 @@ pub fn run(args: &FitArgs, device: DeviceKind) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The training step of `model` at `batch` with `technique`.
-fn config(model: ModelShape, technique: FitTechnique, batch: u64, micro: u64) -> TrainConfig {
+/// The training step of `model` at `batch` with `technique` and `optimizer`.
+fn config(
+    model: ModelShape,
+    technique: FitTechnique,
+    batch: u64,
+    micro: u64,
+    optimizer: Optimizer,
+) -> TrainConfig {
     TrainConfig {
+        optimizer,
         micro_batches: if technique.accumulation {
             micro as usize
         } else {
@@ -332,12 +400,14 @@ fn search(
     technique: FitTechnique,
     budget: u64,
     micro: u64,
+    optimizer: Optimizer,
 ) -> anyhow::Result<FitResult> {
     let started = Instant::now();
     let step = if technique.accumulation { micro } else { 1 };
     let plan = StepPlan {
         micro_batches: step as usize,
-        checkpointing: config(model, technique, 1, micro).checkpointing,
+        checkpointing: config(model, technique, 1, micro, optimizer).checkpointing,
+        optimizer,
         ..StepPlan::f32_adam(model, 1.0)
     };
     let mut tries: Vec<Try> = Vec::new();
@@ -345,7 +415,7 @@ fn search(
         let t = attempt(
             exe,
             device,
-            &config(model, technique, units * step, micro),
+            &config(model, technique, units * step, micro, optimizer),
             budget,
         )?;
         let fits = t.fits();
@@ -445,6 +515,7 @@ pub fn capacity_record(
                 technique,
                 RUN_FIT_BUDGET_BYTES,
                 micro as u64,
+                Optimizer::Adam,
             ) {
                 Ok(r) => {
                     print!("fit: {}", row(&r));

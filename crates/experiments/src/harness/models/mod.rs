@@ -53,6 +53,7 @@ pub fn training_transformer(sizes: Sizes) -> TransformerShape {
             layers: 2,
             heads: 4,
             seq: 64,
+            tied_head: false,
         },
         Sizes::Full => TransformerShape {
             vocab: 512,
@@ -60,6 +61,7 @@ pub fn training_transformer(sizes: Sizes) -> TransformerShape {
             layers: 4,
             heads: 4,
             seq: 128,
+            tied_head: false,
         },
         Sizes::FullCuda => TransformerShape {
             vocab: 50257,
@@ -67,6 +69,7 @@ pub fn training_transformer(sizes: Sizes) -> TransformerShape {
             layers: 12,
             heads: 12,
             seq: 1024,
+            tied_head: false,
         },
     }
 }

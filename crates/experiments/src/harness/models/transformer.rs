@@ -3,7 +3,8 @@
 //!
 //! Token and learned position embeddings, `layers` pre-norm blocks (causal multi-head
 //! attention, then a 4x MLP with GELU, each with a residual), a final layer norm and a linear
-//! head, cross-entropy against the next token. Attention dropout is set to 0 (burn-nn's
+//! head (or, tied, the token embedding's weights transposed, as GPT-2's), cross-entropy against
+//! the next token. Attention dropout is set to 0 (burn-nn's
 //! default is 0.1, active under autodiff), so that runs are comparable and checks can be exact.
 //! The Markov chain gives the loss a known floor: its entropy rate.
 
@@ -35,6 +36,10 @@ pub struct TransformerShape {
     pub heads: usize,
     /// Tokens per sequence.
     pub seq: usize,
+    /// Whether the head reuses the token embedding's weights (GPT-2 and most LLMs tie them): no
+    /// head weight or bias of its own. The measured experiments' models are untied.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tied_head: bool,
 }
 
 impl TransformerShape {
@@ -58,16 +63,18 @@ impl TransformerShape {
             positions: EmbeddingConfig::new(self.seq, d).init(device),
             blocks,
             norm: LayerNormConfig::new(d).init(device),
-            head: LinearConfig::new(d, self.vocab).init(device),
+            head: (!self.tied_head).then(|| LinearConfig::new(d, self.vocab).init(device)),
         }
     }
 
     /// Parameters: embeddings, per block four `d x d` attention projections and the `d x 4d`
-    /// and `4d x d` MLP (with biases) and two layer norms, the final norm and the head.
+    /// and `4d x d` MLP (with biases) and two layer norms, the final norm and the head (with its
+    /// bias; none when tied).
     pub fn num_params(&self) -> u64 {
         let (v, d, s, l) = (self.vocab, self.d_model, self.seq, self.layers);
         let block = 4 * (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 2 * (2 * d);
-        (v * d + s * d + l * block + 2 * d + d * v + v) as u64
+        let head = if self.tied_head { 0 } else { d * v + v };
+        (v * d + s * d + l * block + 2 * d + head) as u64
     }
 
     /// Floating-point operations of the matrix products of one training step on `batch`
@@ -140,7 +147,8 @@ pub struct Transformer<B: Backend> {
     positions: Embedding<B>,
     blocks: Vec<Block<B>>,
     norm: LayerNorm<B>,
-    head: Linear<B>,
+    /// The head; none where it is tied to the token embedding.
+    head: Option<Linear<B>>,
 }
 
 impl<B: Backend> Transformer<B> {
@@ -156,7 +164,11 @@ impl<B: Backend> Transformer<B> {
         for block in &self.blocks {
             x = block.forward(x, mask.clone());
         }
-        self.head.forward(self.norm.forward(x))
+        let x = self.norm.forward(x);
+        match &self.head {
+            Some(head) => head.forward(x),
+            None => x.matmul(self.tokens.weight.val().transpose().unsqueeze::<3>()),
+        }
     }
 }
 
@@ -275,6 +287,7 @@ mod tests {
             layers: 2,
             heads: 2,
             seq: 8,
+            tied_head: false,
         };
         let model = shape.init::<Flex>(&Default::default());
         assert_eq!(model.num_params() as u64, shape.num_params());

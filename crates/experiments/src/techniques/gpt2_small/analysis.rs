@@ -9,7 +9,8 @@ use results::{
 };
 
 use super::{workload, CellConfig, Fix, Gpt2Metric, Gpt2Small};
-use crate::capacity::{largest_batch, Sharding};
+use crate::capacity::{largest_batch, usable_bytes, Sharding};
+use crate::estimate::StepPlan;
 use crate::harness::models::ModelShape;
 use crate::harness::profile::Sizes;
 use crate::technique::{Analyse, Row, Technique};
@@ -165,7 +166,11 @@ pub fn projection() -> Option<Projection<Text>> {
             .plan()
             .expect("a training cell has a step")
     };
-    let fits_plain = largest_batch(plan(Fix::Plain, 2), CARD_BYTES, Sharding::DataParallel, 1)?;
+    // Every "fits" answer plans on the card less the CUDA context and the margin for the
+    // estimator's error, in the precision of the step it answers for.
+    let usable = |p: &StepPlan| usable_bytes(CARD_BYTES, p.precision);
+    let base = plan(Fix::Plain, 2);
+    let fits_plain = largest_batch(base, usable(&base), Sharding::DataParallel, 1)?;
     // The batch where plain stops fitting, even so that half of it and two micro-batches are
     // whole.
     let batch = (fits_plain as usize + 1).next_multiple_of(2);
@@ -181,13 +186,14 @@ pub fn projection() -> Option<Projection<Text>> {
                 id: fix.id().into(),
                 fix: fix_text(fix),
                 predicted_bytes: bytes.step_peak(),
-                max_batch: largest_batch(base, CARD_BYTES, Sharding::DataParallel, 1)
+                max_batch: largest_batch(base, usable(&base), Sharding::DataParallel, 1)
                     .map_or(0.0, |b| b as f64),
             }
         })
         .collect();
     Some(Projection {
         card_bytes: CARD_BYTES,
+        usable_bytes: usable(&plan(Fix::Plain, batch)),
         seq: PROJECTED_SEQ,
         batch: batch as f64,
         cells,

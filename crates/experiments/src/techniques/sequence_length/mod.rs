@@ -58,6 +58,7 @@ pub fn plan(sizes: Sizes) -> (TransformerShape, usize, Vec<usize>, [usize; 2]) {
                 layers: 2,
                 heads: 4,
                 seq: 0,
+                tied_head: false,
             },
             2,
             vec![64, 128, 256],
@@ -70,6 +71,7 @@ pub fn plan(sizes: Sizes) -> (TransformerShape, usize, Vec<usize>, [usize; 2]) {
                 layers: 4,
                 heads: 4,
                 seq: 0,
+                tied_head: false,
             },
             // Two sequences: bytes per token are the same at any batch, and the longest
             // point's step (8 s at batch 4) halves.
@@ -84,6 +86,7 @@ pub fn plan(sizes: Sizes) -> (TransformerShape, usize, Vec<usize>, [usize; 2]) {
                 layers: 12,
                 heads: 12,
                 seq: 0,
+                tied_head: false,
             },
             8,
             vec![128, 256, 512, 1024],

@@ -116,6 +116,7 @@ mod tests {
             layers: 4,
             heads: 4,
             seq: 64,
+            tied_head: false,
         };
         let s = burn_crossover_seq(&shape);
         let at = TransformerShape {
