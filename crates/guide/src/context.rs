@@ -1103,10 +1103,12 @@ impl SiteContext {
             .map_or_else(String::new, |(r, e)| {
                 let count: usize = summaries.iter().map(|(_, e)| e.count).sum();
                 let within: usize = summaries.iter().map(|(_, e)| e.within).sum();
+                let under: usize = summaries.iter().map(|(_, e)| e.under).sum();
                 format!(
                     "The estimator's step peak, set beside {count} measured training steps: \
-                     {within} within {:.0}% (or inside their bracket); the worst miss is {} on \
-                     {} ({}, {}).",
+                     {within} within {:.0}% (or inside their bracket); {under} of the {count} \
+                     below the measurement, the way that makes a \"fits\" answer run out (hence \
+                     the safety margin); the worst miss is {} on {} ({}, {}).",
                     ErrorSummary::WITHIN_PCT,
                     format::pct(e.worst_pct),
                     r.title,

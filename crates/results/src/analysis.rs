@@ -388,6 +388,8 @@ pub struct ErrorSummary {
     pub count: usize,
     /// Of them, those within `WITHIN_PCT` (or inside their bracket).
     pub within: usize,
+    /// Of them, those below the measurement: the way that makes a "fits" answer run out.
+    pub under: usize,
     /// The median of the errors' absolute values, in percent.
     pub median_abs_pct: f64,
     /// The error of largest absolute value, signed, in percent.
@@ -416,6 +418,7 @@ impl ErrorSummary {
         Some(Self {
             count: errors.len(),
             within: abs.iter().filter(|e| **e <= Self::WITHIN_PCT).count(),
+            under: errors.iter().filter(|(e, _)| *e < 0.0).count(),
             median_abs_pct: crate::timing::median(&abs),
             worst_pct,
             worst_quantity: worst_quantity.to_string(),
