@@ -2,9 +2,11 @@
 //! use, its peak, the pool's reserved bytes), one screen at the end, and a warning when memory
 //! in use grows from step to step.
 //!
-//! `cargo run --release --example memory_monitor [-- --device cpu|wgpu|cuda] [--leak]`
+//! `cargo run --release --example memory_monitor [-- --device cpu|wgpu|cuda] [--leak|--cost]`
 //! (`--features wgpu` or `cuda` for a device). `--leak` keeps each step's evaluation output,
-//! computed on the autodiff backend: its graph stays alive, and the monitor says so.
+//! computed on the autodiff backend: its graph stays alive, and the monitor says so. `--cost`
+//! times the monitor itself: blocks of steps without it (A), with it (B) and without it again
+//! (A', the control), interleaved in rotating orders, as a ratio with its 95% interval.
 
 use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
@@ -16,7 +18,8 @@ use experiments::harness::backend::{Backends, OnBackend, Setup};
 use experiments::harness::probe::host::CountingAllocator;
 use experiments::harness::probe::MemoryProbe;
 use experiments::monitor::StepMonitor;
-use results::DeviceKind;
+use results::paired::intervals;
+use results::{round_order, DeviceKind, Round};
 
 // On the CPU, the monitor reads this allocator's counters: every heap byte the process holds.
 #[global_allocator]
@@ -51,7 +54,12 @@ impl<B: Backend> Net<B> {
 /// Your training loop, with the monitor around each step.
 struct Loop {
     leak: bool,
+    cost: bool,
 }
+
+/// Rounds of the cost comparison (eight cycles of the six orders) and steps per block.
+const COST_ROUNDS: usize = 48;
+const COST_BLOCK_STEPS: usize = 20;
 
 impl OnBackend for Loop {
     type Output = String;
@@ -62,6 +70,15 @@ impl OnBackend for Loop {
         let x = Tensor::<B, 2>::random([128, 256], Distribution::Default, &device);
         let y = Tensor::<B, 2>::random([128, 256], Distribution::Default, &device);
         let mut kept = Vec::with_capacity(STEPS);
+        if self.cost {
+            let mut train = || {
+                let loss =
+                    MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
+                let grads = GradientsParams::from_grads(loss.backward(), &model);
+                model = optim.step(1e-3, model.clone(), grads);
+            };
+            return cost::<B>(&device, probe, &mut train);
+        }
 
         let mut monitor = StepMonitor::new(probe, || {
             let _ = B::sync(&device);
@@ -83,9 +100,69 @@ impl OnBackend for Loop {
     }
 }
 
+/// The monitor's cost on `train`'s step, measured as a paired comparison in this process.
+fn cost<B: AutodiffBackend>(
+    device: &B::Device,
+    probe: &dyn MemoryProbe,
+    train: &mut dyn FnMut(),
+) -> String {
+    let sync = || {
+        let _ = B::sync(device);
+    };
+    let mut monitor = StepMonitor::new(probe, sync);
+    let mut block = |arm: usize, train: &mut dyn FnMut()| {
+        sync();
+        let started = std::time::Instant::now();
+        for _ in 0..COST_BLOCK_STEPS {
+            if arm == 1 {
+                monitor.step(&mut *train);
+            } else {
+                train();
+            }
+        }
+        sync();
+        started.elapsed().as_secs_f64() / COST_BLOCK_STEPS as f64
+    };
+    // One warm-up round, then the counted ones.
+    for arm in 0..3 {
+        block(arm, train);
+    }
+    let rounds: Vec<Round> = (1..=COST_ROUNDS)
+        .map(|r| {
+            let mut s = [0.0; 3];
+            for arm in round_order(r) {
+                s[arm] = block(arm, train);
+            }
+            Round {
+                build: 0,
+                baseline_s: s[0],
+                technique_s: s[1],
+                control_s: s[2],
+            }
+        })
+        .collect();
+    let step_ms = 1e3 * rounds.iter().map(|r| r.baseline_s).sum::<f64>() / rounds.len() as f64;
+    match intervals(&rounds, 1, 1) {
+        Some((cost, control)) => format!(
+            "monitor cost per step: {:+.2}% [{:+.2}%, {:+.2}%] (95%); A/A control: {:+.2}% \
+             [{:+.2}%, {:+.2}%]; {} rounds of {} steps, a step {step_ms:.2} ms\n",
+            cost.estimate_pct,
+            cost.low_pct,
+            cost.high_pct,
+            control.estimate_pct,
+            control.low_pct,
+            control.high_pct,
+            rounds.len(),
+            COST_BLOCK_STEPS,
+        ),
+        None => "monitor cost: no interval\n".into(),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let leak = args.iter().any(|a| a == "--leak");
+    let cost = args.iter().any(|a| a == "--cost");
     let device = match args.iter().position(|a| a == "--device") {
         Some(i) => match args.get(i + 1).and_then(|d| d.parse::<DeviceKind>().ok()) {
             Some(d) => d,
@@ -96,7 +173,7 @@ fn main() {
         },
         None => DeviceKind::Cpu,
     };
-    match device.dispatch(Setup::default(), Loop { leak }) {
+    match device.dispatch(Setup::default(), Loop { leak, cost }) {
         Ok(summary) => print!("{summary}"),
         Err(e) => {
             eprintln!("error: {e}");
