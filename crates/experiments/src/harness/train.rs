@@ -538,7 +538,13 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
         let sync = || backend::sync::<B>(device);
         let mut model = Some(model);
         let reads_losses = point.checks.reads_losses();
-        let mut losses = Vec::new();
+        // Room for every step's loss made before the first reading, so that on the CPU (whose
+        // probe counts the heap) no allocation of the harness's falls between measured phases.
+        let mut losses = Vec::with_capacity(if reads_losses {
+            point.repeats.warmup + point.repeats.repeats + 2
+        } else {
+            0
+        });
         let step = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
