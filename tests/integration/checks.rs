@@ -67,7 +67,7 @@ impl TrainStep for Unscaled {
         micro_batches: usize,
     ) -> Model<B2> {
         if micro_batches <= 1 {
-            return models::train_step(meter, model, optim, lr, batch, 1, None);
+            return models::train_step(meter, model, optim, lr, batch, 1, None, None);
         }
         let mut accumulator = GradientsAccumulator::<Model<B2>>::new();
         for slice in batch.slices(micro_batches) {

@@ -612,11 +612,23 @@ pub const WAYS: [(&str, Precision, Optimizer); 4] = [
     ),
 ];
 
+/// The step of `shape` trained in `precision` with `optimizer`, at one sample.
+fn way_plan(shape: ModelShape, precision: Precision, optimizer: Optimizer) -> StepPlan {
+    StepPlan {
+        precision,
+        optimizer,
+        ..StepPlan::f32_adam(shape, 1.0)
+    }
+}
+
 /// Bytes per parameter of weights, gradients, optimizer state and weight copies, trained in
-/// `precision` with `optimizer`.
+/// `precision` with `optimizer`: the estimator's components over any model's parameters.
 pub fn bytes_per_param(precision: Precision, optimizer: Optimizer) -> f64 {
-    ((2 + optimizer.values_per_param()) * precision.param_bytes() + precision.weight_copy_bytes())
-        as f64
+    let shape = ModelShape::Mlp(MlpShape { depth: 1, width: 1 });
+    way_plan(shape, precision, optimizer)
+        .bytes()
+        .per_parameter()
+        / shape.num_params() as f64
 }
 
 fn preset_ways(p: &Preset) -> PresetWays {
@@ -631,16 +643,12 @@ fn preset_ways(p: &Preset) -> PresetWays {
         rows: WAYS
             .iter()
             .map(|&(way, precision, optimizer)| {
-                let plan = StepPlan {
-                    precision,
-                    optimizer,
-                    ..StepPlan::f32_adam(p.shape, 1.0)
-                };
-                let per_param = bytes_per_param(precision, optimizer);
+                let plan = way_plan(p.shape, precision, optimizer);
+                let fixed_bytes = plan.bytes().per_parameter();
                 WayFit {
                     way: way.into(),
-                    bytes_per_param: per_param,
-                    fixed_bytes: per_param * params as f64,
+                    bytes_per_param: fixed_bytes / params as f64,
+                    fixed_bytes,
                     largest_batch_per_card: CARDS
                         .iter()
                         .map(|c| {

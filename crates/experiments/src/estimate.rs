@@ -333,6 +333,12 @@ impl StepBytes {
         self.weights + self.optimizer
     }
 
+    /// What no batch size changes: weights, gradients, optimizer state and the 16-bit weight
+    /// copies, at their precision.
+    pub fn per_parameter(&self) -> f64 {
+        self.weights + self.grads + self.optimizer + self.weight_copies
+    }
+
     /// Activations at their peak: what is kept (with the weight copies), plus the larger of
     /// the loss's and backward's transients.
     pub fn activations_at_peak(&self) -> f64 {

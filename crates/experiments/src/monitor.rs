@@ -25,9 +25,8 @@
 use std::collections::VecDeque;
 use std::fmt::Write;
 
-use results::format;
+use results::{format, LinearFit};
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::harness::probe::MemoryProbe;
 
@@ -75,34 +74,18 @@ impl Growth {
     /// The least-squares slope of `series` against the step and its 95% interval (Student's
     /// t with n - 2 degrees of freedom); `None` with fewer than 3 values.
     pub fn of(series: &[f64]) -> Option<Self> {
-        let n = series.len();
-        if n < 3 {
-            return None;
-        }
-        let nf = n as f64;
-        let mean_x = (nf - 1.0) / 2.0;
-        let mean_y = series.iter().sum::<f64>() / nf;
-        let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
-        let sxy: f64 = series
+        let points: Vec<(f64, f64)> = series
             .iter()
             .enumerate()
-            .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
-            .sum();
-        let slope = sxy / sxx;
-        let sse: f64 = series
-            .iter()
-            .enumerate()
-            .map(|(i, y)| (y - (mean_y + slope * (i as f64 - mean_x))).powi(2))
-            .sum();
-        let se = (sse / (nf - 2.0) / sxx).sqrt();
-        let t = StudentsT::new(0.0, 1.0, nf - 2.0)
-            .map(|d| d.inverse_cdf(0.975))
-            .unwrap_or(f64::NAN);
+            .map(|(i, y)| (i as f64, *y))
+            .collect();
+        let fit = LinearFit::fit(&points)?;
+        let (low, high) = fit.slope_interval(&points)?;
         Some(Self {
-            bytes_per_step: slope,
-            low_bytes_per_step: slope - t * se,
-            high_bytes_per_step: slope + t * se,
-            steps: n,
+            bytes_per_step: fit.slope,
+            low_bytes_per_step: low,
+            high_bytes_per_step: high,
+            steps: fit.n,
         })
     }
 

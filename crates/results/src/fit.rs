@@ -50,6 +50,25 @@ impl LinearFit {
         })
     }
 
+    /// The 95% interval of the slope fitted through `points` (Student's t with n - 2 degrees
+    /// of freedom on the residuals); `None` with fewer than 3 points.
+    pub fn slope_interval(&self, points: &[(f64, f64)]) -> Option<(f64, f64)> {
+        use statrs::distribution::{ContinuousCDF, StudentsT};
+        let n = points.len() as f64;
+        if n < 3.0 {
+            return None;
+        }
+        let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+        let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+        let sse: f64 = points
+            .iter()
+            .map(|p| (p.1 - self.predict(p.0)).powi(2))
+            .sum();
+        let se = (sse / (n - 2.0) / sxx).sqrt();
+        let t = StudentsT::new(0.0, 1.0, n - 2.0).ok()?.inverse_cdf(0.975);
+        Some((self.slope - t * se, self.slope + t * se))
+    }
+
     /// The fitted y at `x`.
     pub fn predict(&self, x: f64) -> f64 {
         self.slope * x + self.intercept

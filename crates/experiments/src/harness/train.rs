@@ -549,20 +549,16 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
             let (lr, micro, compute) = (c.lr, c.micro_batches, c.compute_dtype());
-            model = Some(if reads_losses {
-                models::train_step_reading_loss(
-                    &mut meter,
-                    m,
-                    &mut optim,
-                    lr,
-                    batch,
-                    micro,
-                    compute,
-                    &mut losses,
-                )
-            } else {
-                models::train_step(&mut meter, m, &mut optim, lr, batch, micro, compute)
-            });
+            model = Some(models::train_step(
+                &mut meter,
+                m,
+                &mut optim,
+                lr,
+                batch,
+                micro,
+                compute,
+                reads_losses.then_some(&mut losses),
+            ));
             runs.push(meter.finish());
         };
 

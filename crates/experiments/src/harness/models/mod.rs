@@ -355,56 +355,12 @@ pub fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
 /// (inside the `backward` phase); one optimizer step then applies the sum, which equals the
 /// gradient of the whole batch's mean loss. The meter records one forward and one backward
 /// phase per micro-batch. `compute`, where set, is the float type the forward pass computes in
-/// ([`Model::loss_in`]).
+/// ([`Model::loss_in`]). Where `losses` is given, the step's loss (the whole batch's mean,
+/// summed over its micro-batches) is pushed onto it: read between the forward and backward
+/// phases, outside any phase's memory, so that a proof that the loss falls can read the
+/// measured run's own steps instead of training again.
+#[allow(clippy::too_many_arguments)]
 pub fn train_step<B, O>(
-    meter: &mut PhaseMeter<'_>,
-    model: Model<B>,
-    optim: &mut O,
-    lr: f64,
-    batch: &Batch<B>,
-    micro_batches: usize,
-    compute: Option<FloatDType>,
-) -> Model<B>
-where
-    B: AutodiffBackend,
-    O: Optimizer<Model<B>, B>,
-{
-    step_reading(meter, model, optim, lr, batch, micro_batches, compute, None)
-}
-
-/// [`train_step`], pushing the step's loss (the whole batch's mean, summed over its
-/// micro-batches) onto `losses`: read between the forward and backward phases, outside any
-/// phase's memory, so that a proof that the loss falls can read the measured run's own steps
-/// instead of training again.
-#[allow(clippy::too_many_arguments)]
-pub fn train_step_reading_loss<B, O>(
-    meter: &mut PhaseMeter<'_>,
-    model: Model<B>,
-    optim: &mut O,
-    lr: f64,
-    batch: &Batch<B>,
-    micro_batches: usize,
-    compute: Option<FloatDType>,
-    losses: &mut Vec<f64>,
-) -> Model<B>
-where
-    B: AutodiffBackend,
-    O: Optimizer<Model<B>, B>,
-{
-    step_reading(
-        meter,
-        model,
-        optim,
-        lr,
-        batch,
-        micro_batches,
-        compute,
-        Some(losses),
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn step_reading<B, O>(
     meter: &mut PhaseMeter<'_>,
     model: Model<B>,
     optim: &mut O,

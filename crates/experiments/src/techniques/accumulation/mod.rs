@@ -161,7 +161,7 @@ impl TrainStep for HarnessStep {
         batch: &Batch<B>,
         micro_batches: usize,
     ) -> Model<B> {
-        models::train_step(meter, model, optim, lr, batch, micro_batches, None)
+        models::train_step(meter, model, optim, lr, batch, micro_batches, None, None)
     }
 }
 
