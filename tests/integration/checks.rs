@@ -8,7 +8,9 @@ use experiments::harness::models::{self, Batch, MlpShape, Model, ModelShape, Tra
 use experiments::harness::probe::host::HostProbe;
 use experiments::harness::probe::PhaseMeter;
 use experiments::harness::train::TrainConfig;
+use experiments::technique::Experiment;
 use experiments::techniques::accumulation::{checks, checks_with_step, TrainStep};
+use experiments::techniques::gpt2_small::Gpt2Small;
 
 type B = Autodiff<Flex>;
 
@@ -67,7 +69,16 @@ impl TrainStep for Unscaled {
         micro_batches: usize,
     ) -> Model<B2> {
         if micro_batches <= 1 {
-            return models::train_step(meter, model, optim, lr, batch, 1, None, None);
+            return models::train_step(
+                meter,
+                model,
+                optim,
+                lr,
+                batch,
+                1,
+                None,
+                models::StepReads::default(),
+            );
         }
         let mut accumulator = GradientsAccumulator::<Model<B2>>::new();
         for slice in batch.slices(micro_batches) {
@@ -304,4 +315,48 @@ fn quantized_outputs_pass_at_eight_bits_and_fail_at_two() {
         block: Some(BLOCK),
     });
     assert!(!two_bits.passed, "{two_bits:?}");
+}
+
+#[test]
+fn gpt2_cells_compare_their_first_steps_gradients_and_a_halved_gradient_fails() {
+    let _rng = flex_rng();
+    // The quick cells run as the runner runs them (each would be its own process): plain
+    // and accumulation from the same seed, each keeping a sample of its first step.
+    let planned = Experiment::points(
+        &Gpt2Small,
+        results::Profile::Quick,
+        results::DeviceKind::Cpu,
+    );
+    let mut points: Vec<results::MeasuredPoint> = planned
+        .into_iter()
+        .filter(|p| p.id == "plain" || p.id == "accumulation")
+        .map(|point| {
+            let result = Experiment::run_point(&Gpt2Small, &point, results::DeviceKind::Cpu)
+                .expect("a quick cell runs");
+            results::MeasuredPoint {
+                point,
+                outcome: results::Outcome::Measured {
+                    result: Box::new(result),
+                    wall_s: 0.0,
+                },
+            }
+        })
+        .collect();
+    let derived = Experiment::derived_checks(&Gpt2Small, &points, results::DeviceKind::Cpu);
+    assert_eq!(derived.len(), 1);
+    assert_eq!(derived[0].point, "accumulation");
+    assert!(derived[0].check.passed, "{:?}", derived[0].check);
+    // A loop that divides each micro-batch's loss by k twice steps on half the gradient.
+    let results::Outcome::Measured { result, .. } = &mut points[1].outcome else {
+        unreachable!("measured above")
+    };
+    for v in result
+        .traces
+        .get_mut(&results::Trace::FirstStepGradientSample)
+        .expect("the accumulation cell kept its sample")
+    {
+        *v *= 0.5;
+    }
+    let derived = Experiment::derived_checks(&Gpt2Small, &points, results::DeviceKind::Cpu);
+    assert!(!derived[0].check.passed, "{:?}", derived[0].check);
 }

@@ -12,8 +12,8 @@
 
 use results::{
     Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, FloatStorage,
-    MeasuredPoint, Metric, PageText, PairSettings, PairedComparison, Point, PointResult, Profile,
-    Text,
+    MeasuredPoint, Metric, PageText, PairSettings, PairedComparison, Point, PointCheck,
+    PointResult, Profile, Text,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -137,6 +137,12 @@ pub trait Technique: Sync {
     fn step_plan(&self, _config: &Self::Config) -> Option<StepPlan> {
         None
     }
+    /// Checks that set one point's readings against another point's (the same step's
+    /// gradients under two fixes, each measured in its own process), computed when the guide
+    /// renders from what the points recorded: no point re-runs another's step to prove itself.
+    fn derived_checks(&self, _rows: &[Row<'_, Self::Config>]) -> Vec<PointCheck> {
+        Vec::new()
+    }
 }
 
 /// What a technique concludes from its points: implemented in the technique's `analysis.rs`,
@@ -181,6 +187,8 @@ pub trait Experiment: Sync {
         plan: BuildPlan,
         device: DeviceKind,
     ) -> Result<Build, ExperimentError>;
+    /// The checks derived from the points measured on `device` ([`Technique::derived_checks`]).
+    fn derived_checks(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<PointCheck>;
     /// Conclusions from all points measured on `device`, failed ones included, and the paired
     /// comparisons.
     fn analyse(
@@ -274,6 +282,10 @@ impl<T: Analyse> Experiment for T {
             plan,
             min_warmup,
         )
+    }
+
+    fn derived_checks(&self, points: &[MeasuredPoint], device: DeviceKind) -> Vec<PointCheck> {
+        Technique::derived_checks(self, &rows::<T>(points, device))
     }
 
     fn analyse(

@@ -669,11 +669,11 @@ fn result_set(record: &Analysed) -> ResultSet {
             ),
             repeats: r.step.samples_s.len(),
             samples_per_s: format!("{} {}/s", format::rate(r.samples_per_s), r.unit.name()),
-            check: if r.checks.is_empty() {
+            check: if record.checks_of(&p.point.id).next().is_none() {
                 "none".into()
             } else {
-                r.checks
-                    .iter()
+                record
+                    .checks_of(&p.point.id)
                     .map(|c| {
                         format!(
                             "{}: {} |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
@@ -687,7 +687,7 @@ fn result_set(record: &Analysed) -> ResultSet {
                     .collect::<Vec<_>>()
                     .join("; ")
             },
-            check_failed: r.checks.iter().any(|c| !c.passed),
+            check_failed: record.checks_of(&p.point.id).any(|c| !c.passed),
         })
         .collect();
     let phase_time_names =

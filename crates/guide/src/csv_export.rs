@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use results::{ExperimentRecord, Outcome};
+use results::{Analysed, Outcome};
 
-/// The CSV of `record`'s points.
-pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
+/// The CSV of `record`'s points, each with its checks recorded and derived.
+pub fn points_csv(record: &Analysed) -> Result<String, csv::Error> {
     let measured = || record.points.iter().filter_map(|p| p.result());
     let mut phases: Vec<String> = Vec::new();
     for r in measured() {
@@ -87,10 +87,11 @@ pub fn points_csv(record: &ExperimentRecord) -> Result<String, csv::Error> {
                 row.push(r.samples_per_step.to_string());
                 row.push(r.unit.name().into());
                 row.push(num(r.samples_per_s));
-                row.push(if r.checks.is_empty() {
+                let checks: Vec<_> = record.checks_of(&p.point.id).collect();
+                row.push(if checks.is_empty() {
                     String::new()
                 } else {
-                    r.checks.iter().all(|c| c.passed).to_string()
+                    checks.iter().all(|c| c.passed).to_string()
                 });
                 row.push(String::new());
                 for m in &metrics {

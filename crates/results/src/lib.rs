@@ -48,7 +48,7 @@ pub use point::{
 };
 pub use record::{
     Analysed, Calibration, DeviceInfo, ExperimentRecord, KeptFromRun, MeasuredAgain, PageText,
-    Provenance, Resumed, OLDEST_READABLE_VERSION, SCHEMA_VERSION,
+    PointCheck, Provenance, Resumed, OLDEST_READABLE_VERSION, SCHEMA_VERSION,
 };
 pub use timing::Timing;
 pub use words::{Arg, Text};

@@ -242,6 +242,9 @@ pub enum Trace {
     InUseBytesByAllocation,
     /// Bytes the allocator's pools held after each allocation of a sequence (devices only).
     ReservedBytesByAllocation,
+    /// Evenly spaced values of the first step's gradients (from the seeded weights), over
+    /// every parameter in module order: what another point's same step is compared with.
+    FirstStepGradientSample,
 }
 
 /// What a point's throughput counts.

@@ -18,7 +18,7 @@ use crate::device::{DeviceIdentity, DeviceKind};
 use crate::error::LoadError;
 use crate::memory::ProbeInfo;
 use crate::paired::PairedComparison;
-use crate::point::{MeasuredPoint, Profile};
+use crate::point::{Check, MeasuredPoint, Profile};
 use crate::timing::Timing;
 
 /// Version of the record format; records of another version are refused with a clear error.
@@ -510,6 +510,19 @@ pub struct Analysed<S = String> {
     /// the point's measured peak (a bracket on CubeCL). Empty where no training step is
     /// measured.
     pub estimator: Vec<Comparison<S>>,
+    /// Checks that set one point's readings against another's (the same step's gradients
+    /// under two fixes), computed when the guide renders: each joins its point's own checks
+    /// wherever checks are shown ([`Analysed::checks_of`]), and never the record.
+    pub derived_checks: Vec<PointCheck>,
+}
+
+/// A check of one point computed from the record's readings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointCheck {
+    /// The point's id.
+    pub point: String,
+    /// The check.
+    pub check: Check,
 }
 
 impl<S> std::ops::Deref for Analysed<S> {
@@ -521,6 +534,34 @@ impl<S> std::ops::Deref for Analysed<S> {
 }
 
 impl<S> Analysed<S> {
+    /// Every check of the point `id`: those its own run recorded, then those derived from the
+    /// record's readings.
+    pub fn checks_of<'a>(&'a self, id: &'a str) -> impl Iterator<Item = &'a Check> + 'a {
+        let own = self
+            .record
+            .points
+            .iter()
+            .filter(move |p| p.point.id == id)
+            .filter_map(|p| p.result())
+            .flat_map(|r| r.checks.iter());
+        own.chain(
+            self.derived_checks
+                .iter()
+                .filter(move |d| d.point == id)
+                .map(|d| &d.check),
+        )
+    }
+
+    /// Every check of every point, recorded and derived.
+    pub fn all_checks(&self) -> impl Iterator<Item = &Check> + '_ {
+        self.record
+            .points
+            .iter()
+            .filter_map(|p| p.result())
+            .flat_map(|r| r.checks.iter())
+            .chain(self.derived_checks.iter().map(|d| &d.check))
+    }
+
     /// Puts `records` in the guide's order: the technique's position, then the CPU before the
     /// devices.
     pub fn sort_for_guide(records: &mut [Self]) {

@@ -34,6 +34,7 @@ pub fn analyse(mut record: ExperimentRecord) -> Result<Analysed<Text>, BadInput>
         page: experiment.page(),
         analysis: experiment.analyse(&record.points, &record.comparisons, device),
         estimator: experiment.estimator(&record.points, device),
+        derived_checks: experiment.derived_checks(&record.points, device),
         record,
     })
 }

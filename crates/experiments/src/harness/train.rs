@@ -114,6 +114,10 @@ pub struct Trained<'a, B: AutodiffBackend> {
     /// The loss of every step the point ran, the first (from the seeded weights) first, where
     /// the proof asked for it ([`TrainChecks::reads_losses`]); empty otherwise.
     pub losses: Vec<f64>,
+    /// [`models::GRADIENT_SAMPLE`] values of the first step's gradients (from the seeded
+    /// weights), where the proof asked for them ([`TrainChecks::samples_gradients`]); empty
+    /// otherwise.
+    pub gradients: Vec<f32>,
 }
 
 impl<B: AutodiffBackend> Trained<'_, B> {
@@ -187,6 +191,12 @@ pub trait TrainChecks {
     /// from the device between the forward and backward phases, a sync the other points'
     /// steps do without.
     fn reads_losses(&self) -> bool {
+        false
+    }
+
+    /// Whether the proof reads a sample of the first step's gradients
+    /// ([`Trained::gradients`]), to be set against another point's when the guide renders.
+    fn samples_gradients(&self) -> bool {
         false
     }
 }
@@ -496,6 +506,19 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
 
     fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
+        // Room for the proof's readings made before the first reading of the probe, so that on
+        // the CPU (whose probe counts the heap) none of the harness's allocations falls between
+        // measured phases or into the optimizer's state.
+        let losses = Vec::with_capacity(if self.checks.reads_losses() {
+            self.repeats.warmup + self.repeats.repeats + 2
+        } else {
+            0
+        });
+        let gradients = Vec::with_capacity(if self.checks.samples_gradients() {
+            models::GRADIENT_SAMPLE
+        } else {
+            0
+        });
         let SetUp {
             model,
             batch,
@@ -508,6 +531,8 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
             model,
             batch: &batch,
             readings,
+            losses,
+            gradients,
         })
     }
 }
@@ -520,6 +545,8 @@ struct Steps<'a, B: AutodiffBackend, K> {
     model: Model<B>,
     batch: &'a Batch<B>,
     readings: Readings,
+    losses: Vec<f64>,
+    gradients: Vec<f32>,
 }
 
 impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
@@ -533,18 +560,16 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
             model,
             batch,
             mut readings,
+            mut losses,
+            mut gradients,
         } = self;
         let c = point.config;
         let sync = || backend::sync::<B>(device);
         let mut model = Some(model);
         let reads_losses = point.checks.reads_losses();
-        // Room for every step's loss made before the first reading, so that on the CPU (whose
-        // probe counts the heap) no allocation of the harness's falls between measured phases.
-        let mut losses = Vec::with_capacity(if reads_losses {
-            point.repeats.warmup + point.repeats.repeats + 2
-        } else {
-            0
-        });
+        // The first step's gradients, from the seeded weights: the same in every point of the
+        // same seed, whatever its optimizer did since.
+        let mut sample_next = point.checks.samples_gradients();
         let step = |runs: &mut Vec<_>| {
             let mut meter = PhaseMeter::new(probe, &sync);
             let m = model.take().expect("model is put back after each step");
@@ -557,7 +582,10 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
                 batch,
                 micro,
                 compute,
-                reads_losses.then_some(&mut losses),
+                models::StepReads {
+                    losses: reads_losses.then_some(&mut losses),
+                    gradients: std::mem::take(&mut sample_next).then_some(&mut gradients),
+                },
             ));
             runs.push(meter.finish());
         };
@@ -591,6 +619,7 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
                 device,
                 probe,
                 losses,
+                gradients,
             })
         };
         let mut traces = steps.timeline;

@@ -85,6 +85,19 @@ pub fn describe(c: &Check) -> String {
             param("seeds")
         ),
         "losses-across-pools" => "losses across pool settings".into(),
+        "gradients-as-one-plain-step" => format!(
+            "{} values of the first step's gradients, spread over every parameter, against the \
+             plain step's",
+            param("values")
+        ),
+        "gradients-bf16-against-f32" => format!(
+            "{} values of the first step's gradients, the forward pass in bf16, against f32's",
+            param("values")
+        ),
+        "gradients-as-one-mixed-step" => format!(
+            "{} values of the first step's gradients against mixed bf16's on the whole batch",
+            param("values")
+        ),
         "loss-drift" => "loss curve against f32's".into(),
         other => other.to_string(),
     }

@@ -109,6 +109,7 @@ fn check_name(what: &str) -> &'static str {
     match what {
         "gradients-as-one-plain-step" => "gradients as plain's",
         "gradients-bf16-against-f32" => "gradients as f32's",
+        "gradients-as-one-mixed-step" => "gradients as mixed bf16's",
         "valid-against-autodiff" => "logits as autodiff's",
         "quantized-outputs" => "logits as f32's",
         "loss-falls" => "the loss falls",

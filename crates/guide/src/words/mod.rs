@@ -43,6 +43,7 @@ pub fn analysed(record: &Analysed<Text>) -> Analysed {
             .iter()
             .map(|c| c.map_text(&mut word))
             .collect(),
+        derived_checks: record.derived_checks.clone(),
     }
 }
 

@@ -355,10 +355,8 @@ pub fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
 /// (inside the `backward` phase); one optimizer step then applies the sum, which equals the
 /// gradient of the whole batch's mean loss. The meter records one forward and one backward
 /// phase per micro-batch. `compute`, where set, is the float type the forward pass computes in
-/// ([`Model::loss_in`]). Where `losses` is given, the step's loss (the whole batch's mean,
-/// summed over its micro-batches) is pushed onto it: read between the forward and backward
-/// phases, outside any phase's memory, so that a proof that the loss falls can read the
-/// measured run's own steps instead of training again.
+/// ([`Model::loss_in`]). `reads` says what else the step reads for a proof
+/// ([`StepReads`]), each reading outside the memory of the phase it follows where it can.
 #[allow(clippy::too_many_arguments)]
 pub fn train_step<B, O>(
     meter: &mut PhaseMeter<'_>,
@@ -368,13 +366,22 @@ pub fn train_step<B, O>(
     batch: &Batch<B>,
     micro_batches: usize,
     compute: Option<FloatDType>,
-    losses: Option<&mut Vec<f64>>,
+    reads: StepReads<'_>,
 ) -> Model<B>
 where
     B: AutodiffBackend,
     O: Optimizer<Model<B>, B>,
 {
     let read = |loss: &Tensor<B, 1>| loss.clone().into_scalar().elem::<f64>();
+    let StepReads {
+        losses,
+        mut gradients,
+    } = reads;
+    let mut sample = |model: &Model<B>, grads: &GradientsParams| {
+        if let Some(out) = gradients.take() {
+            mlp::sample_gradients(model, grads, GRADIENT_SAMPLE, out);
+        }
+    };
     if micro_batches <= 1 {
         let loss = meter.phase(Phase::Forward, || model.loss_in(batch, compute));
         if let Some(losses) = losses {
@@ -383,6 +390,7 @@ where
         let grads = meter.phase(Phase::Backward, || loss.backward());
         return meter.phase(Phase::Optimizer, || {
             let grads = GradientsParams::from_grads(grads, &model);
+            sample(&model, &grads);
             optim.step(lr, model, grads)
         });
     }
@@ -406,6 +414,26 @@ where
         losses.push(total);
     }
     meter.phase(Phase::Optimizer, || {
-        optim.step(lr, model, accumulator.grads())
+        let grads = accumulator.grads();
+        sample(&model, &grads);
+        optim.step(lr, model, grads)
     })
+}
+
+/// Values of a step's gradients kept by [`StepReads::gradients`]: about a thousand, spread over
+/// every parameter, so that two fixes' steps from the same weights compare value by value.
+pub const GRADIENT_SAMPLE: usize = 1024;
+
+/// What a training step reads for a proof besides its memory.
+#[derive(Default)]
+pub struct StepReads<'a> {
+    /// Where to push the step's loss (the whole batch's mean, summed over its micro-batches):
+    /// read between the forward and backward phases, outside any phase's memory, so that a
+    /// proof that the loss falls reads the measured run's own steps instead of training again.
+    pub losses: Option<&'a mut Vec<f64>>,
+    /// Where to put [`GRADIENT_SAMPLE`] values of the step's gradients
+    /// ([`mlp::sample_gradients`]; room for them made beforehand), read after backward (in the
+    /// optimizer's phase) before the optimizer consumes them, so that a fix's step is proved
+    /// against another point's without computing either step again.
+    pub gradients: Option<&'a mut Vec<f32>>,
 }

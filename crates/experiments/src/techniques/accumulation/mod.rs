@@ -161,7 +161,16 @@ impl TrainStep for HarnessStep {
         batch: &Batch<B>,
         micro_batches: usize,
     ) -> Model<B> {
-        models::train_step(meter, model, optim, lr, batch, micro_batches, None, None)
+        models::train_step(
+            meter,
+            model,
+            optim,
+            lr,
+            batch,
+            micro_batches,
+            None,
+            models::StepReads::default(),
+        )
     }
 }
 

@@ -3,9 +3,9 @@
 //! a 24 GiB card at sequence 1024.
 
 use results::{
-    Analysis, AxisUnit, Chart, ComparisonSpec, Correctness, FixCell, FixTable, Headline,
-    MeasuredPoint, Metric, PairedComparison, ProjectedCell, Projection, Scale, Series, Side,
-    Text, Trace,
+    Analysis, AxisUnit, Chart, Check, ComparisonSpec, Correctness, FixCell, FixTable, Headline,
+    MeasuredPoint, Metric, PairedComparison, PointCheck, ProjectedCell, Projection, Scale, Series,
+    Side, Text, Trace,
 };
 
 use super::{workload, CellConfig, Fix, Gpt2Metric, Gpt2Small};
@@ -104,25 +104,67 @@ fn activations(r: &R<'_>) -> f64 {
     }
 }
 
+/// The checks set between cells: each cell whose fix should compute the plain step's
+/// gradients (or mixed bf16's), its first step's sample against its reference cell's, value
+/// by value within the fix's tolerance. A cell whose reference was not measured, or that
+/// recorded no sample (a record made before cells sampled their gradients), has none.
+pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
+    let sample = |r: &R<'_>| -> Vec<f32> {
+        r.result
+            .trace(Trace::FirstStepGradientSample)
+            .iter()
+            .map(|&v| v as f32)
+            .collect()
+    };
+    rows.iter()
+        .filter_map(|r| {
+            let (reference, what, tolerance) = r.config.fix.reference()?;
+            let candidate = sample(r);
+            let reference = sample(cell(rows, reference)?);
+            (!candidate.is_empty() && !reference.is_empty()).then(|| PointCheck {
+                point: r.id.to_string(),
+                check: Check::compare(what, &reference, &candidate, tolerance)
+                    .with("values", candidate.len()),
+            })
+        })
+        .collect()
+}
+
+/// A cell's checks: those it recorded, then those set against another cell.
+fn checks_of(r: &R<'_>, derived: &[PointCheck]) -> Vec<Check> {
+    r.result
+        .checks
+        .iter()
+        .cloned()
+        .chain(
+            derived
+                .iter()
+                .filter(|d| d.point == r.id)
+                .map(|d| d.check.clone()),
+        )
+        .collect()
+}
+
 /// A cell's verdict: its checks', or not applicable where it has none.
-fn verdict(r: &R<'_>) -> Correctness {
-    Correctness::of_checks(&r.result.checks).unwrap_or(Correctness::NotApplicable)
+fn verdict(checks: &[Check]) -> Correctness {
+    Correctness::of_checks(checks).unwrap_or(Correctness::NotApplicable)
 }
 
 /// `r`'s step peak against the plain step's, with its check: an index row, said as `text`.
-fn against_plain(text: Text, plain: &R<'_>, r: &R<'_>) -> Headline<Text> {
+fn against_plain(text: Text, plain: &R<'_>, r: &R<'_>, derived: &[PointCheck]) -> Headline<Text> {
+    let checks = checks_of(r, derived);
     Headline::versus(
         text,
         Side::with_peak("step peak", peak(plain)),
         Side::with_peak("step peak", peak(r)),
-        verdict(r),
-        check_text(r),
+        verdict(&checks),
+        check_text(r, &checks),
     )
 }
 
-/// The words of a cell's check.
-fn check_text(r: &R<'_>) -> Text {
-    let Some(check) = r.result.checks.first() else {
+/// The words of a cell's check (the first of `checks`, the cell's).
+fn check_text(r: &R<'_>, checks: &[Check]) -> Text {
+    let Some(check) = checks.first() else {
         return Text::said("check-none");
     };
     if check.what == "loss-falls" {
@@ -140,8 +182,8 @@ fn check_text(r: &R<'_>) -> Text {
 }
 
 /// What a cell's check compared, in a few words.
-fn check_short(r: &R<'_>) -> Text {
-    match r.result.checks.first() {
+fn check_short(checks: &[Check]) -> Text {
+    match checks.first() {
         Some(check) => Text::said("check-short").name("what", check.what.clone()),
         None => Text::said("check-none"),
     }
@@ -207,7 +249,15 @@ impl Analyse for Gpt2Small {
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
-        let correctness = Correctness::of(points);
+        let derived = derived_checks(&rows);
+        let correctness = Correctness::of_checks(
+            points
+                .iter()
+                .filter_map(|p| p.result())
+                .flat_map(|r| r.checks.iter())
+                .chain(derived.iter().map(|d| &d.check)),
+        )
+        .unwrap_or_else(|| Correctness::of(points));
         let Some(plain) = cell(&rows, Fix::Plain) else {
             return Analysis::unmeasured(correctness);
         };
@@ -216,7 +266,8 @@ impl Analyse for Gpt2Small {
         };
         let cells: Vec<FixCell<Text>> = rows
             .iter()
-            .map(|r| FixCell {
+            .map(|r| (r, checks_of(r, &derived)))
+            .map(|(r, checks)| FixCell {
                 id: r.id.to_string(),
                 fix: fix_text(r.config.fix),
                 training: r.config.fix.training(),
@@ -228,9 +279,9 @@ impl Analyse for Gpt2Small {
                 predicted_bytes: self
                     .step_plan(&r.config)
                     .map(|p| p.bytes().step_peak()),
-                correctness: verdict(r),
-                check: check_text(r),
-                check_short: check_short(r),
+                correctness: verdict(&checks),
+                check: check_text(r, &checks),
+                check_short: check_short(&checks),
             })
             .collect();
         let workload = Text::said("workload")
@@ -265,6 +316,7 @@ impl Analyse for Gpt2Small {
                 .count("batch", plain.config.train.batch),
             plain,
             best,
+            &derived,
         );
 
         // The fixes timed in pairs, each a row of the index beside the headline.
@@ -273,7 +325,12 @@ impl Analyse for Gpt2Small {
             .filter_map(|&fix| {
                 let r = cell(&rows, fix)?;
                 let timed = paired.iter().any(|c| c.spec.id == fix.id());
-                let h = against_plain(Text::said("secondary").name("fix", fix.id()), plain, r)
+                let h = against_plain(
+                    Text::said("secondary").name("fix", fix.id()),
+                    plain,
+                    r,
+                    &derived,
+                )
                 .variant(fix.id());
                 Some(if timed { h.timed_by(fix.id()) } else { h })
             })

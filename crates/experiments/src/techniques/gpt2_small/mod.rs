@@ -9,8 +9,9 @@
 //! accumulation, mixed bf16, bf16 storage, checkpointing, SGD with momentum, and two
 //! combinations; then inference on the same weights (autodiff, `valid()`, 8-bit and 4-bit
 //! weights). Each cell's peak is set beside the estimator's and proved by a check that can
-//! fail: the same gradients as plain where the fix should compute the same, the loss falling
-//! where it changes the step by design.
+//! fail: where the fix should compute the same, 1,024 values of its first step's gradients
+//! (spread over every parameter) against the plain cell's, compared when the guide renders;
+//! the loss falling where it changes the step by design.
 //! Answer: at the CPU's batch 2 the fixed part (weights, gradients, Adam's two moments: 16
 //! bytes a parameter) is most of the step, so bf16 storage and a lighter optimizer save most,
 //! checkpointing and half the batch save a little, and accumulation costs memory (the
@@ -27,16 +28,18 @@ pub mod snippet;
 use std::collections::BTreeMap;
 
 use burn::module::{AutodiffModule, Module, ModuleMapper, Param, Quantizer};
-use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::quantization::Calibration;
-use burn::tensor::{FloatDType, Tensor};
-use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile, PutMetric, Trace};
+use burn::tensor::Tensor;
+use results::{
+    ComparisonSpec, DeviceKind, FloatStorage, Metric, PointCheck, PointResult, Profile, PutMetric,
+    Trace,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Precision, StepPlan};
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
-use crate::harness::models::{mlp, Batch, Model, TransformerShape};
+use crate::harness::models::{mlp, TransformerShape};
 use crate::harness::optim::Optimizer;
 use crate::harness::probe::{evaluation_passes, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
@@ -386,58 +389,43 @@ impl Technique for Gpt2Small {
     fn comparisons(&self, rows: &[Row<'_, CellConfig>]) -> Vec<ComparisonSpec> {
         analysis::comparisons(rows)
     }
+
+    fn derived_checks(&self, rows: &[Row<'_, CellConfig>]) -> Vec<PointCheck> {
+        analysis::derived_checks(rows)
+    }
 }
 
-/// The proof of a training cell.
+/// The proof of a training cell, as far as the cell can give it alone: the fixes that change
+/// the step by design show their loss falling over the measured run's own steps; the others
+/// keep a sample of their first step's gradients, set against the plain cell's (or mixed
+/// bf16's) when the guide renders ([`Fix::reference`]). Each cell starts from the same seeded
+/// weights on the same batch, so their first steps compute the same gradients wherever the
+/// fix should.
 struct CellProof {
     fix: Fix,
 }
 
+impl CellProof {
+    /// Whether the cell's first step is compared with another cell's.
+    fn compared(&self) -> bool {
+        self.fix == Fix::Plain || self.fix.reference().is_some()
+    }
+}
+
 impl TrainChecks for CellProof {
     fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
-        let c = *t.config;
-        match self.fix {
-            // Fixes that must compute the same gradients as the plain step: accumulated,
-            // recomputed, or both (mixed bf16 against mixed bf16 alone).
-            Fix::Accumulation
-            | Fix::Checkpointing
-            | Fix::AccumulationCheckpointing
-            | Fix::AccumulationCheckpointingMixed => {
-                drop(t.model);
-                let plain = gradients::<burn::backend::Autodiff<B::InnerBackend>>(
-                    &TrainConfig {
-                        micro_batches: 1,
-                        ..c
-                    },
-                    t.device,
-                );
-                let candidate = gradients::<B>(&c, t.device);
-                // bf16 rounds a split batch's values differently from the whole batch's.
-                let tolerance = if c.compute.is_some() {
-                    BF16_GRADIENTS
-                } else {
-                    SAME_GRADIENTS
-                };
-                vec![Check::compare("gradients-as-one-plain-step", &plain, &candidate, tolerance)]
-                    .into()
-            }
-            // bf16 compute against f32 at the same weights and batch.
-            Fix::MixedBf16 => {
-                drop(t.model);
-                let f32 = gradients::<B>(&TrainConfig { compute: None, ..c }, t.device);
-                let bf16 = gradients::<B>(&c, t.device);
-                vec![Check::compare("gradients-bf16-against-f32", &f32, &bf16, BF16_GRADIENTS)]
-                    .into()
-            }
-            // Fixes that change the step by design: the loss must still fall over the
-            // measured run's own steps (the first from the seeded weights).
-            _ => {
-                let losses = t.losses;
-                let mut proof = Proof::from(vec![loss_fell(&losses)]);
-                proof.traces.insert(Trace::LossByStep, losses);
-                proof
-            }
+        let mut proof = Proof::default();
+        if self.compared() {
+            proof.traces.insert(
+                Trace::FirstStepGradientSample,
+                t.gradients.iter().map(|&g| f64::from(g)).collect(),
+            );
         }
+        if self.reads_losses() {
+            proof.checks.push(loss_fell(&t.losses));
+            proof.traces.insert(Trace::LossByStep, t.losses);
+        }
+        proof
     }
 
     fn reads_losses(&self) -> bool {
@@ -446,34 +434,30 @@ impl TrainChecks for CellProof {
             Fix::Plain | Fix::HalfBatch | Fix::Bf16Storage | Fix::Momentum
         )
     }
-}
 
-/// Every parameter's gradient after one step's forward and backward from the seeded initial
-/// weights, the batch split as `config` says and the forward computed in its type, flattened in
-/// module order.
-fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Vec<f32> {
-    B::seed(device, config.seed);
-    let model = config.shape.init::<B>(device);
-    mlp::materialize(&model);
-    let batch = config.shape.batch::<B>(config.batch, config.seed, device);
-    gradients_of(&model, &batch, config.micro_batches, config.compute_dtype())
-}
-
-/// `model`'s gradients on `batch` as `k` micro-batches (each loss scaled by 1/k), the forward
-/// computed in `compute` where set, flattened in module order.
-fn gradients_of<B: AutodiffBackend>(
-    model: &Model<B>,
-    batch: &Batch<B>,
-    k: usize,
-    compute: Option<FloatDType>,
-) -> Vec<f32> {
-    let k = k.max(1);
-    let mut accumulator = GradientsAccumulator::<Model<B>>::new();
-    for slice in batch.slices(k) {
-        let loss = model.loss_in(&slice, compute).div_scalar(k as f64);
-        accumulator.accumulate(model, GradientsParams::from_grads(loss.backward(), model));
+    fn samples_gradients(&self) -> bool {
+        self.compared()
     }
-    mlp::flatten(model, Some(&accumulator.grads()))
+}
+
+impl Fix {
+    /// The cell whose first step's gradients this one's must equal, the check's name and its
+    /// tolerance (none: the fix changes the step by design, or is not a training step).
+    pub fn reference(self) -> Option<(Fix, &'static str, f64)> {
+        Some(match self {
+            // Accumulated, recomputed, or both: the same sums in another order.
+            Fix::Accumulation | Fix::Checkpointing | Fix::AccumulationCheckpointing => {
+                (Fix::Plain, "gradients-as-one-plain-step", SAME_GRADIENTS)
+            }
+            // bf16 compute against f32 at the same weights and batch.
+            Fix::MixedBf16 => (Fix::Plain, "gradients-bf16-against-f32", BF16_GRADIENTS),
+            // bf16 rounds a split batch's values differently from the whole batch's.
+            Fix::AccumulationCheckpointingMixed => {
+                (Fix::MixedBf16, "gradients-as-one-mixed-step", BF16_GRADIENTS)
+            }
+            _ => return None,
+        })
+    }
 }
 
 /// Quantizes every float parameter with min-max calibration (as `quantize_weights` does), in
@@ -559,6 +543,27 @@ impl OnBackend for QuantizedPass {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::models::{Batch, Model};
+    use burn::optim::{GradientsAccumulator, GradientsParams};
+    use burn::tensor::FloatDType;
+    use results::Check;
+
+/// `model`'s gradients on `batch` as `k` micro-batches (each loss scaled by 1/k), the forward
+/// computed in `compute` where set, flattened in module order.
+fn gradients_of<B: AutodiffBackend>(
+    model: &Model<B>,
+    batch: &Batch<B>,
+    k: usize,
+    compute: Option<FloatDType>,
+) -> Vec<f32> {
+    let k = k.max(1);
+    let mut accumulator = GradientsAccumulator::<Model<B>>::new();
+    for slice in batch.slices(k) {
+        let loss = model.loss_in(&slice, compute).div_scalar(k as f64);
+        accumulator.accumulate(model, GradientsParams::from_grads(loss.backward(), model));
+    }
+    mlp::flatten(model, Some(&accumulator.grads()))
+}
 
     type Ad = burn::backend::Autodiff<burn::backend::Flex>;
 

@@ -191,7 +191,7 @@ pub struct MixedPrecision;
 
 fn config(sizes: Sizes) -> (MlpShape, usize, usize, usize) {
     // (shape, batch, untimed steps, timed steps): 50 steps quick (the loss halves by then),
-    // 120 in full.
+    // 60 in full (its 16-bit steps are the slowest points of the full CPU run).
     match sizes {
         Sizes::Quick => (
             MlpShape {
@@ -208,8 +208,8 @@ fn config(sizes: Sizes) -> (MlpShape, usize, usize, usize) {
                 depth: 8,
             },
             256,
-            20,
-            100,
+            10,
+            50,
         ),
         Sizes::FullCuda => (
             MlpShape {
@@ -481,7 +481,7 @@ impl OnBackend for SeedStudy {
 }
 
 /// The transformer trained in every precision: small, since a 16-bit step on the CPU is
-/// several times slower than an f32 one and each precision trains for 60 to 120 steps.
+/// several times slower than an f32 one and each precision trains for 60 to 70 steps.
 fn transformer_config(sizes: Sizes) -> (TransformerShape, usize) {
     match sizes {
         Sizes::Quick => (
@@ -527,7 +527,7 @@ fn planned_transformer(
 ) -> Planned<MixedConfig> {
     let (shape, batch) = transformer_config(sizes);
     let planned = planned(sizes, id, label, precision, init_seed, 0);
-    // 70 steps in full (the MLP's 120 would take a minute more in 16 bits on this CPU): the
+    // 70 steps in full (in 16 bits a step is several times an f32 one on the CPU): the
     // loss falls well below the chain's entropy rate by then.
     let repeats = match sizes {
         Sizes::Quick => planned.repeats,
