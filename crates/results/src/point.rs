@@ -245,6 +245,14 @@ pub enum Trace {
     /// Evenly spaced values of the first step's gradients (from the seeded weights), over
     /// every parameter in module order: what another point's same step is compared with.
     FirstStepGradientSample,
+    /// Bytes in use after each step of a training loop (device synced).
+    InUseBytesByStep,
+    /// Each step's peak of bytes in use (exact on the CPU; the highest reading on CubeCL).
+    PeakBytesByStep,
+    /// Bytes the pool of the training thread's stream held after each step (CubeCL).
+    ReservedBytesByStep,
+    /// The process's resident set after each step (`/proc/self/statm`).
+    ResidentBytesByStep,
 }
 
 /// What a point's throughput counts.

@@ -28,7 +28,9 @@ proptest! {
 
     #[test]
     fn a_truncated_record_is_refused(cut in 0.0_f64..1.0) {
-        let full = fixture();
+        // Cut inside the JSON: the file's trailing newline alone is not part of the record.
+        let fixture = fixture();
+        let full = fixture.trim_end();
         let mut at = (full.len() as f64 * cut) as usize;
         while !full.is_char_boundary(at) {
             at -= 1;

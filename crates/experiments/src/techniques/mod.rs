@@ -35,4 +35,5 @@ registry! {
     quantization::Quantization,
     offload::Offload,
     allocator_settings::AllocatorSettings,
+    memory_over_steps::MemoryOverSteps,
 }

@@ -85,6 +85,12 @@ pub fn describe(c: &Check) -> String {
             param("seeds")
         ),
         "losses-across-pools" => "losses across pool settings".into(),
+        "in-use-flat" => format!(
+            "bytes in use over {} steps after the warm-up: slope (the difference, bytes a step) \
+             and the lower end of its 95% interval (the relative column); flat unless the \
+             interval is above zero and the slope above the tolerance",
+            param("steps")
+        ),
         "gradients-as-one-plain-step" => format!(
             "{} values of the first step's gradients, spread over every parameter, against the \
              plain step's",

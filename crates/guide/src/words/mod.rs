@@ -15,6 +15,7 @@ mod checkpointing;
 mod checks;
 mod gpt2_small;
 mod in_place;
+mod memory_over_steps;
 mod mixed_precision;
 mod no_grad;
 mod offload;
@@ -84,6 +85,7 @@ fn technique(key: &str, said: &Said<'_>) -> Option<String> {
         "checkpointing" => checkpointing::word(key, said),
         "gpt2-small" => gpt2_small::word(key, said),
         "in-place" => in_place::word(key, said),
+        "memory-over-steps" => memory_over_steps::word(key, said),
         "mixed-precision" => mixed_precision::word(key, said),
         "no-grad" => no_grad::word(key, said),
         "offload" => offload::word(key, said),

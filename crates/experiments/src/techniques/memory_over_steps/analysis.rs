@@ -1,0 +1,281 @@
+//! Memory over many steps, concluded: each loop's growth per step after the warm-up (a fitted
+//! line with its 95% interval) for the bytes in use, the pool's reserved bytes and the
+//! resident set; its verdict; the control's flatness as a check; the chart of every loop.
+
+use results::{
+    Analysis, AxisUnit, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, PairedComparison,
+    PointCheck, Scale, Series, Side, Text, Trace,
+};
+
+use super::{LoopConfig, MemoryOverSteps, Pattern};
+use crate::monitor::Growth;
+use crate::technique::{Analyse, Row};
+
+type R<'a> = Row<'a, LoopConfig>;
+
+/// How a series moves after the warm-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// No growth resolved.
+    Flat,
+    /// Grows over the whole run.
+    Grows,
+    /// Grew in the first half of the run, not in the second.
+    Levels,
+}
+
+impl Verdict {
+    fn id(self) -> &'static str {
+        match self {
+            Verdict::Flat => "flat",
+            Verdict::Grows => "grows",
+            Verdict::Levels => "levels",
+        }
+    }
+}
+
+/// A series after the warm-up, as fitted.
+pub struct Fitted {
+    /// The fit over every step after the warm-up.
+    pub growth: Growth,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// `series` after `warmup` values: its slope, and the verdict (a second-half fit tells growth
+/// that levels from growth that does not).
+pub fn fit(series: &[f64], warmup: usize) -> Option<Fitted> {
+    let after = series.get(warmup..)?;
+    let growth = Growth::of(after)?;
+    let second = Growth::of(&after[after.len() / 2..]);
+    let verdict = if !growth.grows() {
+        Verdict::Flat
+    } else if second.is_some_and(|g| !g.grows()) {
+        Verdict::Levels
+    } else {
+        Verdict::Grows
+    };
+    Some(Fitted { growth, verdict })
+}
+
+/// The check of a loop that must not grow: its bytes in use after the warm-up fitted, passed
+/// when no growth is resolved ([`Growth::grows`]). `max_abs_diff` is the slope in bytes per
+/// step, `max_rel_diff` the lower end of its interval.
+pub fn flat_check(series: &[f64], warmup: usize) -> Check {
+    match fit(series, warmup) {
+        Some(f) => Check {
+            what: "in-use-flat".into(),
+            params: Default::default(),
+            max_abs_diff: f.growth.bytes_per_step,
+            max_rel_diff: f.growth.low_bytes_per_step,
+            tolerance: crate::monitor::NEGLIGIBLE_BYTES_PER_STEP,
+            passed: !f.growth.grows(),
+        }
+        .with("steps", f.growth.steps),
+        None => Check {
+            what: "in-use-flat".into(),
+            params: Default::default(),
+            max_abs_diff: f64::NAN,
+            max_rel_diff: f64::NAN,
+            tolerance: crate::monitor::NEGLIGIBLE_BYTES_PER_STEP,
+            passed: false,
+        },
+    }
+}
+
+/// The control's check, computed from its recorded readings when the guide renders.
+pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
+    rows.iter()
+        .filter(|r| r.config.pattern == Pattern::Control)
+        .map(|r| PointCheck {
+            point: r.id.to_string(),
+            check: flat_check(
+                r.result.trace(Trace::InUseBytesByStep),
+                r.config.warmup_steps,
+            ),
+        })
+        .collect()
+}
+
+fn in_use<'r>(r: &'r R<'_>) -> &'r [f64] {
+    r.result.trace(Trace::InUseBytesByStep)
+}
+
+fn last(series: &[f64]) -> f64 {
+    series.last().copied().unwrap_or(f64::NAN)
+}
+
+/// One loop's finding: its slope, interval and verdict for each series it read.
+fn finding(r: &R<'_>) -> Text {
+    let w = r.config.warmup_steps;
+    let mut t = Text::said("pattern")
+        .name("pattern", r.config.pattern.id())
+        .count("steps", r.config.steps)
+        .count("warmup", w);
+    let series = [
+        (Trace::InUseBytesByStep, ["in_use_slope", "in_use_low", "in_use_high", "in_use_verdict"]),
+        (
+            Trace::ReservedBytesByStep,
+            ["reserved_slope", "reserved_low", "reserved_high", "reserved_verdict"],
+        ),
+        (
+            Trace::ResidentBytesByStep,
+            ["resident_slope", "resident_low", "resident_high", "resident_verdict"],
+        ),
+    ];
+    for (trace, [slope, low, high, verdict]) in series {
+        if let Some(f) = fit(r.result.trace(trace), w) {
+            t = t
+                .bytes(slope, f.growth.bytes_per_step)
+                .bytes(low, f.growth.low_bytes_per_step)
+                .bytes(high, f.growth.high_bytes_per_step)
+                .name(verdict, f.verdict.id());
+        }
+    }
+    t.bytes("in_use_last", last(r.result.trace(Trace::InUseBytesByStep)))
+}
+
+impl Analyse for MemoryOverSteps {
+    fn analyse(
+        &self,
+        rows: Vec<R<'_>>,
+        points: &[MeasuredPoint],
+        _paired: &[PairedComparison],
+    ) -> Analysis<Text> {
+        let derived = derived_checks(&rows);
+        let correctness = Correctness::of_checks(derived.iter().map(|d| &d.check))
+            .unwrap_or_else(|| Correctness::of(points));
+        let Some(control) = rows.iter().find(|r| r.config.pattern == Pattern::Control) else {
+            return Analysis::unmeasured(correctness);
+        };
+        // The headline: the loop that grew most against the control, both read after the last
+        // step.
+        let slope = |r: &R<'_>| {
+            fit(in_use(r), r.config.warmup_steps).map_or(f64::NAN, |f| f.growth.bytes_per_step)
+        };
+        let worst = rows
+            .iter()
+            .filter(|r| r.config.pattern != Pattern::Control)
+            .max_by(|a, b| slope(a).total_cmp(&slope(b)));
+        let detail = Text::said("control-check");
+        let headline = match worst {
+            Some(w) => Headline::versus(
+                Text::said("headline")
+                    .name("pattern", w.config.pattern.id())
+                    .count("steps", w.config.steps),
+                Side::with_peak("bytes in use after the last step", last(in_use(w))),
+                Side::with_peak("bytes in use after the last step", last(in_use(control))),
+                correctness,
+                detail,
+            ),
+            None => return Analysis::unmeasured(correctness),
+        };
+
+        let findings = rows.iter().map(finding).collect();
+        // Predicted growth: nothing for the correct loop; for a kept evaluation output, what
+        // its graph holds: the step's weights (the optimizer has replaced them, the graph keeps
+        // the old ones for the matrix products' backward), the activations the MLP's rule says
+        // an un-back-propagated pass records, and the output itself.
+        let comparisons = rows
+            .iter()
+            .filter_map(|r| {
+                let c = r.config;
+                let (quantity, predicted, note) = match c.pattern {
+                    Pattern::Control => (
+                        Text::said("growth").name("pattern", c.pattern.id()),
+                        0.0,
+                        Text::said("growth-note.control"),
+                    ),
+                    Pattern::KeptEvalOutput => {
+                        let w = c.shape.width as f64;
+                        let weights = c.shape.depth as f64 * w * w * 4.0;
+                        let graph = (c.shape.predicted_graph_bytes_per_sample(4) as f64
+                            + w * 4.0)
+                            * c.batch as f64;
+                        (
+                            Text::said("growth").name("pattern", c.pattern.id()),
+                            weights + graph,
+                            Text::said("growth-note.kept-output")
+                                .bytes("weights", weights)
+                                .bytes("graph", graph),
+                        )
+                    }
+                    _ => return None,
+                };
+                let measured = fit(in_use(r), c.warmup_steps)?.growth.bytes_per_step;
+                Some(Comparison {
+                    quantity,
+                    predicted_bytes: predicted,
+                    measured_bytes: measured,
+                    measured_upper_bytes: None,
+                    note,
+                })
+            })
+            .collect();
+        let base = |r: &R<'_>| {
+            in_use(r)
+                .get(r.config.warmup_steps)
+                .copied()
+                .unwrap_or(f64::NAN)
+        };
+        let charts = vec![Chart {
+            id: "in-use-by-step".into(),
+            title: Text::said("label.in-use-by-step"),
+            x_label: Text::said("label.step"),
+            y_label: Text::said("label.above-warm-up"),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Bytes,
+            x_scale: Scale::Linear,
+            categories: Vec::new(),
+            series: rows
+                .iter()
+                .map(|r| {
+                    let b = base(r);
+                    Series::line(
+                        Text::said("label.pattern").name("pattern", r.config.pattern.id()),
+                        false,
+                        in_use(r)
+                            .iter()
+                            .enumerate()
+                            .map(|(i, v)| (i as f64, v - b))
+                            .collect(),
+                    )
+                })
+                .collect(),
+        }];
+        Analysis {
+            fix_table: None,
+            headline,
+            secondary_headlines: vec![],
+            findings,
+            comparisons,
+            fits: vec![],
+            charts,
+            published: vec![],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flat_loop_passes_the_check_and_a_leaking_one_fails_it() {
+        // A flat loop with allocator noise of a few hundred bytes either way.
+        let flat: Vec<f64> = (0..150)
+            .map(|i| 1e6 + if i % 3 == 0 { 300.0 } else { -150.0 })
+            .collect();
+        assert!(flat_check(&flat, 20).passed);
+        // A loop that keeps 64 KiB a step.
+        let leak: Vec<f64> = (0..150).map(|i| 1e6 + 65536.0 * i as f64).collect();
+        let check = flat_check(&leak, 20);
+        assert!(!check.passed, "{check:?}");
+        assert_eq!(fit(&leak, 20).unwrap().verdict, Verdict::Grows);
+        // Growth that stops half-way.
+        let levels: Vec<f64> = (0..150)
+            .map(|i| 1e6 + 65536.0 * (i.min(70)) as f64)
+            .collect();
+        assert_eq!(fit(&levels, 20).unwrap().verdict, Verdict::Levels);
+    }
+}

@@ -1,0 +1,133 @@
+//! The words of memory over many steps: each loop's pattern, what it grew by and why, its fix,
+//! and the Burn issue it reproduces.
+
+use super::Said;
+
+/// A pattern's name.
+fn pattern(id: &str) -> &'static str {
+    match id {
+        "control" => "correct loop (control)",
+        "kept-loss" => "loss kept as a tensor",
+        "kept-eval-output" => "eval on autodiff, output kept",
+        "eval-on-autodiff" => "eval on autodiff, read and dropped",
+        "clone-select" => ".clone().select() minibatches",
+        "loader-thread" => "batches made on a new thread per epoch",
+        "loader-thread-one-stream" => "the same, max_streams = 1",
+        "cleanup-every" => "memory_cleanup() every 10 steps",
+        _ => "an unknown loop",
+    }
+}
+
+/// What the pattern does, its fix and the report it reproduces.
+fn about(id: &str) -> &'static str {
+    match id {
+        "control" => {
+            "Reads the loss with into_scalar() and evaluates on model.valid(): the loop every \
+             other is measured against."
+        }
+        "kept-loss" => {
+            "Pushes each step's loss tensor onto a Vec for logging (in PyTorch, summing losses \
+             with their graphs is the classic leak); loss.into_scalar() keeps a number."
+        }
+        "kept-eval-output" => {
+            "Evaluates on the autodiff model and keeps the output, so each output holds its \
+             graph (burn#4339, #4970). Fix: evaluate on model.valid()."
+        }
+        "eval-on-autodiff" => {
+            "Evaluates on the autodiff model and reads the result as a number, keeping nothing."
+        }
+        "clone-select" => {
+            "Cuts each minibatch with .clone().select() from a dataset tensor that stays alive \
+             (burn#4302)."
+        }
+        "loader-thread" => {
+            "Makes each epoch's batch on a new thread, as Burn 0.21's DataLoader does per \
+             iter(): on CubeCL each thread gets a stream and each stream a pool that outlives \
+             the thread (burn#4971, #4792). The workaround reported there, max_streams = 1 in \
+             cubecl.toml, is the next loop."
+        }
+        "loader-thread-one-stream" => {
+            "The same loader with CubeCL's [streaming] max_streams = 1: every thread shares one \
+             stream and its pool."
+        }
+        "cleanup-every" => {
+            "The control with memory_cleanup() every 10 steps: it returns the pool's unused \
+             pages, not bytes in use (burn#3431)."
+        }
+        _ => "",
+    }
+}
+
+fn verdict(v: &str) -> &'static str {
+    match v {
+        "flat" => "flat",
+        "grows" => "grows without bound",
+        "levels" => "grew, then levelled",
+        _ => "not read",
+    }
+}
+
+pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
+    Some(match key {
+        "pattern" => {
+            let mut out = format!(
+                "{}: bytes in use {} ({}/step, 95% CI {} to {}, {} steps after a {}-step \
+                 warm-up; {} after the last step).",
+                pattern(&s.name("pattern")),
+                verdict(&s.name("in_use_verdict")),
+                s.bytes("in_use_slope"),
+                s.bytes("in_use_low"),
+                s.bytes("in_use_high"),
+                s.count("steps") - s.count("warmup"),
+                s.count("warmup"),
+                s.bytes("in_use_last"),
+            );
+            if s.has("reserved_slope") {
+                out.push_str(&format!(
+                    " Reserved on the training thread's stream: {} ({}/step).",
+                    verdict(&s.name("reserved_verdict")),
+                    s.bytes("reserved_slope"),
+                ));
+            }
+            if s.has("resident_slope") {
+                out.push_str(&format!(
+                    " Resident set: {} ({}/step).",
+                    verdict(&s.name("resident_verdict")),
+                    s.bytes("resident_slope"),
+                ));
+            }
+            out.push(' ');
+            out.push_str(about(&s.name("pattern")));
+            out
+        }
+        "headline" => format!(
+            "{} against the correct loop, bytes in use after {} steps",
+            pattern(&s.name("pattern")),
+            s.count("steps")
+        ),
+        "control-check" => {
+            "the correct loop's bytes in use after the warm-up, a line fitted with its 95% \
+             interval: flat unless the whole interval is above zero and the slope above 4 KiB \
+             a step"
+                .into()
+        }
+        "growth" => format!(
+            "growth of bytes in use per step, {}",
+            pattern(&s.name("pattern"))
+        ),
+        "growth-note.control" => "nothing kept from step to step".into(),
+        "growth-note.kept-output" => format!(
+            "the graph of each kept output: the step's weights ({}, replaced by the optimizer \
+             but held for the matrix products' backward) and the activations and output of one \
+             pass ({}, the MLP's rule for an un-back-propagated pass); written after the \
+             measurement was seen, not fitted to it",
+            s.bytes("weights"),
+            s.bytes("graph"),
+        ),
+        "label.in-use-by-step" => "Bytes in use after each step".into(),
+        "label.step" => "step".into(),
+        "label.above-warm-up" => "in use, above the first step after warm-up".into(),
+        "label.pattern" => pattern(&s.name("pattern")).into(),
+        _ => return None,
+    })
+}
