@@ -127,7 +127,8 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
         "label.in-use-by-step" => "Bytes in use after each step".into(),
         "label.step" => "step".into(),
         "label.above-warm-up" => "in use, above the first step after warm-up".into(),
-        "label.pattern" => pattern(&s.name("pattern")).into(),
+        // A legend entry: the id, short enough for a phone-wide chart.
+        "label.pattern" => s.name("pattern").replace('-', " "),
         _ => return None,
     })
 }
