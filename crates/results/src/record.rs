@@ -552,16 +552,6 @@ impl<S> Analysed<S> {
         )
     }
 
-    /// Every check of every point, recorded and derived.
-    pub fn all_checks(&self) -> impl Iterator<Item = &Check> + '_ {
-        self.record
-            .points
-            .iter()
-            .filter_map(|p| p.result())
-            .flat_map(|r| r.checks.iter())
-            .chain(self.derived_checks.iter().map(|d| &d.check))
-    }
-
     /// Puts `records` in the guide's order: the technique's position, then the CPU before the
     /// devices.
     pub fn sort_for_guide(records: &mut [Self]) {
