@@ -58,7 +58,7 @@ fn the_what_fits_record_loads_beside_the_experiments_and_refuses_another_schema(
         .expect("the fixtures hold what-fits.json");
     // A quick run's record: the searches' budget, and no search (only the full CPU run runs
     // them); the estimator's tables are not stored.
-    assert_eq!(found.fit_budget_bytes, 64 << 20);
+    assert_eq!(found.fit_budget_bytes, workbench::fit::RUN_FIT_BUDGET_BYTES);
     assert!(found.fits.is_empty());
     assert!(!found.to_json().contains("\"models\""));
     let dir = tempfile::tempdir().unwrap();

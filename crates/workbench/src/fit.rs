@@ -477,7 +477,7 @@ impl FitResult {
 
 /// The budget `run all` fits under, on the CPU and at the quick profile's sizes (whatever the
 /// run's profile: at the full sizes a search takes minutes).
-pub const RUN_FIT_BUDGET_BYTES: u64 = 64 << 20;
+pub const RUN_FIT_BUDGET_BYTES: u64 = 32 << 20;
 
 /// The "What fits" record of a run: on the CPU in the full profile, `fit`'s searches (both
 /// models at the quick sizes, every technique, under [`RUN_FIT_BUDGET_BYTES`]); the quick

@@ -14,6 +14,7 @@ fn pattern(id: &str) -> &'static str {
         "loader-thread" => "batches made on a new thread per epoch",
         "loader-thread-one-stream" => "the same, max_streams = 1",
         "cleanup-every" => "memory_cleanup() every 10 steps",
+        "monitored" => "correct loop, StepMonitor around each step",
         _ => "an unknown loop",
     }
 }
@@ -52,7 +53,13 @@ fn about(id: &str) -> &'static str {
         }
         "cleanup-every" => {
             "The control with memory_cleanup() every 10 steps: it returns the pool's unused \
-             pages, not bytes in use (burn#3431)."
+             pages, not bytes in use (burn#3431). Its cost on the step is timed in pairs \
+             against the control."
+        }
+        "monitored" => {
+            "The control with the workbench's StepMonitor around each training step (a sync and \
+             two readings of the probe): flat like the control, and its cost on the step is \
+             timed in pairs against the control."
         }
         _ => "",
     }

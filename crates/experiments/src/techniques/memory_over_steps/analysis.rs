@@ -3,8 +3,8 @@
 //! resident set; its verdict; the control's flatness as a check; the chart of every loop.
 
 use results::{
-    Analysis, AxisUnit, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, PairedComparison,
-    PointCheck, Scale, Series, Side, Text, Trace,
+    Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, Headline,
+    MeasuredPoint, PairedComparison, PointCheck, Scale, Series, Side, Text, Trace,
 };
 
 use super::{LoopConfig, MemoryOverSteps, Pattern};
@@ -93,6 +93,24 @@ pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
                 r.result.trace(Trace::InUseBytesByStep),
                 r.config.warmup_steps,
             ),
+        })
+        .collect()
+}
+
+/// The loops whose cost on the step is the question, each timed in pairs against the control:
+/// `memory_cleanup()` every few steps, and the monitor a reader puts around their own step.
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let Some(control) = rows.iter().find(|r| r.config.pattern == Pattern::Control) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter_map(|r| {
+            let id = match r.config.pattern {
+                Pattern::CleanupEvery => "memory-cleanup",
+                Pattern::Monitored => "monitor",
+                _ => return None,
+            };
+            Some(ComparisonSpec::new(id, control.id, r.id))
         })
         .collect()
 }

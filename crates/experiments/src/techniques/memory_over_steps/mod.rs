@@ -31,6 +31,8 @@ use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::mlp::{self, MlpShape};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
+use crate::harness::timing;
+use crate::monitor::StepMonitor;
 use crate::technique::{Measurement, Planned, Row, Technique};
 
 /// A training loop's pattern, each one point.
@@ -53,11 +55,14 @@ pub enum Pattern {
     LoaderThreadOneStream,
     /// The correct loop with `memory_cleanup()` every [`CLEANUP_EVERY`] steps.
     CleanupEvery,
+    /// The correct loop with the workbench's [`StepMonitor`] around each step: what the
+    /// reader's own loop pays for watching its memory.
+    Monitored,
 }
 
 impl Pattern {
     /// Every pattern, the control first.
-    pub const ALL: [Pattern; 8] = [
+    pub const ALL: [Pattern; 9] = [
         Pattern::Control,
         Pattern::KeptLoss,
         Pattern::KeptEvalOutput,
@@ -66,6 +71,7 @@ impl Pattern {
         Pattern::LoaderThread,
         Pattern::LoaderThreadOneStream,
         Pattern::CleanupEvery,
+        Pattern::Monitored,
     ];
 
     /// Kebab-case id.
@@ -79,6 +85,7 @@ impl Pattern {
             Pattern::LoaderThread => "loader-thread",
             Pattern::LoaderThreadOneStream => "loader-thread-one-stream",
             Pattern::CleanupEvery => "cleanup-every",
+            Pattern::Monitored => "monitored",
         }
     }
 }
@@ -179,6 +186,10 @@ impl Technique for MemoryOverSteps {
     fn derived_checks(&self, rows: &[Row<'_, LoopConfig>]) -> Vec<results::PointCheck> {
         analysis::derived_checks(rows)
     }
+
+    fn comparisons(&self, rows: &[Row<'_, LoopConfig>]) -> Vec<results::ComparisonSpec> {
+        analysis::comparisons(rows)
+    }
 }
 
 /// Sets CubeCL's `[streaming] max_streams = 1` for this process (its configuration is read
@@ -214,27 +225,37 @@ impl OnBackend for LoopPoint {
         let c = self.config;
         let sync = || backend::sync::<B>(&device);
         B::seed(&device, 5);
-        let mut model = c.shape.init::<B>(&device);
-        mlp::materialize(&model);
+        let mut model = Some(c.shape.init::<B>(&device));
+        mlp::materialize(model.as_ref().expect("made above"));
         let mut optim = AdamConfig::new().init();
         let (x, y) = c.shape.batch::<B>(c.batch, &device);
         let eval_x = x.clone().inner();
         let dataset = (c.pattern == Pattern::CloneSelect)
             .then(|| c.shape.batch::<B>(c.batch * DATASET_BATCHES, &device));
         let mut loader: Option<(Tensor<B, 2>, Tensor<B, 2>)> = None;
+        // A paired comparison's arm (or a bench) times the step offered below, after the
+        // loop's warm-up; the point's own run reads every step.
+        let steps = if timing::timing_only() {
+            c.warmup_steps
+        } else {
+            c.steps
+        };
 
         // Every reading's room made before the first step: on the CPU the probe counts the
-        // heap, and the loop's own bookkeeping must not read as growth.
-        let mut in_use = Vec::with_capacity(c.steps);
-        let mut peak = Vec::with_capacity(c.steps);
-        let mut reserved = Vec::with_capacity(c.steps);
-        let mut resident = Vec::with_capacity(c.steps);
-        let mut step_s = Vec::with_capacity(c.steps);
-        let mut kept_losses: Vec<Tensor<B, 1>> = Vec::with_capacity(c.steps);
-        let mut kept_outputs: Vec<Tensor<B, 2>> = Vec::with_capacity(c.steps);
-        let mut losses = Vec::with_capacity(c.steps);
+        // heap, and the loop's own bookkeeping must not read as growth. The monitored loop's
+        // monitor is made here for the same reason.
+        let mut in_use = Vec::with_capacity(steps);
+        let mut peak = Vec::with_capacity(steps);
+        let mut reserved = Vec::with_capacity(steps);
+        let mut resident = Vec::with_capacity(steps);
+        let mut step_s = Vec::with_capacity(steps);
+        let mut kept_losses: Vec<Tensor<B, 1>> = Vec::with_capacity(steps);
+        let mut kept_outputs: Vec<Tensor<B, 2>> = Vec::with_capacity(steps);
+        let mut losses = Vec::with_capacity(steps);
+        let mut monitor = (c.pattern == Pattern::Monitored)
+            .then(|| StepMonitor::new(probe, sync).warmup(c.warmup_steps));
 
-        for step in 0..c.steps {
+        for step in 0..steps {
             sync();
             probe.reset_peak();
             let clock = Instant::now();
@@ -265,23 +286,32 @@ impl OnBackend for LoopPoint {
                 }
                 _ => (x.clone(), y.clone()),
             };
-            let loss = mlp::loss(&model, xb, yb);
-            if c.pattern == Pattern::KeptLoss {
-                kept_losses.push(loss.clone());
+            let train = || {
+                let m = model.take().expect("put back after each step");
+                let loss = mlp::loss(&m, xb, yb);
+                if c.pattern == Pattern::KeptLoss {
+                    kept_losses.push(loss.clone());
+                }
+                losses.push(loss.clone().into_scalar().elem::<f64>());
+                let grads = GradientsParams::from_grads(loss.backward(), &m);
+                model = Some(optim.step(1e-3, m, grads));
+            };
+            // The monitor reads around the training step, as in the reader's loop.
+            match monitor.as_mut() {
+                Some(monitor) => monitor.step(train),
+                None => train(),
             }
-            losses.push(loss.clone().into_scalar().elem::<f64>());
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(1e-3, model, grads);
+            let m = model.as_ref().expect("put back by the step");
             match c.pattern {
-                Pattern::KeptEvalOutput => kept_outputs.push(model.forward(x.clone())),
+                Pattern::KeptEvalOutput => kept_outputs.push(m.forward(x.clone())),
                 Pattern::EvalOnAutodiff => {
-                    let _ = model.forward(x.clone()).mean().into_scalar();
+                    let _ = m.forward(x.clone()).mean().into_scalar();
                 }
                 Pattern::CleanupEvery if step % CLEANUP_EVERY == CLEANUP_EVERY - 1 => {
                     sync();
                     B::memory_cleanup(&device);
                 }
-                _ => drop(model.valid().forward(eval_x.clone())),
+                _ => drop(m.valid().forward(eval_x.clone())),
             }
             sync();
             step_s.push(clock.elapsed().as_secs_f64());
@@ -296,17 +326,31 @@ impl OnBackend for LoopPoint {
             }
         }
         drop((kept_losses, kept_outputs));
-        // A bench or a paired comparison times one step of the correct loop (every loop's step
-        // is that step plus its pattern, whose memory, not time, is this page's question).
-        crate::harness::timing::offer(c.batch as u64, &mut || {
+        // A bench or a paired comparison times one training step of the correct loop, with
+        // what the pattern adds where its cost is the question: `memory_cleanup()` every
+        // [`CLEANUP_EVERY`] steps, or the monitor's readings around the step. The other
+        // patterns' question is their memory, not their time.
+        let mut model = model.expect("put back by the last step");
+        let mut offered = 0usize;
+        timing::offer(c.batch as u64, &mut || {
             let clock = Instant::now();
-            let loss = mlp::loss(&model, x.clone(), y.clone());
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(1e-3, model.clone(), grads);
+            let mut train = || {
+                let loss = mlp::loss(&model, x.clone(), y.clone());
+                let grads = GradientsParams::from_grads(loss.backward(), &model);
+                model = optim.step(1e-3, model.clone(), grads);
+            };
+            match monitor.as_mut() {
+                Some(monitor) => monitor.step(train),
+                None => train(),
+            }
+            offered += 1;
+            if c.pattern == Pattern::CleanupEvery && offered.is_multiple_of(CLEANUP_EVERY) {
+                sync();
+                B::memory_cleanup(&device);
+            }
             sync();
             clock.elapsed()
         });
-
         let mut traces = BTreeMap::new();
         traces.insert(Trace::InUseBytesByStep, in_use);
         traces.insert(Trace::PeakBytesByStep, peak);
