@@ -21,6 +21,7 @@ fn fix(id: &str) -> &'static str {
         "inference-valid" => "model.valid()",
         "inference-int8" => "valid(), 8-bit weights",
         "inference-int4" => "valid(), 4-bit weights",
+        "tinyllama-block" => "TinyLlama-width block (estimator check)",
         _ => "an unknown fix",
     }
 }
@@ -28,6 +29,20 @@ fn fix(id: &str) -> &'static str {
 pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
     Some(match key {
         "fix" => fix(&s.name("fix")).to_string(),
+        "preset-block" => format!(
+            "step peak, one block of the TinyLlama-like preset (d_model {}, {} heads), sequence \
+             {}, batch {}, vocabulary {}",
+            s.count("d_model"),
+            s.count("heads"),
+            s.count("seq"),
+            s.count("batch"),
+            format::thousands(s.count("vocab")),
+        ),
+        "preset-block-note" => "the estimator's rule for GPT-2's block at another preset's \
+                                width and head count (every preset is given GPT-2's block); a \
+                                small vocabulary keeps the block most of the step, a plain Adam \
+                                step in f32"
+            .to_string(),
         "workload" => format!(
             "A GPT-2-small-shaped decoder: {} blocks, d_model {}, {} heads, vocabulary {}, \
              sequence {}, batch {}; learned positions and an untied head with a bias: {} \

@@ -53,13 +53,11 @@ fn about(id: &str) -> &'static str {
         }
         "cleanup-every" => {
             "The control with memory_cleanup() every 10 steps: it returns the pool's unused \
-             pages, not bytes in use (burn#3431). Its cost on the step is timed in pairs \
-             against the control."
+             pages, not bytes in use (burn#3431)."
         }
         "monitored" => {
             "The control with the workbench's StepMonitor around each training step (a sync and \
-             two readings of the probe): flat like the control, and its cost on the step is \
-             timed in pairs against the control."
+             two readings of the probe): what watching the loop's memory adds."
         }
         _ => "",
     }

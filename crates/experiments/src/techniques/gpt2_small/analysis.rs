@@ -3,7 +3,8 @@
 //! a 24 GiB card at sequence 1024.
 
 use results::{
-    Analysis, AxisUnit, Chart, Check, ComparisonSpec, Correctness, FixCell, FixTable, Headline,
+    Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, FixCell, FixTable,
+    Headline,
     MeasuredPoint, Metric, PairedComparison, PointCheck, ProjectedCell, Projection, Scale, Series,
     Side, Text, Trace,
 };
@@ -249,6 +250,11 @@ impl Analyse for Gpt2Small {
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
+        // The other preset's block is no fix of this step: it joins the estimator's rows and
+        // the predictions, not the table.
+        let (blocks, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
+            .into_iter()
+            .partition(|r| r.config.fix == Fix::PresetBlock);
         let derived = derived_checks(&rows);
         let correctness = Correctness::of_checks(
             points
@@ -405,12 +411,35 @@ impl Analyse for Gpt2Small {
             ],
         }];
 
+        // The estimator at another preset's block: its step peak predicted and measured.
+        let comparisons = blocks
+            .iter()
+            .filter_map(|b| {
+                let ModelShape::Transformer(s) = b.config.train.shape else {
+                    return None;
+                };
+                let plan = self.step_plan(&b.config)?;
+                Some(Comparison {
+                    quantity: Text::said("preset-block")
+                        .count("d_model", s.d_model)
+                        .count("heads", s.heads)
+                        .count("seq", s.seq)
+                        .count("batch", b.config.train.batch)
+                        .count("vocab", s.vocab),
+                    predicted_bytes: plan.bytes().step_peak(),
+                    measured_bytes: peak(b),
+                    measured_upper_bytes: None,
+                    note: Text::said("preset-block-note"),
+                })
+            })
+            .collect();
+
         Analysis {
             fix_table: Some(table),
             headline,
             secondary_headlines,
             findings,
-            comparisons: vec![],
+            comparisons,
             fits: vec![],
             charts,
             published: vec![],

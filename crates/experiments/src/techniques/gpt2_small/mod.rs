@@ -97,6 +97,9 @@ pub enum Fix {
     InferInt8,
     /// `valid()` with 4-bit weights.
     InferInt4,
+    /// Not a fix: one block of the TinyLlama-like preset's width ([`preset_block`]), a plain
+    /// step, so that the estimator's error is measured at another preset's block than GPT-2's.
+    PresetBlock,
 }
 
 impl Fix {
@@ -133,6 +136,7 @@ impl Fix {
             Fix::InferValid => "inference-valid",
             Fix::InferInt8 => "inference-int8",
             Fix::InferInt4 => "inference-int4",
+            Fix::PresetBlock => "tinyllama-block",
         }
     }
 
@@ -152,6 +156,7 @@ impl Fix {
             Fix::InferValid => "valid",
             Fix::InferInt8 => "int8",
             Fix::InferInt4 => "int4",
+            Fix::PresetBlock => "TL block",
         }
     }
 
@@ -166,7 +171,7 @@ impl Fix {
     /// The technique page that explains the fix.
     pub fn page(self) -> Option<&'static str> {
         Some(match self {
-            Fix::Plain => return None,
+            Fix::Plain | Fix::PresetBlock => return None,
             Fix::HalfBatch => "batch-size",
             Fix::Accumulation | Fix::AccumulationCheckpointing => "accumulation",
             Fix::MixedBf16 | Fix::Bf16Storage | Fix::AccumulationCheckpointingMixed => {
@@ -259,6 +264,33 @@ impl CellConfig {
 /// The table's workload.
 pub struct Gpt2Small;
 
+/// The TinyLlama-like preset's block (d_model 2048, 32 heads; the estimator gives every preset
+/// GPT-2's block) as one layer with a small vocabulary, so that the block, not the embedding
+/// and head GPT-2's cells already measure, is most of the step: one sequence of 512 tokens on
+/// the CPU (a step of a few seconds), the preset's own 2048 on CUDA; a small one quick.
+pub fn preset_block(sizes: Sizes) -> TransformerShape {
+    let block = |seq| TransformerShape {
+        vocab: 512,
+        d_model: 2048,
+        layers: 1,
+        heads: 32,
+        seq,
+        tied_head: false,
+    };
+    match sizes {
+        Sizes::Quick => TransformerShape {
+            vocab: 256,
+            d_model: 128,
+            layers: 1,
+            heads: 8,
+            seq: 64,
+            tied_head: false,
+        },
+        Sizes::Full => block(512),
+        Sizes::FullCuda => block(2048),
+    }
+}
+
 /// The model and batch at each size: GPT-2 small at sequence 256, batch 2 on the CPU (the
 /// smallest batch that halves and splits in two; a step takes 10 to 15 s on 2 cores), sequence
 /// 1024 and batch 8 on CUDA; a small decoder quick.
@@ -306,15 +338,21 @@ impl Technique for Gpt2Small {
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<CellConfig>> {
         let sizes = Sizes::of(profile, device);
         let (shape, batch) = workload(sizes);
+        let block = CellConfig {
+            fix: Fix::PresetBlock,
+            train: TrainConfig {
+                seed: 11,
+                ..TrainConfig::adam(preset_block(sizes), 1)
+            },
+        };
         Fix::ALL
             .into_iter()
-            .map(|fix| {
-                let mut planned = Planned::new(
-                    fix.id().into(),
-                    fix.id().replace('-', " "),
-                    profile,
-                    CellConfig::of(fix, shape, batch),
-                );
+            .map(|fix| CellConfig::of(fix, shape, batch))
+            .chain(std::iter::once(block))
+            .map(|config| {
+                let fix = config.fix;
+                let mut planned =
+                    Planned::new(fix.id().into(), fix.id().replace('-', " "), profile, config);
                 // A step of GPT-2 small takes over ten seconds on 2 cores: one untimed step
                 // (the first allocates Adam's state) and one timed, whose memory is the
                 // cell's; no memory timeline.
@@ -431,7 +469,7 @@ impl TrainChecks for CellProof {
     fn reads_losses(&self) -> bool {
         matches!(
             self.fix,
-            Fix::Plain | Fix::HalfBatch | Fix::Bf16Storage | Fix::Momentum
+            Fix::Plain | Fix::HalfBatch | Fix::Bf16Storage | Fix::Momentum | Fix::PresetBlock
         )
     }
 
@@ -575,7 +613,15 @@ fn gradients_of<B: AutodiffBackend>(
     #[test]
     fn every_fix_is_a_cell_and_the_cpu_runs_gpt2_small_at_sequence_256() {
         let full = Gpt2Small.points(Profile::Full, DeviceKind::Cpu);
-        assert_eq!(full.len(), Fix::ALL.len());
+        assert_eq!(full.len(), Fix::ALL.len() + 1);
+        let block = full.last().unwrap().config;
+        assert_eq!(block.fix, Fix::PresetBlock);
+        let preset = crate::capacity::preset("tinyllama-1.1b-like").unwrap();
+        let crate::harness::models::ModelShape::Transformer(tiny) = preset.shape else {
+            panic!("a transformer preset")
+        };
+        let b = block.train.shape.transformer().unwrap();
+        assert_eq!((b.d_model, b.heads), (tiny.d_model, tiny.heads));
         let plain = full[0].config.train;
         let shape = plain.shape.transformer().expect("a transformer");
         assert_eq!(
