@@ -249,6 +249,21 @@ impl<B: Backend> Batch<B> {
         self.len() == 0
     }
 
+    /// The batch's first sample, and of a sequence its first `tokens` tokens at most (a view,
+    /// no copy): the least input the model takes.
+    pub fn first(&self, tokens: usize) -> Self {
+        match self.narrow(0, 1) {
+            Batch::Tokens { inputs, targets } => {
+                let n = tokens.clamp(1, inputs.dims()[1]);
+                Batch::Tokens {
+                    inputs: inputs.narrow(1, 0, n),
+                    targets: targets.narrow(1, 0, n),
+                }
+            }
+            regression => regression,
+        }
+    }
+
     /// `len` samples from `start` (a view, no copy).
     pub fn narrow(&self, start: usize, len: usize) -> Self {
         match self {
