@@ -468,13 +468,20 @@ pub fn set_up<B: AutodiffBackend>(
     let batch = c.shape.batch::<B>(c.batch, c.seed, device);
     sync();
     let after_inputs = probe.read().in_use_bytes;
-    // One forward and backward of the least input (one sample, a sequence's first 8 tokens),
-    // without an optimizer step, so that the backend's own buffers (the thread pool, kernels
-    // compiled on a device) exist before the optimizer state is read. Not the batch: what it
-    // leaves live did not depend on the batch (nothing, in every point of a full run on the CPU
-    // and on wgpu with the whole batch), and at GPT-2's size the whole batch's pass took as
-    // long as a step.
-    drop(model.loss_in(&batch.first(8), c.compute_dtype()).backward());
+    // One forward and backward without an optimizer step, so that the backend's own buffers
+    // exist before the optimizer state is read. On the CPU (the thread pool, the matmul
+    // workspaces) the least input does it: one sample, a sequence's first 8 tokens; what it
+    // leaves live did not depend on the batch, and at GPT-2's size the whole batch's pass took
+    // most of a step. On a device the step's own shapes compile and autotune their kernels,
+    // whose host-side caches would otherwise land in the first step (the offload page reads
+    // the host's bytes there): the batch as the step runs it.
+    if probe.info().kind == results::ProbeInfo::HOST {
+        drop(model.loss_in(&batch.first(8), c.compute_dtype()).backward());
+    } else {
+        for slice in batch.slices(c.micro_batches) {
+            drop(model.loss_in(&slice, c.compute_dtype()).backward());
+        }
+    }
     sync();
     let after_runtime = probe.read().in_use_bytes;
     SetUp {
