@@ -610,3 +610,38 @@ fn every_text_of_every_analysis_has_its_words() {
         }
     }
 }
+
+/// A mixed-precision set interrupted before its yardstick run (f32 from other initial weights)
+/// has nothing to judge a 16-bit curve's drift by: its verdict is "unknown", never "failed",
+/// and the pages say the yardstick was not measured instead of quoting a NaN tolerance. With the
+/// yardstick, the same record's 16-bit storage row is judged (passed or failed).
+#[test]
+fn a_mixed_precision_set_without_its_yardstick_judges_no_drift() {
+    use results::Correctness;
+
+    let record = load_dir(&crate::fixtures())
+        .unwrap()
+        .into_iter()
+        .find(|r| r.experiment == "mixed-precision")
+        .unwrap();
+    let storage_verdict = |record: results::ExperimentRecord| {
+        let analysed = crate::worded(vec![record]).remove(0);
+        let row = analysed
+            .analysis
+            .secondary_headlines
+            .first()
+            .expect("a 16-bit storage row")
+            .correctness;
+        (row, analysed.analysis.findings.join(" "))
+    };
+    let (judged, _) = storage_verdict(record.clone());
+    assert_ne!(judged, Correctness::Unknown);
+    let mut without = record;
+    without
+        .points
+        .retain(|p| !p.point.id.ends_with("other-init"));
+    let (verdict, words) = storage_verdict(without);
+    assert_eq!(verdict, Correctness::Unknown);
+    assert!(words.contains("was not measured"), "{words}");
+    assert!(!words.contains("NaN%"), "{words}");
+}

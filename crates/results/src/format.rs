@@ -30,9 +30,12 @@ pub fn gb(value: f64) -> String {
     }
 }
 
-/// A percentage with one decimal and its sign (`-12.3%`).
+/// A percentage with one decimal and its sign (`-12.3%`); one that rounds to zero has no sign
+/// (`0.0%`), since it points neither way.
 pub fn pct(value: f64) -> String {
-    if value.is_finite() {
+    if value.is_finite() && (value * 10.0).round() == 0.0 {
+        "0.0%".into()
+    } else if value.is_finite() {
         format!("{value:+.1}%")
     } else {
         "n/a".into()
@@ -90,6 +93,9 @@ mod tests {
         assert_eq!(bytes(3.0 * 1024.0 * 1024.0), "3.00 MiB");
         assert_eq!(bytes(-2048.0), "-2.00 KiB");
         assert_eq!(pct(-12.345), "-12.3%");
+        assert_eq!(pct(-0.0), "0.0%");
+        assert_eq!(pct(-0.04), "0.0%");
+        assert_eq!(pct(0.05), "+0.1%");
         assert_eq!(seconds(0.0123), "12.300 ms");
     }
 }

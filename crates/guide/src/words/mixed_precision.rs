@@ -16,21 +16,32 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
     Some(match key {
         "learned" => {
             let (first, last) = (s.num("first"), s.num("last"));
-            format!(
+            let learned = format!(
                 "The task is learned: in f32 the loss falls from {first:.4} to {last:.4} over {} \
-                 steps ({}). The yardstick: f32 from other initial weights ends at {} and drifts \
-                 from it by up to {:.2}% of the initial loss; a precision whose curve stays \
-                 within that drift has not changed the result beyond what the choice of initial \
-                 weights does.",
+                 steps ({}).",
                 s.count("steps"),
                 ratio_change(first, last),
-                if s.has("yardstick_last") {
-                    format!("{:.4}", s.num("yardstick_last"))
-                } else {
-                    "n/a".into()
-                },
-                s.num("tolerance") * 100.0
-            )
+            );
+            let tolerance = s.num("tolerance");
+            if tolerance.is_nan() {
+                format!(
+                    "{learned} The yardstick, f32 from other initial weights, was not measured \
+                     in this set: no precision's drift from f32 is judged here."
+                )
+            } else {
+                format!(
+                    "{learned} The yardstick: f32 from other initial weights ends at {} and \
+                     drifts from it by up to {:.2}% of the initial loss; a precision whose curve \
+                     stays within that drift has not changed the result beyond what the choice \
+                     of initial weights does.",
+                    if s.has("yardstick_last") {
+                        format!("{:.4}", s.num("yardstick_last"))
+                    } else {
+                        "n/a".into()
+                    },
+                    tolerance * 100.0
+                )
+            }
         }
         "precision" => {
             let mut sentence = format!(
@@ -114,11 +125,10 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
         ),
         "time" => format!(
             "Time per sample on this machine, timed in pairs against f32: {} {}; {} {}. Where 16 \
-             bits cost time on a CPU, it is because Flex converts them to f32 for the matmul and \
-             back (gemm's f16 matmul converts blocks as it packs them). On a GPU with bf16/f16 \
-             tensor cores (an H100 or H200), 16-bit matmuls are expected to run faster than f32 \
-             ones; that is not measured in this run (see the published figure below and the GPU \
-             result set where there is one).",
+             bits cost time on the CPU, it is because Flex converts them to f32 for the matmul \
+             and back (gemm's f16 matmul converts blocks as it packs them). A GPU with bf16/f16 \
+             tensor cores (an H100 or H200) is expected to run 16-bit matmuls faster than f32 \
+             ones: the published figure below, and a GPU's result set where there is one.",
             s.name("storage"),
             s.cost("storage_timing"),
             s.name("mixed"),
@@ -243,8 +253,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 "Transformer ({}, batch {}, the same batch every step, Adam at {}): in f32 the \
                  loss falls from {:.3} to {:.3} nats over {} steps; the chain's entropy rate, the \
                  floor of the loss on fresh sequences, is {:.3} nats (uniform guessing: {:.3}). \
-                 The yardstick, f32 from other initial weights, drifts from it by up to {:.2}% of \
-                 the initial loss.{}",
+                 {}{}",
                 s.name("model"),
                 s.count("batch"),
                 s.num("lr"),
@@ -253,7 +262,16 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 s.count("steps"),
                 s.num("floor"),
                 s.num("uniform"),
-                s.num("tolerance") * 100.0,
+                if s.num("tolerance").is_nan() {
+                    "The yardstick, f32 from other initial weights, was not measured in this set."
+                        .to_string()
+                } else {
+                    format!(
+                        "The yardstick, f32 from other initial weights, drifts from it by up to \
+                         {:.2}% of the initial loss.",
+                        s.num("tolerance") * 100.0
+                    )
+                },
                 if last < s.num("floor") {
                     " The loss ends below the floor because the batch is the same at every \
                      step: the model learns the chain's transitions and then memorises the \
@@ -272,7 +290,9 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("f32_peak"),
             s.num("final"),
             s.num("drift") * 100.0,
-            if passed("passed") {
+            if !s.has("passed") {
+                "no yardstick measured to judge it by"
+            } else if passed("passed") {
                 "within the yardstick"
             } else {
                 "beyond the yardstick: the result changed"
@@ -337,9 +357,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             "one gradient per parameter, in the parameters' type".into()
         }
         "label.memory-by-component-and-precision" => "Memory by component and precision".into(),
-        "label.training-throughput-by-precision-this-cpu" => {
-            "Training throughput by precision (this CPU)".into()
-        }
+        "label.training-throughput-by-precision" => "Training throughput by precision".into(),
         "label.median-bars-fastest-and-slowest-step" => {
             "median; bars: fastest and slowest step".into()
         }
