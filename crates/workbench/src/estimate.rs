@@ -152,6 +152,60 @@ impl ModelArgs {
     }
 }
 
+/// The options of a training step that `estimate` and `fit` share, parsed alike: a wrong one
+/// gets the same line from both commands.
+#[derive(Debug, Clone, Args)]
+pub struct StepArgs {
+    /// Micro-batches, where a combination accumulates gradients (a divisor of --batch);
+    /// without it, nothing that accumulates is estimated or searched.
+    #[arg(long, allow_hyphen_values = true)]
+    pub micro_batches: Option<String>,
+    /// How parameters are stored and the forward pass computes: f32, bf16, mixed-bf16 (`fit`
+    /// runs f32 only).
+    #[arg(long, default_value = "f32")]
+    pub precision: String,
+    /// The optimizer: sgd, momentum, adagrad, rmsprop, adam, adamw, adan (Burn 0.21's, at its
+    /// defaults).
+    #[arg(long, default_value = "adam")]
+    pub optimizer: String,
+}
+
+/// [`StepArgs`], parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Micro-batches, where given.
+    pub micro_batches: Option<usize>,
+    /// How parameters are stored and the forward pass computes.
+    pub precision: Precision,
+    /// The optimizer.
+    pub optimizer: Optimizer,
+}
+
+impl StepArgs {
+    /// The step these options name, or the one line that says which option is wrong.
+    pub fn parse(&self) -> Result<Step, BadInput> {
+        Ok(Step {
+            micro_batches: self
+                .micro_batches
+                .as_deref()
+                .map(|m| positive("micro-batches", m))
+                .transpose()?,
+            precision: named(
+                "precision",
+                &self.precision,
+                &Precision::ALL,
+                Precision::name,
+            )?,
+            optimizer: named(
+                "optimizer",
+                &self.optimizer,
+                &Optimizer::ALL,
+                Optimizer::name,
+            )?,
+        })
+    }
+}
+
 /// `workbench estimate`'s own options.
 #[derive(Debug, Clone, Args)]
 pub struct EstimateArgs {
@@ -161,16 +215,9 @@ pub struct EstimateArgs {
     /// Samples (sequences) per optimizer step.
     #[arg(long, default_value = "8", allow_hyphen_values = true)]
     pub batch: String,
-    /// Micro-batches, where a combination accumulates gradients (a divisor of --batch);
-    /// without it, no accumulating combination is estimated.
-    #[arg(long, allow_hyphen_values = true)]
-    pub micro_batches: Option<String>,
-    /// How parameters are stored and the forward pass computes: f32, bf16, mixed-bf16.
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// The optimizer: sgd, momentum, adagrad, rmsprop, adam, adamw, adan (Burn 0.21's, at its defaults).
-    #[arg(long, default_value = "adam")]
-    pub optimizer: String,
+    /// The step's precision, optimizer and micro-batches.
+    #[command(flatten)]
+    pub step: StepArgs,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -181,28 +228,16 @@ impl EstimateArgs {
     pub fn estimate(&self) -> Result<Estimate, BadInput> {
         let (name, assumes, shape) = self.model.resolve()?;
         let batch = positive("batch", &self.batch)?;
-        let micro = self
-            .micro_batches
-            .as_deref()
-            .map(|m| positive("micro-batches", m))
-            .transpose()?;
+        let Step {
+            micro_batches: micro,
+            precision,
+            optimizer,
+        } = self.step.parse()?;
         if let Some(micro) = micro.filter(|&m| !batch.is_multiple_of(m)) {
             return Err(BadInput::BadModel(format!(
                 "--micro-batches {micro} does not divide --batch {batch}"
             )));
         }
-        let precision = named(
-            "precision",
-            &self.precision,
-            &Precision::ALL,
-            Precision::name,
-        )?;
-        let optimizer = named(
-            "optimizer",
-            &self.optimizer,
-            &Optimizer::ALL,
-            Optimizer::name,
-        )?;
         let base = StepPlan {
             precision,
             optimizer,

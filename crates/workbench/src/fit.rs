@@ -28,7 +28,7 @@ use results::{format, DeviceKind, Metric, PointResult, Profile};
 use serde::Serialize;
 
 use crate::error::BadInput;
-use crate::estimate::{emit, named, positive, ModelArgs};
+use crate::estimate::{emit, ModelArgs, Step, StepArgs};
 use crate::runner::{classify_failure, out_of_memory, run_child};
 
 /// `workbench fit`'s options.
@@ -49,17 +49,9 @@ pub struct FitArgs {
     /// (comma-separated; default all four).
     #[arg(long, value_delimiter = ',')]
     pub techniques: Vec<String>,
-    /// Micro-batches where a technique accumulates; without it, no accumulating technique
-    /// is searched.
-    #[arg(long, allow_hyphen_values = true)]
-    pub micro_batches: Option<String>,
-    /// The optimizer: sgd, momentum, adagrad, rmsprop, adam, adamw, adan.
-    #[arg(long, default_value = "adam")]
-    pub optimizer: String,
-    /// How the step stores and computes: f32 (the only one `fit` runs; `estimate` takes the
-    /// others).
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
+    /// The step's precision, optimizer and micro-batches, as `estimate` takes them.
+    #[command(flatten)]
+    pub step: StepArgs,
     /// The quick profile's model sizes, as in `run`.
     #[arg(long)]
     pub quick: bool,
@@ -196,24 +188,12 @@ pub struct FitResult {
 /// Runs `workbench fit`.
 pub fn run(args: &FitArgs, device: DeviceKind) -> anyhow::Result<()> {
     let budget = parse_budget(&args.budget)?;
-    let micro = args
-        .micro_batches
-        .as_deref()
-        .map(|m| positive("micro-batches", m))
-        .transpose()?
-        .map(|m| m as u64);
-    let optimizer = named(
-        "optimizer",
-        &args.optimizer,
-        &Optimizer::ALL,
-        Optimizer::name,
-    )?;
-    let precision = named(
-        "precision",
-        &args.precision,
-        &Precision::ALL,
-        Precision::name,
-    )?;
+    let Step {
+        micro_batches: micro,
+        precision,
+        optimizer,
+    } = args.step.parse()?;
+    let micro = micro.map(|m| m as u64);
     if precision != Precision::F32 {
         return Err(BadInput::BadModel(format!(
             "--precision {}: fit runs f32 steps (on the CPU Flex multiplies 16-bit values \
