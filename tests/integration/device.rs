@@ -281,3 +281,29 @@ fn wgpu_without_a_vulkan_driver_exits_2_with_one_line() {
     assert!(err.contains("no Vulkan driver found"), "{err}");
     assert!(!dir.path().join("site").exists());
 }
+
+/// The calibration times work the device did: its element-wise add on lavapipe, which runs on
+/// this machine's cores and memory, cannot stream much faster than the CPU backend's add on the
+/// same memory. With the add's output dropped before the sync, Burn's fusion skipped it and
+/// lavapipe read 425 GB/s against the CPU's 16.
+#[test]
+fn the_calibration_on_wgpu_times_work_that_ran() {
+    let calibrate = |device: &str| -> results::Calibration {
+        let out = workbench()
+            .args(["calibrate", "--device", device])
+            .envs(workbench::runner::MEASURING_ENV)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    let (cpu, wgpu) = (calibrate("cpu"), calibrate("wgpu"));
+    assert!(
+        wgpu.copy_gb_s < 10.0 * cpu.copy_gb_s,
+        "wgpu's add at {:.1} GB/s against the CPU's {:.1}",
+        wgpu.copy_gb_s,
+        cpu.copy_gb_s
+    );
+}
