@@ -38,11 +38,27 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("batch"),
             format::thousands(s.count("vocab")),
         ),
-        "preset-block-note" => "the estimator's rule for GPT-2's block at another preset's \
-                                width and head count (every preset is given GPT-2's block); a \
-                                small vocabulary keeps the block most of the step, a plain Adam \
-                                step in f32"
-            .to_string(),
+        "preset-block-note" => {
+            let mut note = "the estimator's rule for GPT-2's block at another preset's width and \
+                            head count (every preset is given GPT-2's block); a small vocabulary \
+                            keeps the block most of the step, a plain Adam step in f32"
+                .to_string();
+            if s.has("above") {
+                note.push_str(&format!(
+                    ". Measured, backward's peak sat {} above the weights and Adam state: the \
+                     forward pass's {} of activations and the {} of gradients alive together, \
+                     and {} more. The rule takes the larger of the two: backward, moving down the \
+                     blocks, frees each block's activations once its gradients are made, so \
+                     over GPT-2's 12 blocks gradients replace activations; in one block both are \
+                     alive at once (an explanation written after the measurement, not a prediction)",
+                    s.bytes("above"),
+                    s.bytes("activations"),
+                    s.bytes("grads"),
+                    s.bytes("rest"),
+                ));
+            }
+            note
+        }
         "workload" => format!(
             "A GPT-2-small-shaped decoder: {} blocks, d_model {}, {} heads, vocabulary {}, \
              sequence {}, batch {}; learned positions and an untied head with a bias: {} \

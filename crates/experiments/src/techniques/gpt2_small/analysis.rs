@@ -5,8 +5,8 @@
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, FixCell, FixTable,
     Headline,
-    MeasuredPoint, Metric, PairedComparison, PointCheck, ProjectedCell, Projection, Scale, Series,
-    Side, Text, Trace,
+    MeasuredPoint, Metric, PairedComparison, Phase, PointCheck, ProjectedCell, Projection, Scale,
+    Series, Side, Text, Trace,
 };
 
 use super::{workload, CellConfig, Fix, Gpt2Metric, Gpt2Small};
@@ -419,6 +419,22 @@ impl Analyse for Gpt2Small {
                     return None;
                 };
                 let plan = self.step_plan(&b.config)?;
+                // What backward's peak held above the step's start, in the record's own parts:
+                // the words set it beside the rule's larger-of-two.
+                let mut note = Text::said("preset-block-note");
+                let live_before = b.result.metric(Metric::LiveBeforeStepBytes);
+                if let Some(backward) = b.result.phase(Phase::Backward) {
+                    let above = backward.peak_bytes as f64 - live_before;
+                    let activations = b.result.metric(Metric::ActivationBytes);
+                    let grads = b.result.metric(Metric::GradBytes);
+                    if [above, activations, grads].iter().all(|v| v.is_finite()) {
+                        note = note
+                            .bytes("above", above)
+                            .bytes("activations", activations)
+                            .bytes("grads", grads)
+                            .bytes("rest", above - activations - grads);
+                    }
+                }
                 Some(Comparison {
                     quantity: Text::said("preset-block")
                         .count("d_model", s.d_model)
@@ -429,7 +445,7 @@ impl Analyse for Gpt2Small {
                     predicted_bytes: plan.bytes().step_peak(),
                     measured_bytes: peak(b),
                     measured_upper_bytes: None,
-                    note: Text::said("preset-block-note"),
+                    note,
                 })
             })
             .collect();
