@@ -17,8 +17,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
         "learned" => {
             let (first, last) = (s.num("first"), s.num("last"));
             let learned = format!(
-                "The task is learned: in f32 the loss falls from {first:.4} to {last:.4} over {} \
-                 steps ({}).",
+                "In f32 the loss falls from {first:.4} to {last:.4} over {} steps ({}).",
                 s.count("steps"),
                 ratio_change(first, last),
             );
