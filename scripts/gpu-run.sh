@@ -26,9 +26,10 @@ if command -v nvidia-smi > /dev/null; then
 fi
 
 # Each point runs in a fresh process, which compiles (NVRTC) and autotunes its kernels during
-# its warm-up: on an H200 a GPT-2-small cell spent over 150 s there. CubeCL then keeps the
-# compiled kernels on disk for the points after it (a cubecl.toml in the working folder or a
-# parent), which took a small model's points from 36 s to 2 s; the autotune cache is kept anyway.
+# its warm-up: on an H200 a GPT-2-small cell spent over 150 s there. CubeCL keeps its autotune
+# results on disk by default, and its compiled kernels too with a cubecl.toml in the working
+# folder or a parent: a small model's first point took 36 s, the next ones 2 s with both caches
+# and 6 s with the autotune cache alone.
 if [ ! -e cubecl.toml ] && [ ! -e CubeCL.toml ]; then
     printf '[compilation]\ncache = "target"\n' > cubecl.toml
 fi
