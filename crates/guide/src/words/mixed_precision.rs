@@ -21,8 +21,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 s.count("steps"),
                 ratio_change(first, last),
             );
-            let tolerance = s.num("tolerance");
-            if tolerance.is_nan() {
+            if !s.has("tolerance") {
                 format!(
                     "{learned} The yardstick, f32 from other initial weights, was not measured \
                      in this set: no precision's drift from f32 is judged here."
@@ -38,7 +37,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                     } else {
                         "n/a".into()
                     },
-                    tolerance * 100.0
+                    s.num("tolerance") * 100.0
                 )
             }
         }
@@ -261,7 +260,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 s.count("steps"),
                 s.num("floor"),
                 s.num("uniform"),
-                if s.num("tolerance").is_nan() {
+                if !s.has("tolerance") {
                     "The yardstick, f32 from other initial weights, was not measured in this set."
                         .to_string()
                 } else {

@@ -43,8 +43,7 @@ pub fn drift(reference: &[f64], candidate: &[f64]) -> f64 {
 }
 
 /// A precision's loss curve against f32's, as a check: its [`drift`] held to `tolerance` (the
-/// drift between two f32 runs from different initial weights; NaN when that run is missing,
-/// which fails the check: callers that lack the run make no check).
+/// drift between two f32 runs from different initial weights, [`yardstick_tolerance`]).
 pub fn drift_check(reference: &[f64], candidate: &[f64], tolerance: f64) -> Check {
     let as_f32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<_>>();
     Check::compare(
@@ -53,6 +52,14 @@ pub fn drift_check(reference: &[f64], candidate: &[f64], tolerance: f64) -> Chec
         &as_f32(candidate),
         tolerance,
     )
+}
+
+/// How far f32's loss curve drifts from itself when only the initial weights change: the drift
+/// a precision is held to. None without that second f32 run (a set interrupted before it):
+/// there is then nothing to judge a drift by, so no drift check is made and the verdict says
+/// "unknown" rather than "failed".
+fn yardstick_tolerance(reference: &[f64], yardstick: Option<&R<'_>>) -> Option<f64> {
+    yardstick.map(|y| drift(reference, losses(y)))
 }
 
 /// The id of the index row's comparison: f32 against mixed precision.
@@ -122,19 +129,13 @@ impl Analyse for MixedPrecision {
             return Analysis::unmeasured(Correctness::Unknown);
         };
         let reference = losses(f32_row);
-        // The tolerance: how far f32 drifts from itself when only the initial weights change.
-        let tolerance = yardstick
-            .first()
-            .map(|y| drift(reference, losses(y)))
-            .unwrap_or(f64::NAN);
-        // Without the second f32 run (a set interrupted before it) there is no yardstick to
-        // judge a drift by: no check is made, and the verdict says "unknown", not "failed".
+        let tolerance = yardstick_tolerance(reference, yardstick.first());
         let checks: Vec<(Precision, Check)> = rows
             .iter()
-            .filter(|r| r.config.precision != Precision::F32 && !tolerance.is_nan())
-            .map(|r| {
+            .filter(|r| r.config.precision != Precision::F32)
+            .filter_map(|r| {
                 let p = r.config.precision;
-                (p, drift_check(reference, losses(r), tolerance))
+                Some((p, drift_check(reference, losses(r), tolerance?)))
             })
             .collect();
 
@@ -143,8 +144,10 @@ impl Analyse for MixedPrecision {
             let mut t = Text::said("learned")
                 .number("first", *first)
                 .number("last", *last)
-                .count("steps", reference.len())
-                .number("tolerance", tolerance);
+                .count("steps", reference.len());
+            if let Some(tolerance) = tolerance {
+                t = t.number("tolerance", tolerance);
+            }
             if let Some(l) = yardstick.first().and_then(|y| losses(y).last()) {
                 t = t.number("yardstick_last", *l);
             }
@@ -592,12 +595,9 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         return workloads::Section::default();
     };
     let reference = losses(f32_row);
-    let tolerance = yardstick
-        .first()
-        .map(|y| drift(reference, losses(y)))
-        .unwrap_or(f64::NAN);
+    let tolerance = yardstick_tolerance(reference, yardstick.first().copied());
     let floor = MarkovChain::new(shape.vocab, SUCCESSORS, f32_row.config.seed).entropy_rate_nats();
-    let mut findings = vec![Text::said("transformer")
+    let mut overview = Text::said("transformer")
         .name("model", f32_row.config.shape.describe())
         .count("batch", f32_row.config.batch)
         .number("lr", f32_row.config.lr)
@@ -605,8 +605,11 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         .number("last", reference.last().copied().unwrap_or(f64::NAN))
         .count("steps", reference.len())
         .number("floor", floor)
-        .number("uniform", (shape.vocab as f64).ln())
-        .number("tolerance", tolerance)];
+        .number("uniform", (shape.vocab as f64).ln());
+    if let Some(tolerance) = tolerance {
+        overview = overview.number("tolerance", tolerance);
+    }
+    let mut findings = vec![overview];
     let mut can = Vec::new();
     let mut cannot = Vec::new();
     for r in &rows {
@@ -620,16 +623,15 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         if p == Precision::F32 {
             continue;
         }
-        let c = drift_check(reference, curve, tolerance);
         let mut t = Text::said("transformer-precision")
             .name("precision", p.name())
             .bytes("peak", r.peak())
             .bytes("f32_peak", f32_row.peak())
             .number("final", curve.last().copied().unwrap_or(f64::NAN))
-            .number("drift", c.max_rel_diff);
-        // Without the yardstick run the drift is shown but not judged.
-        if !tolerance.is_nan() {
-            t = t.number("passed", u8::from(c.passed));
+            .number("drift", drift(reference, curve));
+        if let Some(tolerance) = tolerance {
+            let passed = drift_check(reference, curve, tolerance).passed;
+            t = t.number("passed", u8::from(passed));
         }
         findings.push(t);
     }
