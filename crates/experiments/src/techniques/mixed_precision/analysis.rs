@@ -43,7 +43,7 @@ pub fn drift(reference: &[f64], candidate: &[f64]) -> f64 {
 }
 
 /// A precision's loss curve against f32's, as a check: its [`drift`] held to `tolerance` (the
-/// drift between two f32 runs from different initial weights, [`yardstick_tolerance`]).
+/// drift between two f32 runs from different initial weights).
 pub fn drift_check(reference: &[f64], candidate: &[f64], tolerance: f64) -> Check {
     let as_f32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<_>>();
     Check::compare(
