@@ -74,6 +74,16 @@ pub fn training_transformer(sizes: Sizes) -> TransformerShape {
     }
 }
 
+/// Whether the techniques whose fix the GPT-2-small table measures on a 12-block transformer
+/// (accumulation, checkpointing, no-grad, the optimizer's state) also sweep the small
+/// transformer beside their MLP: in quick runs, which keep that code exercised, and on CUDA,
+/// where the training transformer is GPT-2 small itself; not in the CPU's and wgpu's full
+/// runs, where the sweep would repeat the table at a tenth of its size and cost 80 s of the
+/// run budget.
+pub fn sweeps_the_small_transformer(sizes: Sizes) -> bool {
+    sizes != Sizes::Full
+}
+
 /// Which model a point trains, with its shape. Serialised as the shape alone (the fields tell
 /// the two apart), so that records written before the transformer existed still read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,7 +22,9 @@ use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
 use crate::estimate::StepPlan;
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::{training_transformer, MlpShape, TransformerShape};
+use crate::harness::models::{
+    sweeps_the_small_transformer, training_transformer, MlpShape, TransformerShape,
+};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{
     gradients_unchanged_by_checkpointing, run_train_point, CheckpointingCheck, TrainConfig,
@@ -49,11 +51,9 @@ struct Sweeps {
 /// The transformer's depths (blocks), at its training shape and batch 4.
 fn transformer_blocks(sizes: Sizes) -> Vec<usize> {
     match sizes {
-        Sizes::Quick => vec![1, 2, 4],
-        // The GPT-2-small table checkpoints a 12-block transformer; the CPU's full run keeps
-        // this sweep as short as the quick one.
-        Sizes::Full => vec![1, 2, 4],
+        _ if !sweeps_the_small_transformer(sizes) => Vec::new(),
         Sizes::FullCuda => vec![6, 12, 24],
+        Sizes::Quick | Sizes::Full => vec![1, 2, 4],
     }
 }
 

@@ -25,7 +25,9 @@ use results::{Check, ComparisonSpec, DeviceKind, LinearFit, Metric, Phase, Phase
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
-use crate::harness::models::{training_mlp, training_transformer, ModelShape};
+use crate::harness::models::{
+    sweeps_the_small_transformer, training_mlp, training_transformer, ModelShape,
+};
 use crate::harness::probe::{
     bracketed_step, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
 };
@@ -128,10 +130,12 @@ impl Technique for NoGrad {
         let mlp = ModelShape::Mlp(training_mlp(sizes));
         let transformer = ModelShape::Transformer(training_transformer(sizes));
         let mut points = Vec::new();
-        for (shape, batches) in [
-            (mlp, batches(sizes)),
-            (transformer, transformer_batches(sizes)),
-        ] {
+        let transformer_batches = if sweeps_the_small_transformer(sizes) {
+            transformer_batches(sizes)
+        } else {
+            Vec::new()
+        };
+        for (shape, batches) in [(mlp, batches(sizes)), (transformer, transformer_batches)] {
             let (id, label) = match shape {
                 ModelShape::Mlp(_) => ("", ""),
                 ModelShape::Transformer(_) => ("transformer-", "transformer, "),
