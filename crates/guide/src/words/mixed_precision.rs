@@ -169,6 +169,15 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                                (gemm-f16 0.19) packs blocks of both operands into f32 buffers it \
                                allocates on every call"
             .into(),
+        "forward-note.16-bit-kernel" => "each hidden layer's Linear and ReLU outputs, the last \
+                                         output and the loss's difference, 16-bit like the \
+                                         weights (the device's matmul kernel works in the \
+                                         stored type: no f32 copies)"
+            .into(),
+        "forward-note.mixed-kernel" => "16-bit Linear and ReLU outputs and input copy, f32 \
+                                        output and loss difference, and the 16-bit weight copies \
+                                        Linear keeps for backward (all layers but the first)"
+            .into(),
         "forward-note.f32" => "each hidden layer's Linear and ReLU outputs, the last output and \
                                the loss's difference"
             .into(),

@@ -311,7 +311,7 @@ impl Analyse for MixedPrecision {
                         r.allocator().bf16_matmul_via_f32(),
                     ) as f64,
                     Metric::ActivationBytes,
-                    Text::said(forward_note(p)),
+                    Text::said(forward_note(p, r.allocator().bf16_matmul_via_f32())),
                 ),
             ] {
                 // The forward activations are the forward phase's peak above its start:
@@ -548,14 +548,17 @@ impl Analyse for MixedPrecision {
     }
 }
 
-/// How the forward activations of `p` are predicted, and what is not.
-fn forward_note(p: Precision) -> &'static str {
-    match (p.compute(), p.storage()) {
-        (None, FloatStorage::Bf16) => "forward-note.bf16",
-        (None, FloatStorage::F16) => "forward-note.f16",
-        (None, _) => "forward-note.f32",
-        (Some(FloatStorage::Bf16), _) => "forward-note.mixed-bf16",
-        (Some(_), _) => "forward-note.mixed-f16",
+/// How the forward activations of `p` are predicted, and what is not: the CPU backend's
+/// 16-bit matmuls (`flex_matmul`) work in f32 buffers of their own, a device's kernels do not.
+fn forward_note(p: Precision, flex_matmul: bool) -> &'static str {
+    match (p.compute(), p.storage(), flex_matmul) {
+        (None, FloatStorage::Bf16, true) => "forward-note.bf16",
+        (None, FloatStorage::F16, true) => "forward-note.f16",
+        (None, FloatStorage::Bf16 | FloatStorage::F16, false) => "forward-note.16-bit-kernel",
+        (None, _, _) => "forward-note.f32",
+        (Some(FloatStorage::Bf16), _, true) => "forward-note.mixed-bf16",
+        (Some(_), _, true) => "forward-note.mixed-f16",
+        (Some(_), _, false) => "forward-note.mixed-kernel",
     }
 }
 
