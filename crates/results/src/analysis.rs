@@ -25,10 +25,20 @@ pub enum Correctness {
 impl Correctness {
     /// Combines the checks of all measured points.
     pub fn of(points: &[MeasuredPoint]) -> Self {
+        Self::with_derived(points, [])
+    }
+
+    /// Combines the checks of all measured points and those `derived` from their readings
+    /// (one point's set against another's, computed when the guide renders).
+    pub fn with_derived<'a>(
+        points: &'a [MeasuredPoint],
+        derived: impl IntoIterator<Item = &'a Check>,
+    ) -> Self {
         let checks = points
             .iter()
             .filter_map(|p| p.result())
-            .flat_map(|r| r.checks.iter());
+            .flat_map(|r| r.checks.iter())
+            .chain(derived);
         Self::of_checks(checks).unwrap_or_else(|| {
             if points.iter().any(|p| p.result().is_some()) {
                 Correctness::NotApplicable

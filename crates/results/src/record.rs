@@ -525,6 +525,16 @@ pub struct PointCheck {
     pub check: Check,
 }
 
+impl PointCheck {
+    /// The checks of `derived` made on the point `id`.
+    pub fn on<'a>(derived: &'a [PointCheck], id: &'a str) -> impl Iterator<Item = &'a Check> + 'a {
+        derived
+            .iter()
+            .filter(move |d| d.point == id)
+            .map(|d| &d.check)
+    }
+}
+
 impl<S> std::ops::Deref for Analysed<S> {
     type Target = ExperimentRecord;
 
@@ -544,12 +554,7 @@ impl<S> Analysed<S> {
             .filter(move |p| p.point.id == id)
             .filter_map(|p| p.result())
             .flat_map(|r| r.checks.iter());
-        own.chain(
-            self.derived_checks
-                .iter()
-                .filter(move |d| d.point == id)
-                .map(|d| &d.check),
-        )
+        own.chain(PointCheck::on(&self.derived_checks, id))
     }
 
     /// Puts `records` in the guide's order: the technique's position, then the CPU before the

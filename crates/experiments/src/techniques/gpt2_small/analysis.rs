@@ -136,13 +136,8 @@ fn checks_of(r: &R<'_>, derived: &[PointCheck]) -> Vec<Check> {
     r.result
         .checks
         .iter()
+        .chain(PointCheck::on(derived, r.id))
         .cloned()
-        .chain(
-            derived
-                .iter()
-                .filter(|d| d.point == r.id)
-                .map(|d| d.check.clone()),
-        )
         .collect()
 }
 
@@ -256,14 +251,7 @@ impl Analyse for Gpt2Small {
             .into_iter()
             .partition(|r| r.config.fix == Fix::PresetBlock);
         let derived = derived_checks(&rows);
-        let correctness = Correctness::of_checks(
-            points
-                .iter()
-                .filter_map(|p| p.result())
-                .flat_map(|r| r.checks.iter())
-                .chain(derived.iter().map(|d| &d.check)),
-        )
-        .unwrap_or_else(|| Correctness::of(points));
+        let correctness = Correctness::with_derived(points, derived.iter().map(|d| &d.check));
         let Some(plain) = cell(&rows, Fix::Plain) else {
             return Analysis::unmeasured(correctness);
         };

@@ -62,24 +62,19 @@ pub fn fit(series: &[f64], warmup: usize) -> Option<Fitted> {
 /// when no growth is resolved ([`Growth::grows`]). `max_abs_diff` is the slope in bytes per
 /// step, `max_rel_diff` the lower end of its interval.
 pub fn flat_check(series: &[f64], warmup: usize) -> Check {
-    match fit(series, warmup) {
-        Some(f) => Check {
-            what: "in-use-flat".into(),
-            params: Default::default(),
-            max_abs_diff: f.growth.bytes_per_step,
-            max_rel_diff: f.growth.low_bytes_per_step,
-            tolerance: crate::monitor::NEGLIGIBLE_BYTES_PER_STEP,
-            passed: !f.growth.grows(),
-        }
-        .with("steps", f.growth.steps),
-        None => Check {
-            what: "in-use-flat".into(),
-            params: Default::default(),
-            max_abs_diff: f64::NAN,
-            max_rel_diff: f64::NAN,
-            tolerance: crate::monitor::NEGLIGIBLE_BYTES_PER_STEP,
-            passed: false,
-        },
+    let growth = fit(series, warmup).map(|f| f.growth);
+    let check = Check {
+        what: "in-use-flat".into(),
+        params: Default::default(),
+        max_abs_diff: growth.as_ref().map_or(f64::NAN, |g| g.bytes_per_step),
+        max_rel_diff: growth.as_ref().map_or(f64::NAN, |g| g.low_bytes_per_step),
+        tolerance: crate::monitor::NEGLIGIBLE_BYTES_PER_STEP,
+        // No fit (too few steps after warm-up) proves nothing flat.
+        passed: growth.as_ref().is_some_and(|g| !g.grows()),
+    };
+    match growth {
+        Some(g) => check.with("steps", g.steps),
+        None => check,
     }
 }
 
@@ -161,8 +156,7 @@ impl Analyse for MemoryOverSteps {
         _paired: &[PairedComparison],
     ) -> Analysis<Text> {
         let derived = derived_checks(&rows);
-        let correctness = Correctness::of_checks(derived.iter().map(|d| &d.check))
-            .unwrap_or_else(|| Correctness::of(points));
+        let correctness = Correctness::with_derived(points, derived.iter().map(|d| &d.check));
         let Some(control) = rows.iter().find(|r| r.config.pattern == Pattern::Control) else {
             return Analysis::unmeasured(correctness);
         };

@@ -28,7 +28,7 @@ use results::{DeviceKind, PointResult, Profile, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
-use crate::harness::models::mlp::{self, MlpShape};
+use crate::harness::models::mlp::{self, Mlp, MlpShape};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
@@ -175,11 +175,11 @@ impl Technique for MemoryOverSteps {
             .collect()
     }
 
-    fn run_point(&self, config: &LoopConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
+    /// The loop's steps are its configuration's (its warm-up and its length), not `Repeats`.
+    fn run_point(&self, config: &LoopConfig, _: Repeats, device: DeviceKind) -> Measurement {
         if config.pattern == Pattern::LoaderThreadOneStream {
             one_stream(device);
         }
-        let _ = repeats;
         device.dispatch(Setup::default(), LoopPoint { config: *config })
     }
 
@@ -211,6 +211,30 @@ fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * 4096)
+}
+
+/// One Adam step of `model` on `(x, y)`; `read` sees the loss before backward consumes its
+/// graph (a loop that keeps it keeps the graph: the pattern measured).
+fn adam_step<B: AutodiffBackend, O: Optimizer<Mlp<B>, B>>(
+    model: Mlp<B>,
+    optim: &mut O,
+    x: Tensor<B, 2>,
+    y: Tensor<B, 2>,
+    read: impl FnOnce(&Tensor<B, 1>),
+) -> Mlp<B> {
+    let loss = mlp::loss(&model, x, y);
+    read(&loss);
+    let grads = GradientsParams::from_grads(loss.backward(), &model);
+    optim.step(1e-3, model, grads)
+}
+
+/// Runs `train` inside the monitor's readings where the loop is monitored, as in the reader's
+/// loop.
+fn monitored(monitor: &mut Option<StepMonitor<'_>>, train: impl FnOnce()) {
+    match monitor.as_mut() {
+        Some(monitor) => monitor.step(train),
+        None => train(),
+    }
 }
 
 /// One loop measured.
@@ -286,21 +310,15 @@ impl OnBackend for LoopPoint {
                 }
                 _ => (x.clone(), y.clone()),
             };
-            let train = || {
+            monitored(&mut monitor, || {
                 let m = model.take().expect("put back after each step");
-                let loss = mlp::loss(&m, xb, yb);
-                if c.pattern == Pattern::KeptLoss {
-                    kept_losses.push(loss.clone());
-                }
-                losses.push(loss.clone().into_scalar().elem::<f64>());
-                let grads = GradientsParams::from_grads(loss.backward(), &m);
-                model = Some(optim.step(1e-3, m, grads));
-            };
-            // The monitor reads around the training step, as in the reader's loop.
-            match monitor.as_mut() {
-                Some(monitor) => monitor.step(train),
-                None => train(),
-            }
+                model = Some(adam_step(m, &mut optim, xb, yb, |loss| {
+                    if c.pattern == Pattern::KeptLoss {
+                        kept_losses.push(loss.clone());
+                    }
+                    losses.push(loss.clone().into_scalar().elem::<f64>());
+                }));
+            });
             let m = model.as_ref().expect("put back by the step");
             match c.pattern {
                 Pattern::KeptEvalOutput => kept_outputs.push(m.forward(x.clone())),
@@ -330,19 +348,13 @@ impl OnBackend for LoopPoint {
         // what the pattern adds where its cost is the question: `memory_cleanup()` every
         // [`CLEANUP_EVERY`] steps, or the monitor's readings around the step. The other
         // patterns' question is their memory, not their time.
-        let mut model = model.expect("put back by the last step");
         let mut offered = 0usize;
         timing::offer(c.batch as u64, &mut || {
             let clock = Instant::now();
-            let mut train = || {
-                let loss = mlp::loss(&model, x.clone(), y.clone());
-                let grads = GradientsParams::from_grads(loss.backward(), &model);
-                model = optim.step(1e-3, model.clone(), grads);
-            };
-            match monitor.as_mut() {
-                Some(monitor) => monitor.step(train),
-                None => train(),
-            }
+            monitored(&mut monitor, || {
+                let m = model.take().expect("put back after each step");
+                model = Some(adam_step(m, &mut optim, x.clone(), y.clone(), |_| {}));
+            });
             offered += 1;
             if c.pattern == Pattern::CleanupEvery && offered.is_multiple_of(CLEANUP_EVERY) {
                 sync();
