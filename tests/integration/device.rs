@@ -300,6 +300,7 @@ fn the_calibration_on_wgpu_times_work_that_ran() {
         serde_json::from_slice(&out).unwrap()
     };
     let (cpu, wgpu) = (calibrate("cpu"), calibrate("wgpu"));
+    assert_eq!(wgpu.copy_output_held, Some(true), "a new record says so");
     assert!(
         wgpu.copy_gb_s < 10.0 * cpu.copy_gb_s,
         "wgpu's add at {:.1} GB/s against the CPU's {:.1}",

@@ -774,12 +774,12 @@ fn result_set(record: &Analysed) -> ResultSet {
                 || "not measured".into(),
                 |c| {
                     format!(
-                        "f32 matmul {n} x {n} at {:.1} GFLOP/s; element-wise add of {} at {:.1} \
-                         GB/s (read and written, into a fresh buffer: its page faults \
+                        "f32 matmul {n} x {n} at {:.1} GFLOP/s; element-wise add of {} at {} \
+                         (read and written, into a fresh buffer: its page faults \
                          included); medians of {} runs at the run's start",
                         c.matmul_gflop_s,
                         format::bytes(c.copy_bytes as f64),
-                        c.copy_gb_s,
+                        crate::runs::add_rate(c, record.device.kind),
                         c.matmul.samples_s.len(),
                         n = c.matmul_n,
                     )

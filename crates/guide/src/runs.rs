@@ -5,7 +5,7 @@
 //! notes, grouped by run (records of one run share device, profile, build and machine). Answer:
 //! one row per run, so a reader can tell two result sets apart without reading a changelog.
 
-use results::{format, Analysed};
+use results::{format, Analysed, Calibration, DeviceKind};
 use serde::Serialize;
 
 use crate::index_row::device_label;
@@ -122,11 +122,11 @@ fn row(members: &[&Analysed]) -> RunRow {
             || "not measured".into(),
             |c| {
                 format!(
-                    "f32 matmul {}³: {:.1} GFLOP/s; element-wise add of {}: {:.1} GB/s",
+                    "f32 matmul {}³: {:.1} GFLOP/s; element-wise add of {}: {}",
                     c.matmul_n,
                     c.matmul_gflop_s,
                     format::bytes(c.copy_bytes as f64),
-                    c.copy_gb_s
+                    add_rate(c, first.device.kind)
                 )
             },
         ),
@@ -170,4 +170,17 @@ fn minutes(s: f64) -> String {
 /// A commit's first 10 characters.
 fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
+}
+
+/// The calibration's add bandwidth as a reader sees it: its rate, or why a record's rate is
+/// not trusted (an add whose output a fusing backend may have skipped measured nothing).
+pub(crate) fn add_rate(c: &Calibration, device: DeviceKind) -> String {
+    match c.copy_gb_s_if_ran(device) {
+        Some(gb_s) => format!("{gb_s:.1} GB/s"),
+        None => format!(
+            "not trusted ({:.0} GB/s, timed with the add's output dropped before the sync, \
+             which CubeCL's fusion may skip)",
+            c.copy_gb_s
+        ),
+    }
 }

@@ -100,6 +100,20 @@ pub struct Calibration {
     pub copy: Timing,
     /// Bytes read and written per second: `2 copy_bytes / copy.median_s / 1e9`.
     pub copy_gb_s: f64,
+    /// Whether each add's output was held until the device had synchronised; `None` in records
+    /// made before the workbench said: a backend that fuses element-wise work (CubeCL's) may
+    /// have skipped an add whose output was dropped first, and read rates above its memory's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_output_held: Option<bool>,
+}
+
+impl Calibration {
+    /// The add's bandwidth in GB/s where it measured work that ran: always on the CPU, whose
+    /// backend runs each operation as it is called; on a device only where the output was
+    /// held ([`Self::copy_output_held`]).
+    pub fn copy_gb_s_if_ran(&self, device: DeviceKind) -> Option<f64> {
+        (self.copy_output_held == Some(true) || device == DeviceKind::Cpu).then_some(self.copy_gb_s)
+    }
 }
 
 /// The text of a technique's page (its technique's constants, read at render time).
@@ -620,7 +634,30 @@ pub(crate) fn parse_versioned<T: serde::de::DeserializeOwned>(
 
 #[cfg(test)]
 mod tests {
-    use super::{check_key_of_v6, lacks_of_v7};
+    use super::{check_key_of_v6, lacks_of_v7, Calibration};
+    use crate::DeviceKind;
+
+    #[test]
+    fn a_device_s_add_rate_timed_with_its_output_dropped_is_not_shown() {
+        // A record written before the add's output was held has no such field.
+        let old: Calibration = serde_json::from_str(
+            r#"{"matmul_n": 2, "matmul": {"samples_s": [1.0], "median_s": 1.0, "min_s": 1.0,
+                "max_s": 1.0, "mad_s": 0.0}, "matmul_gflop_s": 1.0, "copy_bytes": 8,
+                "copy": {"samples_s": [1.0], "median_s": 1.0, "min_s": 1.0, "max_s": 1.0,
+                "mad_s": 0.0}, "copy_gb_s": 425.0}"#,
+        )
+        .unwrap();
+        assert_eq!(old.copy_output_held, None);
+        assert_eq!(old.copy_gb_s_if_ran(DeviceKind::Wgpu), None);
+        assert_eq!(old.copy_gb_s_if_ran(DeviceKind::Cuda), None);
+        // The CPU backend runs each add as it is called: its rate stands.
+        assert_eq!(old.copy_gb_s_if_ran(DeviceKind::Cpu), Some(425.0));
+        let held = Calibration {
+            copy_output_held: Some(true),
+            ..old
+        };
+        assert_eq!(held.copy_gb_s_if_ran(DeviceKind::Cuda), Some(425.0));
+    }
 
     #[test]
     fn a_version_7_unsupported_reason_reads_back_as_the_type_it_lacks() {

@@ -80,6 +80,7 @@ impl OnBackend for Calibrate {
             copy_bytes: self.copy_bytes,
             copy_gb_s: 2.0 * self.copy_bytes as f64 / copy.median_s / 1e9,
             copy,
+            copy_output_held: Some(true),
         }
     }
 }
