@@ -638,7 +638,7 @@ mod tests {
     use crate::DeviceKind;
 
     #[test]
-    fn a_device_s_add_rate_timed_with_its_output_dropped_is_not_shown() {
+    fn a_device_s_add_rate_timed_with_its_output_dropped_is_not_trusted() {
         // A record written before the add's output was held has no such field.
         let old: Calibration = serde_json::from_str(
             r#"{"matmul_n": 2, "matmul": {"samples_s": [1.0], "median_s": 1.0, "min_s": 1.0,
