@@ -15,6 +15,7 @@ mod cli;
 mod criterion;
 #[cfg(feature = "wgpu")]
 mod device;
+mod keys;
 mod monitor;
 mod probe;
 mod record;

@@ -10,6 +10,7 @@
 //! bounds, and the guide words it.
 //! Answer: the findings and the predicted-against-measured rows of each page, from its rows.
 
+use results::keys::BracketKey;
 use results::{Comparison, PeakBracket, PhaseKey, Text};
 
 use crate::technique::Row;
@@ -68,22 +69,22 @@ pub fn phase_brackets<C>(
             .into_iter()
             .find(|&(_, bound)| at_bound(p, bound));
         let verdict = if let Some((which, bound)) = near {
-            Text::said("bracket.at-bound")
+            Text::said(BracketKey::AtBound)
                 .name("bound", which)
                 .bytes("within", (p - bound).abs())
         } else if p < lower {
-            Text::said("bracket.below")
+            Text::said(BracketKey::Below)
                 .bytes("by", lower - p)
                 .number("by_pct", (lower - p) / lower * 100.0)
         } else if p > upper {
-            Text::said("bracket.above")
+            Text::said(BracketKey::Above)
                 .bytes("by", p - upper)
                 .number("by_pct", (p - upper) / upper * 100.0)
         } else {
-            Text::said("bracket.inside")
+            Text::said(BracketKey::Inside)
         };
         findings.push(
-            Text::said("bracket.finding")
+            Text::said(BracketKey::Finding)
                 .text("point", label(row))
                 .name("phase", phase.name())
                 .bytes("boundary_peak", b.boundary_peak_bytes as f64)
@@ -100,12 +101,12 @@ pub fn phase_brackets<C>(
         );
         comparisons.push(
             Comparison::new(
-                Text::said("bracket.quantity")
+                Text::said(BracketKey::Quantity)
                     .name("phase", phase.name())
                     .text("point", label(row)),
                 p,
                 lower,
-                Text::said("bracket.note")
+                Text::said(BracketKey::Note)
                     .text("rule", rule.clone())
                     .count("samples", b.samples)
                     .seconds("interval", b.sample_interval_s)

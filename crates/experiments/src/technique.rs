@@ -10,6 +10,7 @@
 //! conclusions, is implemented in each technique's `analysis.rs`. What a profile means
 //! ([`Sizes`](crate::harness::profile::Sizes), [`Repeats`]) is the harness's.
 
+use results::keys::CommonKey;
 use results::{
     Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, FloatStorage,
     MeasuredPoint, Metric, PageText, PairSettings, PairedComparison, Point, PointCheck,
@@ -305,7 +306,7 @@ impl<T: Analyse> Experiment for T {
                 let measured = row.peak_above_process();
                 measured.is_finite().then(|| {
                     Comparison::new(
-                        Text::said("estimator.quantity").name("point", row.label),
+                        Text::said(CommonKey::EstimatorQuantity).name("point", row.label),
                         plan.bytes().step_peak(),
                         measured,
                         estimator_note(&plan, row.result, measured),
@@ -327,7 +328,7 @@ fn estimator_note(plan: &StepPlan, result: &PointResult, measured: f64) -> Text 
         - bytes.fixed();
     let inputs = result.metric(Metric::InputBytes) - bytes.inputs;
     let total = measured - bytes.step_peak();
-    let note = Text::said("estimator.note")
+    let note = Text::said(CommonKey::EstimatorNote)
         .number("batch", plan.batch)
         .count("micro_batches", plan.micro_batches)
         .variant("checkpointing", plan.checkpointing)

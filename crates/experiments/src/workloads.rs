@@ -8,6 +8,7 @@
 //! [`crate::estimate`] and its throughput in tokens per second.
 //! Answer: each page says it, from its own rows.
 
+use results::keys::{TimelineKey, TransformerKey};
 use results::{AxisUnit, Chart, Comparison, Metric, Phase, PhaseKey, Scale, Series, Text, Trace};
 
 use crate::estimate;
@@ -79,7 +80,7 @@ pub struct Axis<'f, C> {
     /// Prefix of the charts' ids (`batch`: `transformer-peak-vs-batch`).
     pub id: &'f str,
     /// The varied parameter, with its unit.
-    pub x_label: &'static str,
+    pub x_label: Text,
     /// The varied parameter of a row.
     pub x: &'f dyn Fn(&C) -> f64,
     /// Its scale.
@@ -149,7 +150,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         on.sort_by(|a, b| (axis.x)(&a.config).total_cmp(&(axis.x)(&b.config)));
         on
     };
-    let named = |key: &'static str, line: &str| Text::said(key).name("line", line);
+    let named = |key: TransformerKey, line: &str| Text::said(key).name("line", line);
 
     let excess: Vec<f64> = rows.iter().filter_map(backward_excess_per_token).collect();
     let (excess_low, excess_high) = excess
@@ -169,7 +170,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
     };
     for r in rows {
         let forward = Comparison {
-            quantity: Text::said("transformer.forward-quantity").name("point", r.label),
+            quantity: Text::said(TransformerKey::ForwardQuantity).name("point", r.label),
             predicted_bytes: (axis.predicted_forward)(&r.config),
             measured_bytes: forward_above_process(r),
             measured_upper_bytes: forward_upper_above_process(r),
@@ -182,11 +183,11 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         );
         comparisons.push(forward);
         let step = Comparison {
-            quantity: Text::said("transformer.step-quantity").name("point", r.label),
+            quantity: Text::said(TransformerKey::StepQuantity).name("point", r.label),
             predicted_bytes: (axis.predicted_step)(&r.config),
             measured_bytes: above_process(r),
             measured_upper_bytes: r.peak_upper_above_process(),
-            note: Text::said("transformer.step-note")
+            note: Text::said(TransformerKey::StepNote)
                 .bytes("excess", backward_excess_per_token(r).unwrap_or(f64::NAN)),
         };
         worse(&mut worst_step, step.predicted_bytes, step.measured_bytes);
@@ -199,35 +200,35 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         let on = of_line(line);
         let x = |r: &&Row<'_, C>| (axis.x)(&r.config);
         peak_series.push(Series::line(
-            named("transformer.step-measured", line),
+            named(TransformerKey::StepMeasured, line),
             false,
             on.iter().map(|r| (x(r), above_process(r))).collect(),
         ));
         peak_series.push(Series::line(
-            named("transformer.forward-measured", line),
+            named(TransformerKey::ForwardMeasured, line),
             false,
             on.iter()
                 .map(|r| (x(r), forward_above_process(r)))
                 .collect(),
         ));
         peak_series.push(Series::line(
-            named("transformer.forward-predicted", line),
+            named(TransformerKey::ForwardPredicted, line),
             true,
             on.iter()
                 .map(|r| (x(r), (axis.predicted_forward)(&r.config)))
                 .collect(),
         ));
         throughput_series.push(Series::throughput(
-            named("transformer.tokens-per-s", line),
+            named(TransformerKey::TokensPerS, line),
             on.iter().map(|r| (x(r), r.result)),
         ));
     }
     let charts = vec![
         Chart {
             id: format!("transformer-peak-vs-{}", axis.id),
-            title: Text::said("transformer.label-transformer-peaks-of-a-training-step"),
-            x_label: axis.x_label.into(),
-            y_label: "bytes in use".into(),
+            title: Text::said(TransformerKey::PeaksTitle),
+            x_label: axis.x_label.clone(),
+            y_label: TransformerKey::BytesInUse.into(),
             x_unit: AxisUnit::Given,
             y_unit: AxisUnit::Bytes,
             x_scale: axis.x_scale,
@@ -236,9 +237,9 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         },
         Chart {
             id: format!("transformer-throughput-vs-{}", axis.id),
-            title: "Transformer: training throughput".into(),
-            x_label: axis.x_label.into(),
-            y_label: "throughput (tokens/s)".into(),
+            title: TransformerKey::ThroughputTitle.into(),
+            x_label: axis.x_label.clone(),
+            y_label: TransformerKey::ThroughputYLabel.into(),
             x_unit: AxisUnit::Given,
             y_unit: AxisUnit::Given,
             x_scale: axis.x_scale,
@@ -254,7 +255,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
         )
     });
     let findings = vec![
-        Text::said("transformer.summary")
+        Text::said(TransformerKey::Summary)
             .name("model", first.config.model().describe())
             .count("params", first.config.model().num_params())
             .count("points", rows.len())
@@ -268,7 +269,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             )
             .number("lowest_rate", low)
             .number("highest_rate", high),
-        Text::said("transformer.against-rules")
+        Text::said(TransformerKey::AgainstRules)
             .number("worst_forward", worst_forward)
             .number("worst_step", worst_step)
             .bytes("excess_low", excess_low)
@@ -341,7 +342,7 @@ pub fn timeline_chart<C>(
                 .copied()
                 .unwrap_or(0.0)
                 + 1.0;
-            Text::said("timeline.at-event")
+            Text::said(TimelineKey::AtEvent)
                 .number("event", peak_x)
                 .number("events", total)
                 .name("phase", phase)
@@ -351,7 +352,7 @@ pub fn timeline_chart<C>(
                         .iter()
                         .zip(kinds)
                         .map(|(s, k)| {
-                            Text::said("timeline.phase-start")
+                            Text::said(TimelineKey::PhaseStart)
                                 .name("phase", phase_kind_name(*k))
                                 .number("event", *s)
                         })
@@ -359,18 +360,18 @@ pub fn timeline_chart<C>(
                 )
         } else {
             let i = (peak_x.floor() as usize).min(r.result.phases.len().saturating_sub(1));
-            Text::said("timeline.in-phase")
+            Text::said(TimelineKey::InPhase)
                 .name("phase", r.result.phases.get(i).map_or("step", |p| &p.phase))
         };
         findings.push(
-            Text::said("timeline.peak")
+            Text::said(TimelineKey::Peak)
                 .name("point", r.label)
                 .bytes("peak", peak_y)
                 .text("where", where_),
         );
         series.push(
             Series::line(
-                Text::said("timeline.series")
+                Text::said(TimelineKey::Series)
                     .name("point", r.label)
                     .bytes("peak", peak_y),
                 false,
@@ -387,11 +388,11 @@ pub fn timeline_chart<C>(
             id: id.into(),
             title: title.into(),
             x_label: if with_events {
-                Text::said("transformer.label-allocation-events-in-one-step-each")
+                Text::said(TransformerKey::TimelineXLabel)
             } else {
-                Text::said("transformer.label-phases-of-one-step-boundary-peak")
+                Text::said(TransformerKey::PhasesXLabel)
             },
-            y_label: "bytes in use".into(),
+            y_label: TransformerKey::BytesInUse.into(),
             x_unit: AxisUnit::Given,
             y_unit: AxisUnit::Bytes,
             x_scale: Scale::Linear,

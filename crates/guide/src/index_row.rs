@@ -118,8 +118,7 @@ pub fn headline_row(record: &Analysed, h: &Headline) -> IndexRow {
 }
 
 /// What the technique does to the baseline's peak, as a change of the named peak: a saving is
-/// a reduction (`-45.6% of the step peak (-115.80 MiB)`), a cost an increase. Records made
-/// before the peak was named keep the old wording.
+/// a reduction (`-45.6% of the step peak (-115.80 MiB)`), a cost an increase.
 pub fn memory_change(h: &Headline) -> String {
     let signed_bytes = |b: f64| {
         if b > 0.0 {
@@ -128,15 +127,12 @@ pub fn memory_change(h: &Headline) -> String {
             format::bytes(b)
         }
     };
-    match (h.memory_saved_bytes, h.memory_saved_pct) {
-        (Some(b), Some(p)) if !h.peak.is_empty() => format!(
-            "{} of the {} ({})",
-            format::pct(-p),
-            h.peak,
-            signed_bytes(-b)
-        ),
-        (Some(b), Some(p)) => format!("{} ({})", format::bytes(b), format::pct(p)),
-        (Some(b), None) if !h.peak.is_empty() => format!("{} {}", signed_bytes(-b), h.peak),
+    match (h.memory_saved_bytes, h.memory_saved_pct, &h.peak) {
+        (Some(b), Some(p), Some(peak)) => {
+            format!("{} of the {} ({})", format::pct(-p), peak, signed_bytes(-b))
+        }
+        (Some(b), Some(p), None) => format!("{} ({})", format::bytes(b), format::pct(p)),
+        (Some(b), None, Some(peak)) => format!("{} {}", signed_bytes(-b), peak),
         _ => "n/a".into(),
     }
 }

@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::fit::LinearFit;
+use crate::keys::CommonKey;
 use crate::point::{Check, MeasuredPoint, PointResult};
+use crate::words::Text;
 
 /// Overall verdict of a technique's correctness checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,10 +66,10 @@ impl Correctness {
 
 /// One side of a headline comparison: the bytes it peaks at. Its time is not a side's: it is
 /// measured as a comparison ([`crate::PairedComparison`]) and named by [`Headline::timed_by`].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Side {
-    /// The peak the comparison is about, in words (`step peak`, `peak above the input`).
-    pub peak: &'static str,
+    /// The peak the comparison is about (`step peak`, `peak above the input`).
+    pub peak: Text,
     /// Its bytes.
     pub peak_bytes: f64,
 }
@@ -76,14 +78,17 @@ impl Side {
     /// A point's step peak.
     pub fn step(result: &PointResult) -> Self {
         Self {
-            peak: "step peak",
+            peak: Text::said(CommonKey::StepPeak),
             peak_bytes: result.peak_bytes() as f64,
         }
     }
 
     /// A peak of the comparison's own choosing, named `peak`.
-    pub fn with_peak(peak: &'static str, peak_bytes: f64) -> Self {
-        Self { peak, peak_bytes }
+    pub fn with_peak(peak: impl Into<Text>, peak_bytes: f64) -> Self {
+        Self {
+            peak: peak.into(),
+            peak_bytes,
+        }
     }
 }
 
@@ -104,26 +109,26 @@ pub struct Headline<S = String> {
     pub correctness: Correctness,
     /// One sentence on what the checks found.
     pub correctness_detail: S,
-    /// The peak `memory_saved_bytes` is a reduction of, in words (`step peak`); empty in
-    /// records made before it was recorded.
-    #[serde(default)]
-    pub peak: String,
+    /// The peak `memory_saved_bytes` is a reduction of (`step peak`); none where nothing was
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<S>,
     /// Which variant of the technique the row is, where a technique has several rows
     /// (`16-bit storage`); shown after the technique's title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
 }
 
-impl<S> Headline<S> {
+impl Headline<Text> {
     /// The technique against its baseline: bytes saved (baseline minus technique) and the same
     /// as a percentage of the baseline's peak. Every technique's index row is computed here;
     /// its time comes from a paired comparison ([`Self::timed_by`]).
     pub fn versus(
-        compared: impl Into<S>,
+        compared: impl Into<Text>,
         baseline: Side,
         technique: Side,
         correctness: Correctness,
-        correctness_detail: impl Into<S>,
+        correctness_detail: impl Into<Text>,
     ) -> Self {
         let saved = baseline.peak_bytes - technique.peak_bytes;
         Self {
@@ -133,11 +138,13 @@ impl<S> Headline<S> {
             timed_by: None,
             correctness,
             correctness_detail: correctness_detail.into(),
-            peak: baseline.peak.into(),
+            peak: Some(baseline.peak),
             variant: None,
         }
     }
+}
 
+impl<S> Headline<S> {
     /// The row is variant `name` of its technique.
     pub fn variant(mut self, name: &str) -> Self {
         self.variant = Some(name.into());
@@ -479,18 +486,18 @@ pub struct Analysis<S = String> {
     pub fix_table: Option<crate::fix_table::FixTable<S>>,
 }
 
-impl<S: From<&'static str>> Analysis<S> {
+impl Analysis<Text> {
     /// The analysis of an experiment none of whose points was measured.
     pub fn unmeasured(correctness: Correctness) -> Self {
         Self {
             headline: Headline {
-                compared: "no point was measured".into(),
+                compared: Text::said(CommonKey::NoPointMeasured),
                 memory_saved_bytes: None,
                 memory_saved_pct: None,
                 timed_by: None,
                 correctness,
-                correctness_detail: "no measurement".into(),
-                peak: String::new(),
+                correctness_detail: Text::said(CommonKey::NoMeasurement),
+                peak: None,
                 variant: None,
             },
             secondary_headlines: vec![],
@@ -523,7 +530,7 @@ impl<S> MapText<S> for Headline<S> {
             timed_by: self.timed_by.clone(),
             correctness: self.correctness,
             correctness_detail: word(&self.correctness_detail),
-            peak: self.peak.clone(),
+            peak: self.peak.as_ref().map(&mut *word),
             variant: self.variant.clone(),
         }
     }
@@ -619,18 +626,18 @@ mod tests {
 
     #[test]
     fn versus_saves_against_the_baseline() {
-        let h = Headline::<String>::versus(
-            "a against b",
-            Side::with_peak("step peak", 200.0),
-            Side::with_peak("step peak", 150.0),
+        let h = Headline::versus(
+            CommonKey::Number,
+            Side::with_peak(CommonKey::StepPeak, 200.0),
+            Side::with_peak(CommonKey::StepPeak, 150.0),
             Correctness::Passed,
-            "equal",
+            CommonKey::Number,
         )
         .timed_by("headline");
         assert_eq!(h.memory_saved_bytes, Some(50.0));
         assert_eq!(h.memory_saved_pct, Some(25.0));
         assert_eq!(h.timed_by.as_deref(), Some("headline"));
-        assert_eq!(h.peak, "step peak");
+        assert_eq!(h.peak, Some(Text::said(CommonKey::StepPeak)));
     }
 }
 

@@ -18,6 +18,7 @@ pub mod error;
 pub mod fit;
 pub mod fix_table;
 pub mod format;
+pub mod keys;
 pub mod memory;
 pub mod paired;
 pub mod point;
@@ -34,6 +35,7 @@ pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
 pub use fix_table::{FixCell, FixTable, ProjectedCell, Projection};
+pub use keys::{Key, TechniqueId};
 pub use memory::{PeakBracket, Phase, PhaseKey, PhaseMemory, ProbeInfo};
 pub use paired::{
     build_rounds, count_builds, round_order, run_round, CYCLE, HALF_CYCLE, MAX_BUILDS,

@@ -8,6 +8,8 @@
 
 use serde::Serialize;
 
+use crate::keys::Key;
+
 /// A figure or name a sentence quotes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", content = "value")]
@@ -28,41 +30,49 @@ pub enum Arg {
     List(Vec<Text>),
 }
 
-/// Something a technique says: a fixed label, or a sentence the guide words from its key and
-/// arguments.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Text {
-    /// A short fixed name the technique gives a chart's axis, line or row (`batch size`).
-    Label(&'static str),
-    /// The sentence the guide keeps under `key`, quoting `args`.
-    Said {
-        /// Which sentence: unique within the technique (`case-saving`).
-        key: &'static str,
-        /// The figures and names it quotes, by name.
-        args: Vec<(&'static str, Arg)>,
-    },
+/// Something a technique says: a key, typed by its section ([`Key`]), and the figures and
+/// names it quotes. The guide holds the words of every key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    /// Which sentence, label or name.
+    pub key: Key,
+    /// The figures and names it quotes, by name.
+    pub args: Vec<(&'static str, Arg)>,
 }
 
-impl From<&'static str> for Text {
-    fn from(label: &'static str) -> Self {
-        Text::Label(label)
+impl Serialize for Text {
+    fn serialize<Z: serde::Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        use serde::ser::SerializeStruct;
+        let mut text = serializer.serialize_struct("Text", 2)?;
+        text.serialize_field("key", self.key.id())?;
+        text.serialize_field("args", &self.args)?;
+        text.end()
+    }
+}
+
+impl<K: Into<Key>> From<K> for Text {
+    fn from(key: K) -> Self {
+        Text::said(key)
     }
 }
 
 impl Text {
     /// The sentence `key`, with no arguments yet.
-    pub fn said(key: &'static str) -> Self {
-        Text::Said {
-            key,
+    pub fn said(key: impl Into<Key>) -> Self {
+        Text {
+            key: key.into(),
             args: Vec::new(),
         }
     }
 
+    /// A name given by the measurement (a configuration's label, a precision's name): the
+    /// guide prints it as it is.
+    pub fn named(name: impl Into<String>) -> Self {
+        Text::said(crate::keys::CommonKey::Name).name("name", name)
+    }
+
     fn arg(mut self, name: &'static str, value: Arg) -> Self {
-        if let Text::Said { args, .. } = &mut self {
-            args.push((name, value));
-        }
+        self.args.push((name, value));
         self
     }
 
@@ -118,25 +128,24 @@ impl Text {
 
     /// The argument `name`, where given.
     pub fn get(&self, name: &str) -> Option<&Arg> {
-        match self {
-            Text::Label(_) => None,
-            Text::Said { args, .. } => args.iter().find(|(n, _)| *n == name).map(|(_, a)| a),
-        }
+        self.args.iter().find(|(n, _)| *n == name).map(|(_, a)| a)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::CommonKey;
 
     #[test]
     fn a_said_text_keeps_its_arguments_by_name() {
-        let t = Text::said("saving")
+        let t = Text::said(CommonKey::Number)
             .bytes("saved", 1024.0)
             .name("case", "chain");
         assert_eq!(t.get("saved"), Some(&Arg::Bytes(1024.0)));
         assert_eq!(t.get("case"), Some(&Arg::Name("chain".into())));
         assert_eq!(t.get("other"), None);
-        assert_eq!(Text::from("batch size").get("saved"), None);
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.starts_with(r#"{"key":"number","args":"#), "{json}");
     }
 }

@@ -227,7 +227,9 @@ impl Report for Progress {
                     "saves {} ({}) of the {}, time per sample {time}",
                     results::format::bytes(saved),
                     results::format::pct(h.memory_saved_pct.unwrap_or(f64::NAN)),
-                    h.peak,
+                    h.peak
+                        .as_ref()
+                        .map_or_else(String::new, |t| guide::words::word(t, record)),
                 ),
                 None => format!("time {time}"),
             }

@@ -3,6 +3,7 @@
 //! per-parameter rule beside ours.
 
 use results::format;
+use results::keys::batch_size::Key;
 
 use super::Said;
 
@@ -10,9 +11,28 @@ use super::Said;
 const ACTIVATIONS_RULE: &str = "forward peak: each hidden layer's Linear and ReLU outputs, the \
                                 last Linear output and the loss's difference (x 4 bytes)";
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "activations-fit" => format!(
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelBatchSizeSequences => "batch size (sequences)".into(),
+        Key::LabelParameterGradients2 => "parameter gradients".into(),
+        Key::LabelInputsAndTargets => "inputs and targets".into(),
+        Key::LabelAdamState => "Adam state".into(),
+        Key::LabelParameters2 => "parameters".into(),
+        Key::LabelActivationsPerSample => "activations per sample".into(),
+        Key::LabelThroughputSamplesS => "throughput (samples/s)".into(),
+        Key::LabelBatchSizeSamples => "batch size (samples)".into(),
+        Key::LabelActivationsFittedLine => "activations, fitted line".into(),
+        Key::LabelParameterGradientsMeasured => "parameter gradients (measured)".into(),
+        Key::LabelBytes => "bytes".into(),
+        Key::LabelStepPeakPredicted => "step peak (predicted)".into(),
+        Key::LabelBackwardPeakMeasured => "backward peak (measured)".into(),
+        Key::LabelForwardPeakMeasured => "forward peak (measured)".into(),
+        Key::LabelStepPeakMeasured => "step peak (measured)".into(),
+        Key::LabelBytesInUse => "bytes in use".into(),
+        Key::LabelParameterGradients => "parameter gradients".into(),
+        Key::LabelAdamStateTwoMoments => "Adam state (two moments)".into(),
+        Key::LabelParameters => "parameters".into(),
+        Key::ActivationsFit => format!(
             "The forward pass keeps {} per sample for backward (least-squares fit over {} batch \
              sizes, R\u{b2} = {:.6}), on top of a fixed {}.",
             s.bytes("slope"),
@@ -20,8 +40,8 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.num("r_squared"),
             s.bytes("intercept")
         ),
-        "fit-activations" => "bytes kept by the forward pass against batch size".into(),
-        "crossover" => {
+        Key::FitActivations => "bytes kept by the forward pass against batch size".into(),
+        Key::Crossover => {
             let above = s.list("above");
             format!(
                 "Parameter gradients take {}; activations outgrow them at batch {:.0}. Below that \
@@ -36,14 +56,14 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 }
             )
         }
-        "lazy-init" => format!(
+        Key::LazyInit => format!(
             "Burn initialises parameters lazily: right after `init()` {} were live; the {} \
              parameters ({}) are allocated when first read.",
             s.bytes("after_init"),
             s.count("params"),
             s.bytes("params_bytes"),
         ),
-        "fixed-cost" => {
+        Key::FixedCost => {
             let (intercept, step) = (s.num("intercept"), s.num("step"));
             let share = if intercept < step {
                 format!(
@@ -77,13 +97,13 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 }
             )
         }
-        "phase-share" => format!(
+        Key::PhaseShare => format!(
             "{} {} ({:.0}%)",
             s.name("phase"),
             s.seconds("time"),
             s.num("share")
         ),
-        "peaks-range" => format!(
+        Key::PeaksRange => format!(
             "From batch {} to batch {} ({}x the samples) the step peak goes from {} to {} \
              ({:.2}x).",
             s.num("small"),
@@ -93,61 +113,67 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("peak_large"),
             s.num("peak_large") / s.num("peak_small"),
         ),
-        "params-note" => format!("{} parameters x 4 bytes (f32)", s.count("params")),
-        "adam-note" => {
+        Key::ParamsNote => format!("{} parameters x 4 bytes (f32)", s.count("params")),
+        Key::AdamNote => {
             "8 bytes per parameter; measured as what stays live after the first step".into()
         }
-        "grads-note" => "4 bytes per parameter; measured as what backward leaves live".into(),
-        "step-quantity" => format!("step peak at batch {}", s.num("batch")),
-        "step-note" => format!(
+        Key::GradsNote => "4 bytes per parameter; measured as what backward leaves live".into(),
+        Key::StepQuantity => format!("step peak at batch {}", s.num("batch")),
+        Key::StepNote => format!(
             "model + Adam state + inputs + max(activations, gradients). Not predicted: {} live in \
              the process before the model was built (thread pool, matmul slabs), {} of backend \
              buffers allocated by the first pass, and temporaries inside backward",
             s.bytes("process"),
             s.bytes("runtime")
         ),
-        "activations-note.bracket" => format!(
+        Key::ActivationsNoteBracket => format!(
             "{ACTIVATIONS_RULE}; measured at batch {}: the forward phase's bracket above what was \
              live when it began, per sample (the lower bound's readings can miss the loss's \
              square, alive only inside the pass)",
             s.num("batch")
         ),
-        "activations-note.fit" => format!("{ACTIVATIONS_RULE}; measured as the slope of the fit"),
-        "bracket-point" => format!("MLP at batch {}", s.count("batch")),
-        "bracket-rule.forward" => "model + Adam state + inputs + the forward pass's activations \
+        Key::ActivationsNoteFit => format!("{ACTIVATIONS_RULE}; measured as the slope of the fit"),
+        Key::BracketPoint => format!("MLP at batch {}", s.count("batch")),
+        Key::BracketRuleForward => "model + Adam state + inputs + the forward pass's activations \
                                    at its peak, the CPU's rule: what it keeps and the loss's \
                                    square for a moment"
             .into(),
-        "bracket-rule.backward" => "model + Adam state + inputs + max(what the forward pass \
+        Key::BracketRuleBackward => "model + Adam state + inputs + max(what the forward pass \
                                     kept, the parameter gradients): the step-peak rule, which \
                                     leaves out what backward holds for a moment beside them"
             .into(),
-        "published-source" => "accelerate `estimate-memory`; ZeRO (Rajbhandari et al. 2020)".into(),
-        "published-claim" => "Adam in f32 needs 16 bytes per parameter for weights, gradients \
+        Key::PublishedSource => {
+            "accelerate `estimate-memory`; ZeRO (Rajbhandari et al. 2020)".into()
+        }
+        Key::PublishedClaim => "Adam in f32 needs 16 bytes per parameter for weights, gradients \
                               and optimizer state (before activations)."
             .into(),
-        "published-ours" => format!(
+        Key::PublishedOurs => format!(
             "{:.2} bytes per parameter measured (weights + gradients + Adam state = {} for {} \
              parameters)",
             s.num("per_param"),
             s.bytes("state"),
             s.count("params")
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "batch {} against batch {} (step peak; time per sample)",
             s.num("large"),
             s.num("small")
         ),
-        "sweep-detail" => "a sweep, not a substitute: each batch size computes a different step, \
+        Key::SweepDetail => {
+            "a sweep, not a substitute: each batch size computes a different step, \
                            so there is nothing to compare"
-            .into(),
-        "transformer-note" => "model + Adam state + token ids + what the forward pass keeps (per \
+                .into()
+        }
+        Key::TransformerNote => {
+            "model + Adam state + token ids + what the forward pass keeps (per \
                                token, 18 d + 3 h s + h + 2 f32 values per block and v + 3 d + 5 \
                                outside the blocks) + log-softmax's output (v per token) while \
                                the loss reads it; the last two written after measuring \
                                (explanations, not predictions)"
-            .into(),
-        "transformer-kept" => {
+                .into()
+        }
+        Key::TransformerKept => {
             let (slope, predicted) = (s.num("slope"), s.num("predicted"));
             format!(
                 "Transformer: the forward pass leaves {} per sequence of {} tokens for backward \
@@ -165,8 +191,8 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 format::diff_pct(predicted, slope),
             )
         }
-        "transformer-kept-quantity" => "transformer: kept for backward per sequence".into(),
-        "transformer-kept-note" => format!(
+        Key::TransformerKeptQuantity => "transformer: kept for backward per sequence".into(),
+        Key::TransformerKeptNote => format!(
             "{} blocks x {} tokens x (18 d + 3 h s + h + 2) x 4 bytes, plus v + 3 d + 5 values \
              per token outside the blocks (an explanation written after measuring, see the \
              sequence-length page); measured as the slope of what the forward pass leaves live \
@@ -175,39 +201,36 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("seq")
         ),
         // Chart titles, axes and legends.
-        "label.samples-s-median-bars-fastest-and" => {
+        Key::LabelSamplesSMedianBarsFastestAnd => {
             "samples/s (median; bars: fastest and slowest repeat)".into()
         }
-        "label.peak-memory-of-a-training-step" => {
+        Key::LabelPeakMemoryOfATrainingStep => {
             "Peak memory of a training step against batch size".into()
         }
-        "label.live-before-the-step-model-adam" => {
+        Key::LabelLiveBeforeTheStepModelAdam => {
             "live before the step: model, Adam state, inputs".into()
         }
-        "label.where-the-bytes-of-a-step" => {
+        Key::LabelWhereTheBytesOfAStep => {
             "Where the bytes of a step go, component by component".into()
         }
-        "label.process-before-the-model-thread-pool" => {
+        Key::LabelProcessBeforeTheModelThreadPool => {
             "process before the model (thread pool, matmul slabs)".into()
         }
-        "label.backend-buffers-allocated-by-the-first" => {
+        Key::LabelBackendBuffersAllocatedByTheFirst => {
             "backend buffers allocated by the first pass".into()
         }
-        "label.activations-forward-peak-above-live" => {
-            "activations (forward peak above live)".into()
-        }
-        "label.what-sets-the-peak-activations-against" => {
+        Key::LabelActivationsForwardPeakAboveLive => "activations (forward peak above live)".into(),
+        Key::LabelWhatSetsThePeakActivationsAgainst => {
             "What sets the peak: activations against parameter gradients".into()
         }
-        "label.activations-kept-by-forward-measured" => {
+        Key::LabelActivationsKeptByForwardMeasured => {
             "activations kept by forward (measured)".into()
         }
-        "label.training-throughput-against-batch-size" => {
+        Key::LabelTrainingThroughputAgainstBatchSize => {
             "Training throughput against batch size".into()
         }
-        "label.memory-through-one-training-step-the" => {
+        Key::LabelMemoryThroughOneTrainingStepThe => {
             "Memory through one training step: the smallest and the largest batch".into()
         }
-        _ => return None,
-    })
+    }
 }

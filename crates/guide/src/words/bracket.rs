@@ -1,29 +1,30 @@
 //! The words of a phase's bracketed peak on a device backend, beside its byte rule.
 
 use results::format;
+use results::keys::BracketKey;
 
 use super::Said;
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "bracket.at-bound" => format!(
+pub(super) fn word(key: BracketKey, s: &Said<'_>) -> String {
+    match key {
+        BracketKey::AtBound => format!(
             "at the {} bound (within {})",
             s.name("bound"),
             s.bytes("within")
         ),
-        "bracket.below" => format!(
+        BracketKey::Below => format!(
             "below the lower bound by {} ({}): the phase holds more than the rule counts",
             s.bytes("by"),
             format::pct(s.num("by_pct"))
         ),
-        "bracket.above" => format!(
+        BracketKey::Above => format!(
             "above the upper bound by {} ({}): the rule counts bytes this backend never holds at \
              once",
             s.bytes("by"),
             format::pct(s.num("by_pct"))
         ),
-        "bracket.inside" => "inside the bracket".into(),
-        "bracket.finding" => format!(
+        BracketKey::Inside => "inside the bracket".into(),
+        BracketKey::Finding => format!(
             "{}, {} phase: read at its boundaries the peak is {}; a thread sampling the stream \
              read up to {} ({} readings about {} apart); the pool reserved {} right after the \
              phase ({} pool, emptied of unused pages right before it). The in-use peak lies \
@@ -43,8 +44,8 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("predicted"),
             s.text("verdict"),
         ),
-        "bracket.quantity" => format!("{} peak, {}", s.name("phase"), s.text("point")),
-        "bracket.note" => format!(
+        BracketKey::Quantity => format!("{} peak, {}", s.name("phase"), s.text("point")),
+        BracketKey::Note => format!(
             "{}; measured as a bracket: the highest of the boundary readings and of the sampling \
              thread's ({} readings about {} apart), to the {} pool's reserved bytes right after \
              the phase, emptied right before it",
@@ -53,6 +54,5 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.seconds("interval"),
             s.name("pool")
         ),
-        _ => return None,
-    })
+    }
 }

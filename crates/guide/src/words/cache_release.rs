@@ -2,26 +2,37 @@
 //! returns, and what the next allocation pays for it.
 
 use super::Said;
+use results::keys::cache_release::Key;
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "in-use-alive" => format!("in use with the {} tensor alive", s.bytes("tensor")),
-        "in-use-dropped" => format!("in use after the {} tensor is dropped", s.bytes("tensor")),
-        "reserved-released" => format!(
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelAfterMemoryCleanupMedian => "after memory_cleanup() (median)".into(),
+        Key::LabelFromTheCacheMedian => "from the cache (median)".into(),
+        Key::LabelReservedAfterMemoryCleanup => "reserved, after memory_cleanup()".into(),
+        Key::LabelReservedTensorDropped => "reserved, tensor dropped".into(),
+        Key::LabelInUseTensorDropped => "in use, tensor dropped".into(),
+        Key::LabelInUseTensorAlive => "in use, tensor alive".into(),
+        Key::LabelBytesReservedAfterTheDrop => "bytes reserved after the drop".into(),
+        Key::LabelAllocationTime => "allocation time".into(),
+        Key::LabelTensorSize => "tensor size".into(),
+        Key::LabelBytes => "bytes".into(),
+        Key::InUseAlive => format!("in use with the {} tensor alive", s.bytes("tensor")),
+        Key::InUseDropped => format!("in use after the {} tensor is dropped", s.bytes("tensor")),
+        Key::ReservedReleased => format!(
             "reserved after memory_cleanup(), {} tensor",
             s.bytes("tensor")
         ),
-        "reserved-released-note" => "every page the tensor took returned, above the start".into(),
-        "allocation-peak" => format!("peak while allocating {} (empty)", s.bytes("tensor")),
-        "allocation-peak-note.host" => "twice the tensor: Flex's empty() zero-fills a Vec<u8>, \
+        Key::ReservedReleasedNote => "every page the tensor took returned, above the start".into(),
+        Key::AllocationPeak => format!("peak while allocating {} (empty)", s.bytes("tensor")),
+        Key::AllocationPeakNoteHost => "twice the tensor: Flex's empty() zero-fills a Vec<u8>, \
                                         and Bytes::from_bytes_vec copies it to 16-byte alignment \
                                         (it checks the Vec's declared alignment, 1, not its \
                                         address), then frees the first"
             .into(),
-        "allocation-peak-note.pool" => {
+        Key::AllocationPeakNotePool => {
             "the tensor's bytes: the pool hands out a slice of a page".into()
         }
-        "counters" => format!(
+        Key::Counters => format!(
             "With a {} tensor alive the pools reserved {} above the start; after the drop {} was \
              in use and {} still reserved (what nvidia-smi counts); memory_cleanup() took {} and \
              left {} reserved above the start.",
@@ -32,13 +43,13 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.seconds("cleanup"),
             s.bytes("reserved_released"),
         ),
-        "no-cache" => format!(
+        Key::NoCache => format!(
             "No allocator cache on this device: after the {} tensor was dropped, {} above the \
              start was in use, and there is nothing to release.",
             s.bytes("size"),
             s.bytes("in_use_dropped"),
         ),
-        "allocation-time" => format!(
+        Key::AllocationTime => format!(
             "Allocating {} (and freeing it) after memory_cleanup(), against from the cache, timed \
              in pairs (the cleanup itself and the refill of the cache are outside the clock): \
              {}.{}",
@@ -51,22 +62,20 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                  resolved one would be a finding about the system allocator."
             }
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "a dropped {} tensor: reserved before and after memory_cleanup(); time of an \
              allocation from the cache and after a cleanup",
             s.bytes("size")
         ),
-        "nothing-to-check" => "nothing to compare: releasing the cache changes no value".into(),
+        Key::NothingToCheck => "nothing to compare: releasing the cache changes no value".into(),
         // Chart titles, axes and legends.
-        "label.elements-x-4-bytes-above-the" => "elements x 4 bytes, above the start".into(),
-        "label.nothing-live-above-the-start" => "nothing live above the start".into(),
-        "label.in-use-and-reserved-around-one" => {
+        Key::LabelElementsX4BytesAboveThe => "elements x 4 bytes, above the start".into(),
+        Key::LabelNothingLiveAboveTheStart => "nothing live above the start".into(),
+        Key::LabelInUseAndReservedAroundOne => {
             "In use and reserved around one tensor's life".into()
         }
-        "label.time-of-one-allocation-median-bars" => {
+        Key::LabelTimeOfOneAllocationMedianBars => {
             "Time of one allocation: median, bars from fastest to slowest".into()
         }
-        "label.bytes-reserved-after-the-drop" => "bytes reserved after the drop".into(),
-        _ => return None,
-    })
+    }
 }

@@ -2,10 +2,14 @@
 //! to pay, its time, and the published figures beside ours.
 
 use super::{change, Said};
+use results::keys::checkpointing::Key;
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "deepest" => format!(
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelBlocks => "blocks".into(),
+        Key::LabelBatchSizeSamples => "batch size (samples)".into(),
+        Key::LabelDepthLinearLayers => "depth (Linear layers)".into(),
+        Key::Deepest => format!(
             "At depth {} and batch {}: step peak {} without checkpointing, {} with ({}); the \
              forward pass keeps {} against {} ({:.3} of it); time per step {} (timed in pairs, \
              below).",
@@ -19,13 +23,13 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.num("balanced_kept") / s.num("plain_kept"),
             s.cost("timing"),
         ),
-        "resolved" => format!(
+        Key::Resolved => format!(
             "Across the {} (plain, balanced) pairs timed in pairs, {} show a time difference \
              whose 95% interval excludes 0 (the charts below draw each interval).",
             s.count("pairs"),
             s.count("resolved")
         ),
-        "where-it-pays" => format!(
+        Key::WhereItPays => format!(
             "Where it starts to pay (depth {}): the parameter gradients ({} measured) set the \
              step's peak until the forward pass's activations outgrow them, predicted at batch \
              {:.0} without checkpointing. {}",
@@ -44,53 +48,53 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 "No measured batch showed a saving above 1%.".into()
             }
         ),
-        "activations-quantity" => format!(
+        Key::ActivationsQuantity => format!(
             "forward activations, depth {}, batch {}, {}",
             s.count("depth"),
             s.count("batch"),
             s.name("strategy")
         ),
-        "activations-note.plain" => "each hidden layer's Linear and ReLU outputs, plus the last \
+        Key::ActivationsNotePlain => "each hidden layer's Linear and ReLU outputs, plus the last \
                                      output and the loss's difference"
             .into(),
-        "activations-note.balanced" => "each hidden layer's Linear output only (ReLU recomputed \
+        Key::ActivationsNoteBalanced => "each hidden layer's Linear output only (ReLU recomputed \
                                         in backward), plus the last output, the loss's \
                                         difference and the last ReLU output still live as the \
                                         last Linear's input"
             .into(),
-        "step-quantity" => format!(
+        Key::StepQuantity => format!(
             "step peak, depth {}, batch {}, {}",
             s.count("depth"),
             s.count("batch"),
             s.name("strategy")
         ),
-        "step-note" => "model + Adam state + inputs + the larger of activations and parameter \
+        Key::StepNote => "model + Adam state + inputs + the larger of activations and parameter \
                         gradients; the process baseline (thread pool, matmul slabs) and \
                         temporaries inside backward, including recomputed outputs, are not \
                         predicted"
             .into(),
-        "series-measured" => format!("{} (measured)", s.name("strategy")),
-        "series-predicted" => format!("{} (predicted)", s.name("strategy")),
-        "depth-chart" => format!("Step peak against depth (batch {})", s.count("batch")),
-        "depth-overhead-series" => {
+        Key::SeriesMeasured => format!("{} (measured)", s.name("strategy")),
+        Key::SeriesPredicted => format!("{} (predicted)", s.name("strategy")),
+        Key::DepthChart => format!("Step peak against depth (batch {})", s.count("batch")),
+        Key::DepthOverheadSeries => {
             format!("against depth (batch {}); bars: 95% CI", s.count("batch"))
         }
-        "batch-chart" => format!(
+        Key::BatchChart => format!(
             "Step peak against batch size (depth {}): where it pays",
             s.count("depth")
         ),
-        "batch-overhead-chart" => format!(
+        Key::BatchOverheadChart => format!(
             "Time cost of checkpointing against batch size (depth {})",
             s.count("depth")
         ),
-        "chen-source" => {
+        Key::ChenSource => {
             "Chen et al. 2016, \"Training Deep Nets with Sublinear Memory Cost\"".into()
         }
-        "chen-claim" => "segments of about sqrt(n) layers: O(sqrt(n)) activation memory for one \
+        Key::ChenClaim => "segments of about sqrt(n) layers: O(sqrt(n)) activation memory for one \
                          extra forward pass; a 1000-layer ResNet from 48 GB to 7 GB at about \
                          +30% time"
             .into(),
-        "chen-ours" => format!(
+        Key::ChenOurs => format!(
             "Burn's balanced strategy is per operation, not per segment: it drops ReLU outputs \
              and keeps every Linear output, so activations stay linear in depth ({:.3} of plain \
              at depth {}); time per step {}",
@@ -98,13 +102,13 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("depth"),
             s.cost("timing")
         ),
-        "hf-source" => "Hugging Face Transformers, \"efficient training on a single GPU\" \
+        Key::HfSource => "Hugging Face Transformers, \"efficient training on a single GPU\" \
                         (bert-large, V100, batch 1 x accumulation 4)"
             .into(),
-        "hf-claim" => "checkpointing costs about 20% of speed (7.75 -> 5.99 samples/s, -23%); \
+        Key::HfClaim => "checkpointing costs about 20% of speed (7.75 -> 5.99 samples/s, -23%); \
                        8681 -> 6775 MB (-22%)"
             .into(),
-        "hf-ours" => format!(
+        Key::HfOurs => format!(
             "depth {} batch {}: time per step {}; step peak {} -> {} ({})",
             s.count("depth"),
             s.count("batch"),
@@ -113,26 +117,28 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("balanced"),
             change(s.num("plain"), s.num("balanced")),
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "depth {}, batch {}: NoCheckpointing against BalancedCheckpointing (step peak; time \
              per sample)",
             s.count("depth"),
             s.count("batch")
         ),
-        "transformer-note" => "model + Adam state + token ids + what the forward pass keeps (the \
+        Key::TransformerNote => {
+            "model + Adam state + token ids + what the forward pass keeps (the \
                                blocks' rule with or without the balanced strategy, see the \
                                sequence-length page; v + 3 d + 5 values per token outside the \
                                blocks, the same count with checkpointing: not modelled) + \
                                log-softmax's output (v per token)"
-            .into(),
-        "transformer-saving" => format!(
+                .into()
+        }
+        Key::TransformerSaving => format!(
             "{} blocks {} -> {} ({})",
             s.count("blocks"),
             s.bytes("plain"),
             s.bytes("balanced"),
             change(s.num("plain"), s.num("balanced"))
         ),
-        "transformer" => format!(
+        Key::Transformer => format!(
             "Transformer: balanced checkpointing's step peak against none: {}. The gradients with \
              and without it: {}. Its time on the transformer is timed in pairs on the \
              sequence-length page.",
@@ -143,16 +149,15 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             }
         ),
         // Chart titles, axes and legends.
-        "label.time-cost-of-checkpointing-paired-balanced" => {
+        Key::LabelTimeCostOfCheckpointingPairedBalanced => {
             "Time cost of checkpointing (paired, balanced against plain, 95% CI)".into()
         }
-        "label.extra-time-per-step" => "extra time per step (%)".into(),
-        "label.balanced-against-plain-paired-bars-95" => {
+        Key::LabelExtraTimePerStep => "extra time per step (%)".into(),
+        Key::LabelBalancedAgainstPlainPairedBars95 => {
             "balanced against plain (paired); bars: 95% CI".into()
         }
-        "label.memory-through-one-training-step-without" => {
+        Key::LabelMemoryThroughOneTrainingStepWithout => {
             "Memory through one training step: without and with checkpointing".into()
         }
-        _ => return None,
-    })
+    }
 }

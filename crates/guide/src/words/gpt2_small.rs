@@ -2,6 +2,7 @@
 //! compared, and why the cells were not timed in pairs where they were not.
 
 use results::format;
+use results::keys::gpt2_small::Key;
 
 use super::Said;
 
@@ -26,10 +27,10 @@ fn fix(id: &str) -> &'static str {
     }
 }
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "fix" => fix(&s.name("fix")).to_string(),
-        "preset-block" => format!(
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::Fix => fix(&s.name("fix")).to_string(),
+        Key::PresetBlock => format!(
             "step peak, one block of the TinyLlama-like preset (d_model {}, {} heads), sequence \
              {}, batch {}, vocabulary {}",
             s.count("d_model"),
@@ -38,7 +39,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("batch"),
             format::thousands(s.count("vocab")),
         ),
-        "preset-block-note" => {
+        Key::PresetBlockNote => {
             let mut note = "the estimator's rule for GPT-2's block at another preset's width and \
                             head count (every preset is given GPT-2's block); a small vocabulary \
                             keeps the block most of the step, a plain Adam step in f32"
@@ -59,7 +60,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             }
             note
         }
-        "workload" => format!(
+        Key::Workload => format!(
             "A GPT-2-small-shaped decoder: {} blocks, d_model {}, {} heads, vocabulary {}, \
              sequence {}, batch {}; learned positions and an untied head with a bias: {} \
              parameters (GPT-2 small ties its head to the token embedding: 124,439,808 at \
@@ -72,7 +73,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("batch"),
             format::thousands(s.count("params")),
         ),
-        "fixed-share" => format!(
+        Key::FixedShare => format!(
             "The plain step peaks at {}: its fixed part (weights, gradients and Adam's two \
              moments) is {} ({:.0}% of the peak) and what the forward pass keeps for backward is \
              {}. An activation fix can only save from the rest.",
@@ -81,7 +82,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.num("fixed") / s.num("peak") * 100.0,
             s.bytes("activations"),
         ),
-        "accumulation-costs" => format!(
+        Key::AccumulationCosts => format!(
             "Accumulation raised the peak from {} to {}: it holds an accumulated copy of the \
              gradients ({} in f32) across micro-batches, more than the activations it spares \
              ({}). It pays once activations are larger than the gradients: at a bigger batch, a \
@@ -91,48 +92,47 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("gradients"),
             s.bytes("spared"),
         ),
-        "mixed-activations" => format!(
+        Key::MixedActivations => format!(
             "Mixed bf16 kept {} for backward against f32's {}; the estimator's rule halves them \
              (2 bytes a value). Its error on this row says how far that rule is from this device.",
             s.bytes("mixed"),
             s.bytes("f32"),
         ),
-        "not-timed" => format!(
+        Key::NotTimed => format!(
             "Not timed in pairs on this device: a plain step takes {}, and a paired comparison \
              runs at least four builds of three arms each, minutes per fix; steps are timed in \
              pairs where one takes at most {}. Each fix's cost is timed in pairs on its own page.",
             s.seconds("step"),
             s.seconds("limit"),
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "{} against plain, GPT-2 small, batch {} (step peak)",
             fix(&s.name("fix")),
             s.count("batch")
         ),
-        "secondary" => format!("{} against plain", fix(&s.name("fix"))),
-        "check-none" => "no check".into(),
-        "check-short" => check_name(&s.name("what")).into(),
-        "check-loss-falls" => format!(
+        Key::Secondary => format!("{} against plain", fix(&s.name("fix"))),
+        Key::CheckNone => "no check".into(),
+        Key::CheckShort => check_name(&s.name("what")).into(),
+        Key::CheckLossFalls => format!(
             "trains: loss {:.3} to {:.3} in {} steps",
             s.num("first"),
             s.num("last"),
             s.count("steps")
         ),
-        "check-compare" => format!(
+        Key::CheckCompare => format!(
             "{}: {} of the largest (allowed {})",
             check_name(&s.name("what")),
             sci(s.num("rel")),
             sci(s.num("tolerance")),
         ),
-        "label.peak-by-fix" => "The same step under each fix".into(),
-        "label.fix" => "fix".into(),
-        "label.step-peak" => "step peak".into(),
-        "label.measured-peak" => "measured peak".into(),
-        "label.fixed-part" => "weights + optimizer state".into(),
-        "label.activations-kept" => "activations kept for backward".into(),
-        "label.estimated-peak" => "estimated peak".into(),
-        _ => return None,
-    })
+        Key::LabelPeakByFix => "The same step under each fix".into(),
+        Key::LabelFix => "fix".into(),
+        Key::LabelStepPeak => "step peak".into(),
+        Key::LabelMeasuredPeak => "measured peak".into(),
+        Key::LabelFixedPart => "weights + optimizer state".into(),
+        Key::LabelActivationsKept => "activations kept for backward".into(),
+        Key::LabelEstimatedPeak => "estimated peak".into(),
+    }
 }
 
 /// What a check compared, in words.

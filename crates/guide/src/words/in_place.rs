@@ -2,12 +2,17 @@
 //! saves at the peak, and where its time goes.
 
 use results::format;
+use results::keys::in_place::Key;
 
 use super::Said;
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "case-saving" => {
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelPeakAboveTheInput => "peak above the input".into(),
+        Key::LabelThroughputRowsS => "throughput (rows/s)".into(),
+        Key::LabelInputTensor => "input tensor".into(),
+        Key::LabelRowsProcessedPerSecond => "Rows processed per second".into(),
+        Key::CaseSaving => {
             let saved = s.num("saved");
             format!(
                 "{} on {} x {} f32 ({}): keeping a clone adds {} at the peak, consuming the input \
@@ -24,7 +29,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 s.cost("timing"),
             )
         }
-        "where-time-goes" => format!(
+        Key::WhereTimeGoes => format!(
             "Where the time goes: written both ways, a single add (x + 1) differs by {} per call, \
              which is the cost of a fresh {} buffer (allocated, and its pages touched for the \
              first time: the system allocator maps and faults in a buffer this large on every \
@@ -36,12 +41,12 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.seconds("norm"),
             s.num("touch") / s.num("norm") * 100.0,
         ),
-        "saving-quantity" => format!(
+        Key::SavingQuantity => format!(
             "{}, {} rows: bytes saved by consuming",
             s.name("case"),
             s.count("rows")
         ),
-        "saving-note" => match s.name("allocator").as_str() {
+        Key::SavingNote => match s.name("allocator").as_str() {
             "cube-cl" => "burn-cubecl: a lone op saves one tensor as on the CPU; a fused chain or \
                          layer norm writes a new output either way, so consuming saves nothing \
                          (see the module's rules)"
@@ -50,26 +55,26 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                   allocates"
                 .into(),
         },
-        "peak-quantity" => format!(
+        Key::PeakQuantity => format!(
             "{}, {}, {} rows: peak above the input",
             s.name("case"),
             s.name("style"),
             s.count("rows")
         ),
-        "peak-note" => prediction_note(
+        Key::PeakNote => prediction_note(
             &s.name("case"),
             &s.name("style"),
             s.name("allocator") == "cube-cl",
         )
         .into(),
-        "series-measured" => format!("{}, {} (measured)", s.name("case"), s.name("style")),
-        "series-predicted" => format!("{}, {} (predicted)", s.name("case"), s.name("style")),
-        "series-throughput" => format!(
+        Key::SeriesMeasured => format!("{}, {} (measured)", s.name("case"), s.name("style")),
+        Key::SeriesPredicted => format!("{}, {} (predicted)", s.name("case"), s.name("style")),
+        Key::SeriesThroughput => format!(
             "{}, {} (median; bars: fastest and slowest)",
             s.name("case"),
             s.name("style")
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "{} of {} x {} f32: keeping a clone of the input against consuming it (peak above \
              the input; time per row)",
             s.name("case"),
@@ -77,11 +82,10 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("cols")
         ),
         // Chart titles, axes and legends.
-        "label.peak-memory-the-computation-adds-above" => {
+        Key::LabelPeakMemoryTheComputationAddsAbove => {
             "Peak memory the computation adds above its input".into()
         }
-        _ => return None,
-    })
+    }
 }
 
 /// How the byte model predicts a case written one way, and why it may differ.

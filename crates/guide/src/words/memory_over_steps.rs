@@ -2,6 +2,7 @@
 //! and the Burn issue it reproduces.
 
 use super::Said;
+use results::keys::memory_over_steps::Key;
 
 /// A pattern's name.
 fn pattern(id: &str) -> &'static str {
@@ -72,9 +73,10 @@ fn verdict(v: &str) -> &'static str {
     }
 }
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "pattern" => {
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelBytesInUseAfterTheLast => "bytes in use after the last step".into(),
+        Key::Pattern => {
             let mut out = format!(
                 "{}: bytes in use {} ({}/step, 95% CI {} to {}, {} steps after a {}-step \
                  warm-up; {} after the last step).",
@@ -105,23 +107,23 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             out.push_str(about(&s.name("pattern")));
             out
         }
-        "headline" => format!(
+        Key::Headline => format!(
             "{} against the correct loop, bytes in use after {} steps",
             pattern(&s.name("pattern")),
             s.count("steps")
         ),
-        "control-check" => {
+        Key::ControlCheck => {
             "the correct loop's bytes in use after the warm-up, a line fitted with its 95% \
              interval: flat unless the whole interval is above zero and the slope above 4 KiB \
              a step"
                 .into()
         }
-        "growth" => format!(
+        Key::Growth => format!(
             "growth of bytes in use per step, {}",
             pattern(&s.name("pattern"))
         ),
-        "growth-note.control" => "nothing kept from step to step".into(),
-        "growth-note.kept-output" => format!(
+        Key::GrowthNoteControl => "nothing kept from step to step".into(),
+        Key::GrowthNoteKeptOutput => format!(
             "the graph of each kept output: the step's weights ({}, replaced by the optimizer \
              but held for the matrix products' backward) and the activations and output of one \
              pass ({}, the MLP's rule for an un-back-propagated pass); written after the \
@@ -129,11 +131,10 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("weights"),
             s.bytes("graph"),
         ),
-        "label.in-use-by-step" => "Bytes in use after each step".into(),
-        "label.step" => "step".into(),
-        "label.above-warm-up" => "in use, above the first step after warm-up".into(),
+        Key::LabelInUseByStep => "Bytes in use after each step".into(),
+        Key::LabelStep => "step".into(),
+        Key::LabelAboveWarmUp => "in use, above the first step after warm-up".into(),
         // A legend entry: the id, short enough for a phone-wide chart.
-        "label.pattern" => s.name("pattern").replace('-', " "),
-        _ => return None,
-    })
+        Key::LabelPattern => s.name("pattern").replace('-', " "),
+    }
 }

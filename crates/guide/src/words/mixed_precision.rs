@@ -3,6 +3,7 @@
 //! ours.
 
 use results::format;
+use results::keys::mixed_precision::Key;
 
 use super::Said;
 
@@ -11,10 +12,23 @@ fn ratio_change(before: f64, after: f64) -> String {
     format::pct((after / before - 1.0) * 100.0)
 }
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     let passed = |name: &str| s.num(name) > 0.0;
-    Some(match key {
-        "learned" => {
+    match key {
+        Key::LabelForwardActivations => "forward activations".into(),
+        Key::LabelGradients => "gradients".into(),
+        Key::LabelAdamState => "Adam state".into(),
+        Key::LabelWeights => "weights".into(),
+        Key::LabelNotMeasured => "not measured".into(),
+        Key::LabelCrossEntropyNats => "cross-entropy (nats)".into(),
+        Key::LabelStep => "step".into(),
+        Key::LabelDynamicLossScale => "Dynamic loss scale".into(),
+        Key::LabelMSELoss => "MSE loss".into(),
+        Key::LabelThroughputSamplesS => "throughput (samples/s)".into(),
+        Key::LabelPrecision => "precision".into(),
+        Key::Label => "".into(),
+        Key::LabelBytes => "bytes".into(),
+        Key::Learned => {
             let (first, last) = (s.num("first"), s.num("last"));
             let learned = format!(
                 "In f32 the loss falls from {first:.4} to {last:.4} over {} steps ({}).",
@@ -41,7 +55,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 )
             }
         }
-        "precision" => {
+        Key::Precision => {
             let mut sentence = format!(
                 "{}: step peak {}, final loss {:.4}",
                 format::capitalise(&s.name("precision")),
@@ -82,7 +96,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             sentence.push('.');
             sentence
         }
-        "loss-scale" => {
+        Key::LossScale => {
             let (without, with) = (s.num("without"), s.num("with"));
             let (pure_without, pure_with) = (s.num("pure_without"), s.num("pure_with"));
             format!(
@@ -108,7 +122,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 },
             )
         }
-        "mixed" => format!(
+        Key::Mixed => format!(
             "Mixed precision against f32 at batch {}: forward activations {} -> {}, step peak {} \
              -> {} ({}). Weights, gradients and Adam state stay f32; the 16-bit weight copies \
              kept for backward ({} predicted) eat into the activations saved, so mixed precision \
@@ -121,7 +135,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             ratio_change(s.num("f32_peak"), s.num("mixed_peak")),
             s.bytes("copies"),
         ),
-        "time" => format!(
+        Key::Time => format!(
             "Time per sample on this machine, timed in pairs against f32: {} {}; {} {}. Where 16 \
              bits cost time on the CPU, it is because Flex converts them to f32 for the matmul \
              and back (gemm's f16 matmul converts blocks as it packs them). A GPU with bf16/f16 \
@@ -132,7 +146,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.name("mixed"),
             s.cost("mixed_timing"),
         ),
-        "seed-study" => {
+        Key::SeedStudy => {
             let difference = s.num("difference");
             let precision = s.name("precision");
             format!(
@@ -157,48 +171,50 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 }
             )
         }
-        "loss" => format!("{:.4}", s.num("value")),
-        "name" => s.name("name"),
-        "component-quantity" => format!("{}: {}", s.name("precision"), s.name("component")),
-        "forward-note.bf16" => "each hidden layer's Linear and ReLU outputs in bf16, plus, during \
+        Key::Loss => format!("{:.4}", s.num("value")),
+        Key::Name => s.name("name"),
+        Key::ComponentQuantity => format!("{}: {}", s.name("precision"), s.name("component")),
+        Key::ForwardNoteBf16 => {
+            "each hidden layer's Linear and ReLU outputs in bf16, plus, during \
                                 the last Linear, the f32 copies of its input, weight and output \
                                 that the CPU backend's bf16 matmul works in"
-            .into(),
-        "forward-note.f16" => "each hidden layer's Linear and ReLU outputs, the last output and \
+                .into()
+        }
+        Key::ForwardNoteF16 => "each hidden layer's Linear and ReLU outputs, the last output and \
                                the loss's difference in f16. Not predicted: the CPU's f16 matmul \
                                (gemm-f16 0.19) packs blocks of both operands into f32 buffers it \
                                allocates on every call"
             .into(),
-        "forward-note.16-bit-kernel" => "each hidden layer's Linear and ReLU outputs, the last \
+        Key::ForwardNote16BitKernel => "each hidden layer's Linear and ReLU outputs, the last \
                                          output and the loss's difference, 16-bit like the \
                                          weights (the device's matmul kernel works in the \
                                          stored type: no f32 copies)"
             .into(),
-        "forward-note.mixed-kernel" => "16-bit Linear and ReLU outputs and input copy, f32 \
+        Key::ForwardNoteMixedKernel => "16-bit Linear and ReLU outputs and input copy, f32 \
                                         output and loss difference, and the 16-bit weight copies \
                                         Linear keeps for backward (all layers but the first)"
             .into(),
-        "forward-note.f32" => "each hidden layer's Linear and ReLU outputs, the last output and \
+        Key::ForwardNoteF32 => "each hidden layer's Linear and ReLU outputs, the last output and \
                                the loss's difference"
             .into(),
-        "forward-note.mixed-bf16" => "bf16 Linear and ReLU outputs and input copy, f32 output and \
+        Key::ForwardNoteMixedBf16 => "bf16 Linear and ReLU outputs and input copy, f32 output and \
                                       loss difference, the bf16 weight copies Linear keeps for \
                                       backward (all layers but the first), and during the last \
                                       Linear the f32 working copies of the CPU backend's bf16 \
                                       matmul"
             .into(),
-        "forward-note.mixed-f16" => "f16 Linear and ReLU outputs and input copy, f32 output and \
+        Key::ForwardNoteMixedF16 => "f16 Linear and ReLU outputs and input copy, f32 output and \
                                      loss difference, the f16 weight copies Linear keeps for \
                                      backward (all layers but the first). Not predicted: the f32 \
                                      packing buffers the CPU's f16 matmul allocates on every call"
             .into(),
-        "hf-source" => "Hugging Face Transformers, \"efficient training on a single GPU\" \
+        Key::HfSource => "Hugging Face Transformers, \"efficient training on a single GPU\" \
                         (bert-large, V100 16 GB, batch 4)"
             .into(),
-        "hf-claim" => "fp16 mixed precision: 8.86 -> 18.64 samples/s (+110%), 14949 -> 13939 MB \
+        Key::HfClaim => "fp16 mixed precision: 8.86 -> 18.64 samples/s (+110%), 14949 -> 13939 MB \
                        (-6.8%); mixed precision keeps an fp32 and a half copy of the weights"
             .into(),
-        "hf-ours" => format!(
+        Key::HfOurs => format!(
             "on this CPU: time per sample of mixed bf16 against f32 {} (mixed f16's is not timed \
              in pairs); mixed f16's step peak {} -> {} ({}); a GPU result set is needed for the \
              speed comparison",
@@ -207,19 +223,19 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("mixed_peak"),
             ratio_change(s.num("f32_peak"), s.num("mixed_peak"))
         ),
-        "micikevicius-source" => "Micikevicius et al. 2018, \"Mixed Precision Training\"".into(),
-        "micikevicius-claim" => "half precision nearly halves activation memory; f32 master \
+        Key::MicikeviciusSource => "Micikevicius et al. 2018, \"Mixed Precision Training\"".into(),
+        Key::MicikeviciusClaim => "half precision nearly halves activation memory; f32 master \
                                  weights, loss scaling and f32 accumulation keep accuracy; bf16 \
                                  needs no loss scaling"
             .into(),
-        "micikevicius-ours" => format!(
+        Key::MicikeviciusOurs => format!(
             "forward activations {} (f32) -> {} (mixed bf16, {})",
             s.bytes("f32"),
             s.bytes("mixed"),
             ratio_change(s.num("f32"), s.num("mixed"))
         ),
-        "drift-detail" => s.list("checks").join("; "),
-        "drift-check" => format!(
+        Key::DriftDetail => s.list("checks").join("; "),
+        Key::DriftCheck => format!(
             "{}: loss over {} steps against f32: largest drift {:.2}% of the initial loss \
              (tolerance {:.2}%, the drift between two f32 runs){}",
             s.name("precision"),
@@ -228,12 +244,12 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.num("tolerance") * 100.0,
             if passed("passed") { "" } else { ", FAILED" }
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "f32 against {}, {} training steps (step peak; time per sample)",
             s.name("precision"),
             s.count("steps")
         ),
-        "seed-detail" => {
+        Key::SeedDetail => {
             let difference = s.num("difference");
             format!(
                 "{}: {} on average {:.2e} ({:.2} of f32's spread){}",
@@ -244,17 +260,11 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 if passed("passed") { "" } else { ", FAILED" }
             )
         }
-        "estimator-leaves-out" => "; the estimator counts 16-bit matmuls as a GPU runs them, in \
-                                   the kernel: on the CPU Flex multiplies bf16 through f32 \
-                                   copies of both operands and of the result (the forward \
-                                   prediction above counts them), and the f16 points are \
-                                   estimated as bf16"
-            .into(),
-        "point-check-what" => s
+        Key::PointCheckWhat => s
             .point_check()
             .map_or_else(|| "no check ran".to_string(), super::describe_check),
-        "no-seed-study" => "the seed study was not measured".into(),
-        "transformer" => {
+        Key::NoSeedStudy => "the seed study was not measured".into(),
+        Key::Transformer => {
             let last = s.num("last");
             format!(
                 "Transformer ({}, batch {}, the same batch every step, Adam at {}): in f32 the \
@@ -289,7 +299,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 }
             )
         }
-        "transformer-precision" => format!(
+        Key::TransformerPrecision => format!(
             "Transformer, {}: step peak {} (f32: {}), final loss {:.3}, largest drift from f32 \
              {:.2}% of the initial loss ({}).",
             s.name("precision"),
@@ -305,7 +315,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 "beyond the yardstick: the result changed"
             }
         ),
-        "transformer-learn" => {
+        Key::TransformerLearn => {
             let or_none = |names: Vec<String>| {
                 if names.is_empty() {
                     "none".to_string()
@@ -320,7 +330,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 or_none(s.list("cannot"))
             )
         }
-        "transformer-memory" => {
+        Key::TransformerMemory => {
             let extra = s.num("extra");
             format!(
                 "Transformer, memory by precision: weights, Adam state and gradients follow the \
@@ -339,44 +349,50 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 extra / s.num("f32_weights") * 100.0,
             )
         }
-        "transformer-quantity" => format!(
+        Key::TransformerQuantity => format!(
             "transformer, {}: {}",
             s.name("precision"),
             s.name("component")
         ),
-        "transformer-note.weights" => "parameters x bytes per stored value; host bookkeeping per \
+        Key::TransformerNoteWeights => "parameters x bytes per stored value; host bookkeeping per \
                                        parameter tensor not in the rule"
             .into(),
-        "transformer-note.adam" => "two moments per parameter, stored like the parameters; \
+        Key::TransformerNoteAdam => "two moments per parameter, stored like the parameters; \
                                     bookkeeping not in the rule"
             .into(),
-        "transformer-note.gradients" => "one gradient per parameter, in the parameters' type; \
+        Key::TransformerNoteGradients => "one gradient per parameter, in the parameters' type; \
                                          measured as what backward leaves live above what was \
                                          live before the forward pass, less the graph's \
                                          bookkeeping that backward frees"
             .into(),
         // Chart titles, axes and legends.
-        "label.parameters-x-bytes-per-stored-value" => "parameters x bytes per stored value".into(),
-        "label.two-moments-per-parameter-stored-like" => {
+        Key::LabelParametersXBytesPerStoredValue => "parameters x bytes per stored value".into(),
+        Key::LabelTwoMomentsPerParameterStoredLike => {
             "two moments per parameter, stored like the parameters".into()
         }
-        "label.one-gradient-per-parameter-in-the" => {
+        Key::LabelOneGradientPerParameterInThe => {
             "one gradient per parameter, in the parameters' type".into()
         }
-        "label.memory-by-component-and-precision" => "Memory by component and precision".into(),
-        "label.training-throughput-by-precision" => "Training throughput by precision".into(),
-        "label.median-bars-fastest-and-slowest-step" => {
+        Key::LabelMemoryByComponentAndPrecision => "Memory by component and precision".into(),
+        Key::LabelTrainingThroughputByPrecision => "Training throughput by precision".into(),
+        Key::LabelMedianBarsFastestAndSlowestStep => {
             "median; bars: fastest and slowest step".into()
         }
-        "label.loss-over-the-training-run" => "Loss over the training run".into(),
-        "label.log2-of-the-loss-scale" => "log2 of the loss scale".into(),
-        "label.memory-through-one-training-step-in" => {
+        Key::LabelLossOverTheTrainingRun => "Loss over the training run".into(),
+        Key::LabelLog2OfTheLossScale => "log2 of the loss scale".into(),
+        Key::LabelMemoryThroughOneTrainingStepIn => {
             "Memory through one training step in f32, mixed and 16-bit precision".into()
         }
-        "label.the-chain-s-entropy-rate-the" => "the chain's entropy rate (the floor)".into(),
-        "label.transformer-loss-over-the-training-run" => {
+        Key::LabelTheChainSEntropyRateThe => "the chain's entropy rate (the floor)".into(),
+        Key::LabelTransformerLossOverTheTrainingRun => {
             "Transformer: loss over the training run, by precision".into()
         }
-        _ => return None,
-    })
+    }
+}
+
+/// What the estimator leaves out on this page's points: a clause of the estimator's note.
+pub(super) fn estimator_leaves_out() -> &'static str {
+    "; the estimator counts 16-bit matmuls as a GPU runs them, in the kernel: on the CPU Flex \
+     multiplies bf16 through f32 copies of both operands and of the result (the forward \
+     prediction above counts them), and the f16 points are estimated as bf16"
 }

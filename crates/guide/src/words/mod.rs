@@ -26,7 +26,10 @@ mod sequence_length;
 mod views;
 mod workloads;
 
-use results::{format, Analysed, Arg, ExperimentRecord, MapText, PairedComparison, Text};
+use results::keys::CommonKey;
+use results::{
+    format, Analysed, Arg, ExperimentRecord, Key, MapText, PairedComparison, TechniqueId, Text,
+};
 
 pub use checks::{check_sentence, describe as describe_check, worst_check};
 
@@ -62,56 +65,57 @@ pub fn all(records: &[Analysed<Text>]) -> Vec<Analysed> {
     records.iter().map(analysed).collect()
 }
 
-/// The words of `text`, said of `record`. A key this guide has no words for reads as
-/// `[no words: experiment/key]`, which the tests look for on every page.
+/// The words of `text`, said of `record`: each section's keys are worded by an exhaustive
+/// `match` in its own file, so a key without words does not compile.
 pub fn word(text: &Text, record: &ExperimentRecord) -> String {
-    let key = match text {
-        Text::Label(label) => return (*label).to_string(),
-        Text::Said { key, .. } => *key,
-    };
-    let said = Said { text, record };
-    common(key, &said)
-        .or_else(|| technique(key, &said))
-        .unwrap_or_else(|| format!("[no words: {}/{key}]", record.experiment))
+    let s = &Said { text, record };
+    match text.key {
+        Key::Common(k) => common(k, s),
+        Key::Transformer(k) => workloads::transformer(k, s),
+        Key::Timeline(k) => workloads::timeline(k, s),
+        Key::Bracket(k) => bracket::word(k, s),
+        Key::Gpt2Small(k) => gpt2_small::word(k, s),
+        Key::BatchSize(k) => batch_size::word(k, s),
+        Key::Accumulation(k) => accumulation::word(k, s),
+        Key::MixedPrecision(k) => mixed_precision::word(k, s),
+        Key::Checkpointing(k) => checkpointing::word(k, s),
+        Key::SequenceLength(k) => sequence_length::word(k, s),
+        Key::InPlace(k) => in_place::word(k, s),
+        Key::Views(k) => views::word(k, s),
+        Key::NoGrad(k) => no_grad::word(k, s),
+        Key::CacheRelease(k) => cache_release::word(k, s),
+        Key::OptimizerState(k) => optimizer_state::word(k, s),
+        Key::Quantization(k) => quantization::word(k, s),
+        Key::Offload(k) => offload::word(k, s),
+        Key::AllocatorSettings(k) => allocator_settings::word(k, s),
+        Key::MemoryOverSteps(k) => memory_over_steps::word(k, s),
+    }
 }
 
-/// The sentence `key` of the record's own technique.
-fn technique(key: &str, said: &Said<'_>) -> Option<String> {
-    match said.record.experiment.as_str() {
-        "accumulation" => accumulation::word(key, said),
-        "allocator-settings" => allocator_settings::word(key, said),
-        "batch-size" => batch_size::word(key, said),
-        "cache-release" => cache_release::word(key, said),
-        "checkpointing" => checkpointing::word(key, said),
-        "gpt2-small" => gpt2_small::word(key, said),
-        "in-place" => in_place::word(key, said),
-        "memory-over-steps" => memory_over_steps::word(key, said),
-        "mixed-precision" => mixed_precision::word(key, said),
-        "no-grad" => no_grad::word(key, said),
-        "offload" => offload::word(key, said),
-        "optimizer-state" => optimizer_state::word(key, said),
-        "quantization" => quantization::word(key, said),
-        "sequence-length" => sequence_length::word(key, said),
-        "views-vs-clones" => views::word(key, said),
-        _ => None,
+/// What the estimator leaves out on the record's technique, where that technique says (a
+/// clause appended to the estimator's note).
+fn estimator_leaves_out(s: &Said<'_>) -> &'static str {
+    match TechniqueId::from_id(&s.record.experiment) {
+        Some(TechniqueId::MixedPrecision) => mixed_precision::estimator_leaves_out(),
+        _ => "",
     }
 }
 
 /// Sentences any technique says.
-fn common(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
+fn common(key: CommonKey, s: &Said<'_>) -> String {
+    match key {
         // A number as it reads in a list.
-        "number" => format!("{}", s.num("value")),
+        CommonKey::Number => format!("{}", s.num("value")),
         // What the checks of the record's points found, worst of each kind.
-        "worst-check" => worst_check(&s.record.points),
+        CommonKey::WorstCheck => worst_check(&s.record.points),
         // The first check of one point, or that it has none.
-        "point-check" => s
+        CommonKey::PointCheck => s
             .point_check()
             .map_or_else(|| "no check ran".to_string(), check_sentence),
         // The estimator's row of a training step: what it was asked, and where its step peak
         // and the measured one part.
-        "estimator.quantity" => format!("step peak, {}", s.name("point")),
-        "estimator.note" => {
+        CommonKey::EstimatorQuantity => format!("step peak, {}", s.name("point")),
+        CommonKey::EstimatorNote => {
             let parts = if s.has("total") {
                 let rest = s.num("total") - s.num("fixed") - s.num("inputs");
                 format!(
@@ -134,15 +138,18 @@ fn common(key: &str, s: &Said<'_>) -> Option<String> {
                 s.name("checkpointing"),
                 s.name("precision"),
                 s.name("optimizer"),
-                technique("estimator-leaves-out", s).unwrap_or_default()
+                estimator_leaves_out(s)
             )
         }
         // A paired comparison's finding.
-        "paired-finding" => s
+        CommonKey::PairedFinding => s
             .paired("comparison")
             .map_or_else(|| s.missing("comparison"), paired::finding),
-        _ => return workloads::word(key, s).or_else(|| bracket::word(key, s)),
-    })
+        CommonKey::NoPointMeasured => "no point was measured".into(),
+        CommonKey::NoMeasurement => "no measurement".into(),
+        CommonKey::StepPeak => "step peak".into(),
+        CommonKey::Name => s.name("name"),
+    }
 }
 
 /// `after` against `before`, as a signed percentage of `before` (`-41.9%`).

@@ -2,13 +2,19 @@
 //! copies cost, and the proof that the steps compute the same.
 
 use results::format;
+use results::keys::offload::Key;
 
 use super::{change, Said};
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     let same_memory = s.num("same_memory") > 0.0;
-    Some(match key {
-        "held-and-peak" => {
+    match key {
+        Key::LabelStepPeak => "step peak".into(),
+        Key::LabelHeldBetweenSteps => "held between steps".into(),
+        Key::LabelTime => "time".into(),
+        Key::LabelWhereTheOptimizerSteps => "where the optimizer steps".into(),
+        Key::LabelBytesCopiedPerStep => "bytes copied per step".into(),
+        Key::HeldAndPeak => {
             let saved_between = s.num("held_usual") - s.num("held_offloaded");
             let (peak_usual, peak_offloaded) = (s.num("peak_usual"), s.num("peak_offloaded"));
             format!(
@@ -31,7 +37,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 change(peak_usual, peak_offloaded),
             )
         }
-        "nothing-to-move" => format!(
+        Key::NothingToMove => format!(
             "On the CPU backend there is nothing to move: the host is the device. The offloaded \
              step keeps the optimizer's state in the same memory and adds a second copy of the \
              weights (the host's), {} by the byte model; what it measures here is the price of \
@@ -39,7 +45,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
              moves.",
             s.bytes("extra"),
         ),
-        "copies" => {
+        Key::Copies => {
             let transfer = s.num("transfer");
             format!(
                 "Each offloaded step copied {} ({:.2} B per parameter: every gradient down, every \
@@ -60,7 +66,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 },
             )
         }
-        "host-kept" => format!(
+        Key::HostKept => format!(
             "The host kept {} between steps (the master weights and {}'s state; {} by the byte \
              model), counted by the host's allocator apart from the device's pool. A read of a \
              wgpu tensor returns the device's mapped staging buffer, which Flex takes without a \
@@ -73,7 +79,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.name("optimizer"),
             s.bytes("predicted"),
         ),
-        "proof" => format!(
+        Key::Proof => format!(
             "The proof: {} steps both ways from the same weights; the parameters' largest \
              difference is {:.1e} of the largest parameter (tolerance {:.0e}){}.",
             s.count("steps"),
@@ -85,19 +91,19 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 ": they DIFFER"
             }
         ),
-        "second-copy" => {
+        Key::SecondCopy => {
             "held between steps, offloaded less usual (a second copy of the weights)".into()
         }
-        "second-copy-note" => "the host's copy of the weights, one f32 (4 B) per parameter".into(),
-        "saved-between" => "device bytes saved between steps (the optimizer's state)".into(),
-        "saved-between-note" => format!(
+        Key::SecondCopyNote => "the host's copy of the weights, one f32 (4 B) per parameter".into(),
+        Key::SavedBetween => "device bytes saved between steps (the optimizer's state)".into(),
+        Key::SavedBetweenNote => format!(
             "{} value(s) of {} state per parameter, 4 B each",
             s.count("values"),
             s.name("optimizer")
         ),
-        "copied-note" => "4 B per parameter each way (gradients down, weights up)".into(),
-        "host-kept-note" => "the master weights and the optimizer's state, 4 B per value".into(),
-        "headline" => format!(
+        Key::CopiedNote => "4 B per parameter each way (gradients down, weights up)".into(),
+        Key::HostKeptNote => "the master weights and the optimizer's state, 4 B per value".into(),
+        Key::Headline => format!(
             "{} beside the model against on the host, MLP, batch {} ({}; time per sample)",
             s.name("optimizer"),
             s.count("batch"),
@@ -107,15 +113,15 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 "the device's step peak"
             }
         ),
-        "published-source" => {
+        Key::PublishedSource => {
             "ZeRO (Rajbhandari et al. 2020); ZeRO-Offload (Ren et al. 2021)".into()
         }
-        "published-claim" => "model states of mixed-precision Adam are 2 + 2 + 12 bytes per \
+        Key::PublishedClaim => "model states of mixed-precision Adam are 2 + 2 + 12 bytes per \
                               parameter on the device; offloading the 12 of the optimizer \
                               (master weights, momentum, variance) leaves the 2 + 2 of the \
                               half-precision weights and gradients"
             .into(),
-        "published-ours" => format!(
+        Key::PublishedOurs => format!(
             "in f32 the usual step holds {:.2} B per parameter between steps (weights, {}'s \
              state, the inputs), the offloaded one {:.2} B{}",
             s.num("usual_per_param"),
@@ -128,15 +134,14 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             }
         ),
         // Chart titles, axes and legends.
-        "label.host-bytes-kept-between-steps" => "host bytes kept between steps".into(),
-        "label.process-bytes-the-cpu-host-and" => {
+        Key::LabelHostBytesKeptBetweenSteps => "host bytes kept between steps".into(),
+        Key::LabelProcessBytesTheCpuHostAnd => {
             "Process bytes (the CPU: host and device are one memory)".into()
         }
-        "label.device-bytes-with-the-optimizer-on" => {
+        Key::LabelDeviceBytesWithTheOptimizerOn => {
             "Device bytes with the optimizer on the device and on the host".into()
         }
-        "label.bytes-above-the-process-s-own" => "bytes above the process's own".into(),
-        "label.time-of-each-phase-of-a" => "Time of each phase of a step (median)".into(),
-        _ => return None,
-    })
+        Key::LabelBytesAboveTheProcessSOwn => "bytes above the process's own".into(),
+        Key::LabelTimeOfEachPhaseOfA => "Time of each phase of a step (median)".into(),
+    }
 }

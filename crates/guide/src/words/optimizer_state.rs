@@ -2,10 +2,20 @@
 //! each trains, and the published per-parameter rules beside ours.
 
 use super::Said;
+use results::keys::optimizer_state::Key;
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "state" => format!(
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelTransformerMeasured => "transformer (measured)".into(),
+        Key::LabelMLPMeasured => "MLP (measured)".into(),
+        Key::LabelCrossEntropyNatsPerToken => "cross-entropy (nats per token)".into(),
+        Key::LabelMSELoss => "MSE loss".into(),
+        Key::LabelOptimizerState => "optimizer state".into(),
+        Key::LabelBytes => "bytes".into(),
+        Key::LabelOptimizerBurnSDefaults => "optimizer (Burn's defaults)".into(),
+        Key::LabelStatePerParameterBytes => "state per parameter (bytes)".into(),
+        Key::LabelOptimizerStatePerParameter => "Optimizer state per parameter".into(),
+        Key::State => format!(
             "The MLP ({} parameters, batch {}): Adam keeps {} of state ({:.2} B per parameter), \
              SGD with momentum {} ({:.2} B); the step's peak goes from {} to {}.",
             s.count("params"),
@@ -17,7 +27,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("adam_peak"),
             s.bytes("momentum_peak"),
         ),
-        "row" => format!(
+        Key::Row => format!(
             "{}: {:.2} B of state per parameter measured, {} predicted ({} parameter-sized \
              tensor(s) in burn-optim's state); weights, gradients and state {:.2} B per \
              parameter; loss {:.4} -> {:.4} over the proof's {} steps at lr {}.",
@@ -31,7 +41,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("steps"),
             s.num("lr"),
         ),
-        "price" => format!(
+        Key::Price => format!(
             "The price is training progress, not bytes: over the proof's {} steps from the same \
              weights the MLP's loss fell by {:.1}% under SGD with momentum against {:.1}% under \
              Adam (each at its own learning rate). Whether a lighter optimizer still trains your \
@@ -40,11 +50,13 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.num("momentum_fall"),
             s.num("adam_fall")
         ),
-        "dampening" => "Burn's SGD momentum has a dampening of 0.1 by default (PyTorch's is 0): \
+        Key::Dampening => {
+            "Burn's SGD momentum has a dampening of 0.1 by default (PyTorch's is 0): \
                         the same velocity tensor, a different update. Set \
                         `with_dampening(0.0)` to match PyTorch's runs; the bytes do not change."
-            .into(),
-        "state-note" => format!(
+                .into()
+        }
+        Key::StateNote => format!(
             "{} parameter-sized f32 tensor(s) per parameter (burn-optim 0.21's state record for \
              {}), times the parameters; measured: what stays live after the first step above \
              what was live before it (the records' own bookkeeping included, which the rule \
@@ -52,25 +64,25 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.count("values"),
             s.name("optimizer")
         ),
-        "state-quantity" => format!("optimizer state, {}", s.name("point")),
-        "step-chart" => format!("The MLP's step (batch {})", s.count("batch")),
-        "loss-series" => format!("{} (lr {})", s.name("optimizer"), s.num("lr")),
-        "accelerate-source" => "accelerate `estimate-memory`".into(),
-        "accelerate-claim" => "fp32 Adam: 16 bytes per parameter (weights, gradients, optimizer \
+        Key::StateQuantity => format!("optimizer state, {}", s.name("point")),
+        Key::StepChart => format!("The MLP's step (batch {})", s.count("batch")),
+        Key::LossSeries => format!("{} (lr {})", s.name("optimizer"), s.num("lr")),
+        Key::AccelerateSource => "accelerate `estimate-memory`".into(),
+        Key::AccelerateClaim => "fp32 Adam: 16 bytes per parameter (weights, gradients, optimizer \
                                state; no activations)"
             .into(),
-        "accelerate-ours" => format!(
+        Key::AccelerateOurs => format!(
             "{:.2} B per parameter measured for weights + gradients + Adam state on the MLP ({} \
              predicted from burn-optim's tensors): Burn's f32 Adam matches the rule, with its \
              few bytes of per-tensor bookkeeping on top",
             s.num("adam_fixed"),
             s.num("predicted")
         ),
-        "hf-source" => "Hugging Face Transformers, \"efficient training on a single GPU\"".into(),
-        "hf-claim" => "plain AdamW keeps 8 bytes of optimizer state per parameter, SGD with \
+        Key::HfSource => "Hugging Face Transformers, \"efficient training on a single GPU\"".into(),
+        Key::HfClaim => "plain AdamW keeps 8 bytes of optimizer state per parameter, SGD with \
                        momentum 4"
             .into(),
-        "hf-ours" => format!(
+        Key::HfOurs => format!(
             "AdamW {} B, momentum {:.2} B per parameter measured",
             if s.has("adamw") {
                 format!("{:.2}", s.num("adamw"))
@@ -79,35 +91,34 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             },
             s.num("momentum")
         ),
-        "zero-source" => "ZeRO (Rajbhandari et al. 2020)".into(),
-        "zero-claim" => "mixed-precision Adam: 2 + 2 + 12 = 16 bytes per parameter (fp16 weights \
+        Key::ZeroSource => "ZeRO (Rajbhandari et al. 2020)".into(),
+        Key::ZeroClaim => {
+            "mixed-precision Adam: 2 + 2 + 12 = 16 bytes per parameter (fp16 weights \
                          and gradients, fp32 master weights and two moments)"
-            .into(),
-        "zero-ours" => format!(
+                .into()
+        }
+        Key::ZeroOurs => format!(
             "Burn 0.21 has no mixed-precision optimizer; f32 Adam reaches about the same total by \
              another split (4 + 4 + 8): {:.2} B measured",
             s.num("adam_fixed")
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "Adam against SGD with momentum (Burn's defaults), MLP, batch {} (step peak; time per \
              sample)",
             s.count("batch")
         ),
         // Chart titles, axes and legends.
-        "label.step-of-the-proof-s-run" => "step of the proof's run".into(),
-        "label.burn-optim-s-state-tensors-x" => {
-            "burn-optim's state tensors x 4 B (predicted)".into()
-        }
-        "label.weights-gradients-optimizer-state" => "weights + gradients + optimizer state".into(),
-        "label.the-proof-the-mlp-s-loss" => {
+        Key::LabelStepOfTheProofSRun => "step of the proof's run".into(),
+        Key::LabelBurnOptimSStateTensorsX => "burn-optim's state tensors x 4 B (predicted)".into(),
+        Key::LabelWeightsGradientsOptimizerState => "weights + gradients + optimizer state".into(),
+        Key::LabelTheProofTheMlpSLoss => {
             "The proof: the MLP's loss under each optimizer, from the same weights".into()
         }
-        "label.the-proof-the-transformer-s-loss" => {
+        Key::LabelTheProofTheTransformerSLoss => {
             "The proof: the transformer's loss under each optimizer, from the same weights".into()
         }
-        "label.memory-through-one-training-step-plain" => {
+        Key::LabelMemoryThroughOneTrainingStepPlain => {
             "Memory through one training step: plain SGD against Adam".into()
         }
-        _ => return None,
-    })
+    }
 }

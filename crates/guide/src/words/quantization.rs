@@ -2,6 +2,7 @@
 //! and its dequantized copy, the output's error against f32, and the articles' rule beside ours.
 
 use super::Said;
+use results::keys::quantization::Key;
 
 /// The peak the index rows compare.
 const PEAK: &str = "inference peak above the process's own bytes";
@@ -11,10 +12,18 @@ const PASS_RULE: &str = "the layer where the pass peaks: its input and output, p
                          of its weight and bias a quantized weight is dequantized into (and, for \
                          bf16 on Flex, the f32 copies matmul_bf16 multiplies)";
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     let host = s.num("host") > 0.0;
-    Some(match key {
-        "summary" => format!(
+    match key {
+        Key::LabelThroughputSamplesS => "throughput (samples/s)".into(),
+        Key::LabelInferenceThroughput => "Inference throughput".into(),
+        Key::LabelTheCheckSTolerance => "the check's tolerance".into(),
+        Key::LabelWeights => "weights".into(),
+        Key::LabelBytes => "bytes".into(),
+        Key::LabelPredictedThisBackendSStorage => "predicted (this backend's storage)".into(),
+        Key::LabelMeasured => "measured".into(),
+        Key::LabelBytesPerParameter => "bytes per parameter".into(),
+        Key::Summary => format!(
             "The MLP ({} parameters, {} layers of width {}) at batch {}: its weights take {} in \
              f32 and {} as 8-bit values with a scale per block of 32 ({:.3} bytes per \
              parameter); an inference pass peaks {} above the process's own bytes with f32 \
@@ -29,7 +38,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("f32_peak"),
             s.bytes("q8_peak"),
         ),
-        "row" => format!(
+        Key::Row => format!(
             "{}: weights {} ({:.3} B per parameter, {} predicted); the pass adds {} at its peak \
              above what was live ({} predicted, of which {} is a layer's weight dequantized or \
              widened to f32); output against f32: RMS error {:.2e} of the output's RMS, largest \
@@ -49,7 +58,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 "the check FAILED: the output changed"
             },
         ),
-        "excess" => {
+        Key::Excess => {
             let batch = s.num("batch");
             format!(
                 "Every format's pass measured {} to {} above its rule at batch {} ({} to {} per \
@@ -63,7 +72,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 results::format::bytes(s.num("most") / batch),
             )
         }
-        "four-bits" => format!(
+        Key::FourBits => format!(
             "4-bit against 8-bit values (a scale per block of 32 each): {} against {} ({:+.1}%). \
              {}",
             s.bytes("q4"),
@@ -77,7 +86,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                  go."
             }
         ),
-        "dequantized" => format!(
+        Key::Dequantized => format!(
             "The price of storing weights in fewer bytes is paid at run time: Burn 0.21's \
              `Linear` hands its weight to `linear` as a float tensor, which dequantizes the whole \
              weight (and bias) to f32 on every forward. The pass through 8-bit weights adds {} at \
@@ -88,13 +97,13 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("f32_pass"),
             s.bytes("copy"),
         ),
-        "time" => format!(
+        Key::Time => format!(
             "Time per sample against f32 weights, each pass dequantizing every layer's weight: \
              8-bit with a scale per block of 32 {}; 8-bit with one scale per tensor {}.",
             s.cost("block"),
             s.cost("tensor")
         ),
-        "tolerance" => format!(
+        Key::Tolerance => format!(
             "The check holds every format's output to {} of the largest f32 output, chosen \
              before measuring. A format that misses it changed this model's result: a finding of \
              round-to-nearest quantization with min-max scales on this model, not a bug. Methods \
@@ -104,21 +113,23 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
              alike here; on trained weights the block scales are the ones to trust.",
             s.num("tolerance")
         ),
-        "weights-quantity" => format!("weights, {}", s.name("point")),
-        "weights-note" => "values at their stored bytes (quantized: one byte each on Flex, packed \
+        Key::WeightsQuantity => format!("weights, {}", s.name("point")),
+        Key::WeightsNote => {
+            "values at their stored bytes (quantized: one byte each on Flex, packed \
                            in u32 words on CubeCL) plus one f32 scale per tensor or per block; \
                            measured: the change in live bytes across the conversion, added to \
                            the f32 model's"
-            .into(),
-        "pass-quantity" => format!("pass above live bytes, {}", s.name("point")),
-        "pass-note" => PASS_RULE.into(),
-        "pass-note.bracket" => format!("{PASS_RULE}; measured: the pass's bracket"),
-        "pass-chart" => format!("One inference pass, batch {}", s.count("batch")),
-        "published-source" => "the articles' rule for weights alone".into(),
-        "published-claim" => "7B parameters take 14 GB in 16 bits, 7 GB in 8 bits, 3.5 GB in 4 \
+                .into()
+        }
+        Key::PassQuantity => format!("pass above live bytes, {}", s.name("point")),
+        Key::PassNote => PASS_RULE.into(),
+        Key::PassNoteBracket => format!("{PASS_RULE}; measured: the pass's bracket"),
+        Key::PassChart => format!("One inference pass, batch {}", s.count("batch")),
+        Key::PublishedSource => "the articles' rule for weights alone".into(),
+        Key::PublishedClaim => "7B parameters take 14 GB in 16 bits, 7 GB in 8 bits, 3.5 GB in 4 \
                               bits: 2, 1 and 0.5 bytes per parameter"
             .into(),
-        "published-ours" => {
+        Key::PublishedOurs => {
             let per_param = |name: &str| {
                 if s.has(name) {
                     format!("{:.2}", s.num(name))
@@ -140,32 +151,31 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 }
             )
         }
-        "q4-headline" => format!(
+        Key::Q4Headline => format!(
             "inference at batch {}: f32 weights against 4-bit weights, a scale per block of 32 \
              ({PEAK})",
             s.count("batch")
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "inference at batch {}: f32 weights against 8-bit weights, a scale per block of 32 \
              ({PEAK}; time per sample)",
             s.count("batch")
         ),
         // Chart titles, axes and legends.
-        "label.inference-peak-above-the-process-s" => {
+        Key::LabelInferencePeakAboveTheProcessS => {
             "inference peak above the process's own bytes".into()
         }
-        "label.weight-format-q8-32-8-bit" => {
+        Key::LabelWeightFormatQ8328Bit => {
             "weight format (q8 /32: 8-bit values, a scale per block of 32)".into()
         }
-        "label.the-weights-bytes-per-parameter" => "The weights' bytes per parameter".into(),
-        "label.the-pass-s-peak-above-live" => "the pass's peak above live bytes".into(),
-        "label.how-far-the-output-moves-from" => "How far the output moves from f32's".into(),
-        "label.error-relative-to-the-f32-output" => "error relative to the f32 output".into(),
-        "label.rms-difference-rms-output" => "RMS difference / RMS output".into(),
-        "label.largest-difference-largest-output-the-check" => {
+        Key::LabelTheWeightsBytesPerParameter => "The weights' bytes per parameter".into(),
+        Key::LabelThePassSPeakAboveLive => "the pass's peak above live bytes".into(),
+        Key::LabelHowFarTheOutputMovesFrom => "How far the output moves from f32's".into(),
+        Key::LabelErrorRelativeToTheF32Output => "error relative to the f32 output".into(),
+        Key::LabelRmsDifferenceRmsOutput => "RMS difference / RMS output".into(),
+        Key::LabelLargestDifferenceLargestOutputTheCheck => {
             "largest difference / largest output (the check)".into()
         }
-        "label.median-bars-fastest-and-slowest" => "median; bars: fastest and slowest".into(),
-        _ => return None,
-    })
+        Key::LabelMedianBarsFastestAndSlowest => "median; bars: fastest and slowest".into(),
+    }
 }

@@ -2,21 +2,33 @@
 //! length, Burn's rule and Korthikanti's formula beside it, and the step's components.
 
 use results::format;
+use results::keys::sequence_length::Key;
 
 use super::{change, Said};
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "checkpointing-headline" => format!(
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelBalancedCheckpointing => "balanced checkpointing".into(),
+        Key::LabelNoCheckpointing => "no checkpointing".into(),
+        Key::LabelGradients => "gradients".into(),
+        Key::LabelAdamState => "Adam state".into(),
+        Key::LabelWeights => "weights".into(),
+        Key::LabelN8BytesPerParameter => "8 bytes per parameter".into(),
+        Key::LabelThroughputTokensS => "throughput (tokens/s)".into(),
+        Key::LabelSequenceLengthTokens => "sequence length (tokens)".into(),
+        Key::LabelBytes => "bytes".into(),
+        Key::LabelBalancedCheckpointingMeasured => "balanced checkpointing (measured)".into(),
+        Key::LabelMeasuredDifferenceBetweenDepths => "measured (difference between depths)".into(),
+        Key::CheckpointingHeadline => format!(
             "sequence {}, {} blocks: no checkpointing against balanced checkpointing (step peak; \
              time per token)",
             s.count("seq"),
             s.count("blocks")
         ),
-        "checkpointing-detail" => "the gradients of one step from the initial weights, with and \
+        Key::CheckpointingDetail => "the gradients of one step from the initial weights, with and \
                                    without checkpointing"
             .into(),
-        "per-token" => {
+        Key::PerToken => {
             let measured = s.num("measured");
             format!(
                 "Sequence {}: one block keeps {} per token for backward (measured: {} blocks \
@@ -34,12 +46,12 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 s.bytes("published"),
             )
         }
-        "per-token-quantity" => format!("bytes per token per block, sequence {}", s.num("seq")),
-        "per-token-note" => "18 d + 3 h s + h + 2 f32 values (module docs of predict.rs), the 3 \
+        Key::PerTokenQuantity => format!("bytes per token per block, sequence {}", s.num("seq")),
+        Key::PerTokenNote => "18 d + 3 h s + h + 2 f32 values (module docs of predict.rs), the 3 \
                              h s corrected after the first measurement (first written 2 h s); \
                              measured as the difference between the two depths"
             .into(),
-        "fit" => format!(
+        Key::Fit => format!(
             "Fitted over {} lengths (R\u{b2} = {:.6}): a block keeps {} per token plus {} per \
              token for every token of the sequence; Burn's rule says {} plus {} (3 x {} heads x \
              4 bytes: inside softmax, the shifted scores, which `exp` keeps as its input, and \
@@ -60,14 +72,16 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.num("intercept") / s.num("slope"),
             s.num("crossover_rule"),
         ),
-        "intercept-quantity" => "fixed bytes per token per block (fit's intercept)".into(),
-        "slope-quantity" => "bytes per token per block per token of sequence (fit's slope)".into(),
-        "slope-note" => "3 h f32 values: softmax's shifted scores, exponentials and output \
+        Key::InterceptQuantity => "fixed bytes per token per block (fit's intercept)".into(),
+        Key::SlopeQuantity => {
+            "bytes per token per block per token of sequence (fit's slope)".into()
+        }
+        Key::SlopeNote => "3 h f32 values: softmax's shifted scores, exponentials and output \
                          (corrected after the first measurement, which showed 3, not the 2 \
                          first written)"
             .into(),
-        "fit-what" => "bytes one block keeps per token against sequence length".into(),
-        "balanced" => {
+        Key::FitWhat => "bytes one block keeps per token against sequence length".into(),
+        Key::Balanced => {
             let (measured, predicted) = (s.num("measured"), s.num("predicted"));
             format!(
                 "Sequence {}, balanced checkpointing: one block keeps {} per token (predicted \
@@ -88,14 +102,16 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 },
             )
         }
-        "balanced-quantity" => format!(
+        Key::BalancedQuantity => format!(
             "bytes per token per block, balanced checkpointing, sequence {}",
             s.num("seq")
         ),
-        "balanced-note" => "10 d + 2 h s + h + 4 f32 values (module docs of predict.rs), written \
+        Key::BalancedNote => {
+            "10 d + 2 h s + h + 4 f32 values (module docs of predict.rs), written \
                             before the first checkpointed measurement"
-            .into(),
-        "balanced-peak" => {
+                .into()
+        }
+        Key::BalancedPeak => {
             let (without, with) = (s.num("without"), s.num("with"));
             format!(
                 "At sequence {} with {} blocks, balanced checkpointing takes the step peak from \
@@ -122,8 +138,8 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 },
             )
         }
-        "params-quantity" => format!("parameters ({} blocks)", s.count("blocks")),
-        "params-note" => format!(
+        Key::ParamsQuantity => format!("parameters ({} blocks)", s.count("blocks")),
+        Key::ParamsNote => format!(
             "{} parameters x 4 bytes (the count is checked against Burn's own `num_params` in a \
              test); what is measured beyond it ({}, about {} per block, {} per parameter tensor \
              of its 16, from the shallow point's {}) is host bookkeeping, live after every \
@@ -136,7 +152,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             format::bytes(s.num("per_block") / 16.0),
             s.bytes("shallow_extra"),
         ),
-        "components" => format!(
+        Key::Components => format!(
             "At sequence {} ({} sequences, {} blocks) the step peak is {}: weights {}, Adam state \
              {}, gradients {}, and {} left by the forward pass for backward (its peak {} above \
              what was live).",
@@ -150,7 +166,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("kept"),
             s.bytes("activations"),
         ),
-        "throughput" => format!(
+        Key::Throughput => format!(
             "Time per token across lengths is not compared in pairs (a sweep of sizes, not a \
              substitute; checkpointing's cost is): the throughput chart shows each point's \
              median step, measured minutes apart; from sequence {} to {} it went from {} to {} \
@@ -160,22 +176,22 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             format::rate(s.num("short_rate")),
             format::rate(s.num("long_rate")),
         ),
-        "components-chart" => format!(
+        Key::ComponentsChart => format!(
             "A training step of {} blocks, component by component",
             s.count("blocks")
         ),
-        "checkpointing-chart" => format!(
+        Key::CheckpointingChart => format!(
             "Step peak of {} blocks with and without balanced checkpointing",
             s.count("blocks")
         ),
-        "throughput-chart" => format!("Training throughput of {} blocks", s.count("blocks")),
-        "published-source" => "Korthikanti et al. 2022, Reducing Activation Recomputation in \
+        Key::ThroughputChart => format!("Training throughput of {} blocks", s.count("blocks")),
+        Key::PublishedSource => "Korthikanti et al. 2022, Reducing Activation Recomputation in \
                                Large Transformer Models"
             .into(),
-        "published-claim" => {
+        Key::PublishedClaim => {
             "Activations per layer: sbh(34 + 5as/h) bytes with 16-bit values and dropout.".into()
         }
-        "published-ours" => format!(
+        Key::PublishedOurs => format!(
             "{} per token per block measured at sequence {} in f32 without dropout; the formula \
              gives {} as published and {} adapted to f32 without dropout",
             s.bytes("measured"),
@@ -183,36 +199,37 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("published"),
             s.bytes("adapted"),
         ),
-        "headline" => format!(
+        Key::Headline => format!(
             "sequence {} against sequence {} ({} blocks, step peak)",
             s.count("long"),
             s.count("short"),
             s.count("blocks")
         ),
-        "sweep-detail" => "a sweep, not a substitute: each length computes a different step".into(),
+        Key::SweepDetail => {
+            "a sweep, not a substitute: each length computes a different step".into()
+        }
         // Chart titles, axes and legends.
-        "label.memory-through-one-training-step-without" => {
+        Key::LabelMemoryThroughOneTrainingStepWithout => {
             "Memory through one training step: without and with balanced checkpointing".into()
         }
-        "label.18-d-h-2-f32-values" => "18 d + h + 2 f32 values".into(),
-        "label.bytes-one-block-keeps-per-token" => {
+        Key::Label18DH2F32Values => "18 d + h + 2 f32 values".into(),
+        Key::LabelBytesOneBlockKeepsPerToken => {
             "Bytes one block keeps per token, against sequence length".into()
         }
-        "label.bytes-per-token-per-block" => "bytes per token per block".into(),
-        "label.burn-s-rule-4-18-d" => "Burn's rule: 4 (18 d + 3 h s + h + 2)".into(),
-        "label.balanced-checkpointing-rule-4-10-d" => {
+        Key::LabelBytesPerTokenPerBlock => "bytes per token per block".into(),
+        Key::LabelBurnSRule418D => "Burn's rule: 4 (18 d + 3 h s + h + 2)".into(),
+        Key::LabelBalancedCheckpointingRule410D => {
             "balanced checkpointing, rule: 4 (10 d + 2 h s + h + 4)".into()
         }
-        "label.korthikanti-f32-without-dropout-4-16" => {
+        Key::LabelKorthikantiF32WithoutDropout416 => {
             "Korthikanti, f32 without dropout: 4 (16 d + h s)".into()
         }
-        "label.korthikanti-as-published-34-d-5" => {
+        Key::LabelKorthikantiAsPublished34D5 => {
             "Korthikanti as published: 34 d + 5 h s (16-bit, dropout)".into()
         }
-        "label.kept-by-forward-for-backward" => "kept by forward for backward".into(),
-        "label.tokens-s-median-bars-fastest-and" => {
+        Key::LabelKeptByForwardForBackward => "kept by forward for backward".into(),
+        Key::LabelTokensSMedianBarsFastestAnd => {
             "tokens/s (median; bars: fastest and slowest repeat)".into()
         }
-        _ => return None,
-    })
+    }
 }

@@ -2,33 +2,38 @@
 //! trap of a small view that keeps its parent's whole buffer.
 
 use super::Said;
+use results::keys::views::Key;
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "copied-quantity" => format!("{}: bytes copied", s.name("op")),
-        "copy-note" => copy_note(&s.name("op"), s.name("allocator") == "cube-cl").into(),
-        "held-quantity" => format!("{}: bytes still held", s.name("op")),
-        "held-note" => match s.name("op").as_str() {
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::LabelBytesHeldAfterTheParentIs => "bytes held after the parent is dropped".into(),
+        Key::LabelBytesHeld => "bytes held".into(),
+        Key::LabelParentTensor => "parent tensor".into(),
+        Key::LabelPeakAboveTheParent => "peak above the parent".into(),
+        Key::CopiedQuantity => format!("{}: bytes copied", s.name("op")),
+        Key::CopyNote => copy_note(&s.name("op"), s.name("allocator") == "cube-cl").into(),
+        Key::HeldQuantity => format!("{}: bytes still held", s.name("op")),
+        Key::HeldNote => match s.name("op").as_str() {
             "row-view" => "the view's Arc keeps the parent's whole buffer".into(),
             _ => "only the row: into_data of a narrowed view copies its own elements. Not \
                   predicted: the new tensor's bookkeeping, a large share of so small a tensor"
                 .into(),
         },
-        "views-are-free" => format!(
+        Key::ViewsAreFree => format!(
             "Slicing rows or columns, narrow, transpose, a contiguous reshape and expand added at \
              most {} at their peak over {} measurements on parents up to {}: they are views.",
             s.bytes("most"),
             s.count("measurements"),
             s.bytes("largest"),
         ),
-        "op-copies" => format!(
+        Key::OpCopies => format!(
             "{} on a {} parent added {} ({:.4} of the parent).",
             s.name("op"),
             s.bytes("parent"),
             s.bytes("copied"),
             s.num("copied") / s.num("parent")
         ),
-        "trap" => format!(
+        Key::Trap => format!(
             "The trap: a one-row view of a {} tensor still held {} after the tensor was dropped; \
              copying the row out held {}. Time, the copy against the view, each timed with \
              freeing the parent's buffer (the copy frees it inside the operation, the view when \
@@ -38,27 +43,23 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("copy_held"),
             s.cost("timing"),
         ),
-        "series-measured" => format!("{} (measured)", s.name("op")),
-        "series-predicted" => format!("{} (predicted)", s.name("op")),
-        "headline" => format!(
+        Key::SeriesMeasured => format!("{} (measured)", s.name("op")),
+        Key::SeriesPredicted => format!("{} (predicted)", s.name("op")),
+        Key::Headline => format!(
             "the first row of a {} tensor kept as a view against copied out, after the tensor is \
              dropped (bytes held; time of the operation and of freeing the parent)",
             s.bytes("parent")
         ),
         // Chart titles, axes and legends.
-        "label.largest-of-the-six-views-measured" => "largest of the six views (measured)".into(),
-        "label.one-parent-s-size-predicted-for" => {
+        Key::LabelLargestOfTheSixViewsMeasured => "largest of the six views (measured)".into(),
+        Key::LabelOneParentSSizePredictedFor => {
             "one parent's size (predicted for the reshape and the exp of a transpose)".into()
         }
-        "label.bytes-an-operation-adds-above-its" => {
-            "Bytes an operation adds above its parent".into()
-        }
-        "label.memory-still-held-after-dropping-the" => {
+        Key::LabelBytesAnOperationAddsAboveIts => "Bytes an operation adds above its parent".into(),
+        Key::LabelMemoryStillHeldAfterDroppingThe => {
             "Memory still held after dropping the parent of a one-row view".into()
         }
-        "label.bytes-held-after-the-parent-is" => "bytes held after the parent is dropped".into(),
-        _ => return None,
-    })
+    }
 }
 
 /// How the byte model predicts what an operation copies, and why.

@@ -2,6 +2,7 @@
 //! memory timeline of one step.
 
 use results::format;
+use results::keys::{TimelineKey, TransformerKey};
 
 use super::Said;
 
@@ -15,32 +16,33 @@ fn named(what: &str, s: &Said<'_>) -> String {
     }
 }
 
-pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
-    Some(match key {
-        "transformer.forward-quantity" => format!(
+/// The words of the transformer's section of a page.
+pub(super) fn transformer(key: TransformerKey, s: &Said<'_>) -> String {
+    match key {
+        TransformerKey::ForwardQuantity => format!(
             "{}: forward peak above the process's own bytes",
             s.name("point")
         ),
-        "transformer.step-quantity" => {
+        TransformerKey::StepQuantity => {
             format!(
                 "{}: step peak above the process's own bytes",
                 s.name("point")
             )
         }
-        "transformer.step-note" => format!(
+        TransformerKey::StepNote => format!(
             "model + Adam state + token ids + what the forward pass keeps + the larger of the \
              loss's transient and backward's (2 x max(4 d^2, d v) f32 values per sequence: the \
              largest Linear's weight gradient computed per sequence before the sum, the factor 2 \
              fitted); backward added {} per token above what the forward pass left",
             s.bytes("excess"),
         ),
-        "transformer.step-measured" => named("step peak (measured)", s),
-        "transformer.forward-measured" => named("forward peak (measured)", s),
-        "transformer.forward-predicted" => named("forward peak (predicted)", s),
-        "transformer.tokens-per-s" => {
+        TransformerKey::StepMeasured => named("step peak (measured)", s),
+        TransformerKey::ForwardMeasured => named("forward peak (measured)", s),
+        TransformerKey::ForwardPredicted => named("forward peak (predicted)", s),
+        TransformerKey::TokensPerS => {
             named("tokens/s (median; bars: fastest and slowest repeat)", s)
         }
-        "transformer.summary" => format!(
+        TransformerKey::Summary => format!(
             "Transformer ({}, {} parameters), {} points: step peak from {} to {}; throughput from \
              {} to {} tokens/s.",
             s.name("model"),
@@ -51,7 +53,7 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             format::rate(s.num("lowest_rate")),
             format::rate(s.num("highest_rate")),
         ),
-        "transformer.against-rules" => format!(
+        TransformerKey::AgainstRules => format!(
             "Transformer, against the shared byte rules (above the process's own bytes): the \
              forward pass's peak within {:.1}% at every point (worst {:+.1}%), the step's within \
              {:.1}% (worst {:+.1}%). The step's peak is in backward, which adds {} to {} per \
@@ -70,7 +72,24 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
             s.bytes("excess_high"),
             s.bytes("predicted_excess"),
         ),
-        "timeline.at-event" => {
+        // Chart titles, axes and legends.
+        TransformerKey::PeaksTitle => {
+            "Transformer: peaks of a training step above the process's own bytes".into()
+        }
+        TransformerKey::TimelineXLabel => {
+            "allocation events in one step (each allocation or free)".into()
+        }
+        TransformerKey::PhasesXLabel => "phases of one step (boundary, peak, boundary)".into(),
+        TransformerKey::BytesInUse => "bytes in use".into(),
+        TransformerKey::ThroughputTitle => "Transformer: training throughput".into(),
+        TransformerKey::ThroughputYLabel => "throughput (tokens/s)".into(),
+    }
+}
+
+/// The words of one step's memory timeline.
+pub(super) fn timeline(key: TimelineKey, s: &Said<'_>) -> String {
+    match key {
+        TimelineKey::AtEvent => {
             let phases = s.list("phases");
             format!(
                 "at allocation event {:.0} of {:.0}, in a {} phase ({} phases: {})",
@@ -81,30 +100,19 @@ pub(super) fn word(key: &str, s: &Said<'_>) -> Option<String> {
                 phases.join(", ")
             )
         }
-        "timeline.phase-start" => {
+        TimelineKey::PhaseStart => {
             format!("{} from event {:.0}", s.name("phase"), s.num("event"))
         }
-        "timeline.in-phase" => format!(
+        TimelineKey::InPhase => format!(
             "in its {} phase (read at the phase boundaries and the phase's peak)",
             s.name("phase")
         ),
-        "timeline.peak" => format!(
+        TimelineKey::Peak => format!(
             "Memory timeline, {}: the step's peak is {} {}.",
             s.name("point"),
             s.bytes("peak"),
             s.text("where")
         ),
-        "timeline.series" => format!("{} (peak {}, marked)", s.name("point"), s.bytes("peak")),
-        // Chart titles, axes and legends.
-        "transformer.label-transformer-peaks-of-a-training-step" => {
-            "Transformer: peaks of a training step above the process's own bytes".into()
-        }
-        "transformer.label-allocation-events-in-one-step-each" => {
-            "allocation events in one step (each allocation or free)".into()
-        }
-        "transformer.label-phases-of-one-step-boundary-peak" => {
-            "phases of one step (boundary, peak, boundary)".into()
-        }
-        _ => return None,
-    })
+        TimelineKey::Series => format!("{} (peak {}, marked)", s.name("point"), s.bytes("peak")),
+    }
 }

@@ -1,6 +1,8 @@
 //! Gradient accumulation's conclusions: the step peak against k, predicted beside measured,
 //! charts, Hugging Face's figures beside ours, and the index row.
 
+use results::keys::accumulation::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
@@ -66,14 +68,14 @@ impl Analyse for Accumulation {
         let best = rows.iter().map(saving).fold(f64::NEG_INFINITY, f64::max);
         let timed = find(paired, HEADLINE);
 
-        let mut findings = vec![Text::said("peaks")
+        let mut findings = vec![Text::said(Key::Peaks)
             .count("batch", base.config.batch)
             .bytes("plain", peak(base))
             .count("k", most.config.micro_batches)
             .count("micro_batch", base.config.batch / most.config.micro_batches)
             .bytes("accumulated", peak(most))];
         findings.push(
-            Text::said("chosen-k")
+            Text::said(Key::ChosenK)
                 .count("k", chosen.config.micro_batches)
                 .number("share", MOST_OF_THE_SAVING)
                 .bytes("best", best)
@@ -88,22 +90,22 @@ impl Analyse for Accumulation {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
         let floor = rows
             .iter()
             .map(|r| r.result.metric(Metric::GradBytes))
             .fold(f64::NAN, f64::max);
-        findings.push(Text::said("floor").bytes("gradients", floor));
+        findings.push(Text::said(Key::Floor).bytes("gradients", floor));
 
         let mut comparisons: Vec<Comparison<Text>> = rows
             .iter()
             .map(|r| Comparison {
-                quantity: Text::said("step-quantity").count("k", r.config.micro_batches),
+                quantity: Text::said(Key::StepQuantity).count("k", r.config.micro_batches),
                 predicted_bytes: predict::step_peak(shape, batch, r.config.micro_batches),
                 measured_bytes: peak(r),
                 measured_upper_bytes: r.peak_upper(),
-                note: Text::said("step-note")
+                note: Text::said(Key::StepNote)
                     .bytes(
                         "process",
                         r.result.metric(Metric::ProcessBaselineBytes),
@@ -112,7 +114,7 @@ impl Analyse for Accumulation {
             })
             .collect();
 
-        let series_of = |name: &'static str, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
+        let series_of = |name: Key, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
             Series::line(
                 name,
                 false,
@@ -131,19 +133,19 @@ impl Analyse for Accumulation {
         let mut charts = vec![
             Chart {
                 id: "peak-vs-micro-batches".into(),
-                title: Text::said("peak-chart").count("batch", base.config.batch),
-                x_label: Text::said("label.micro-batches-k-batch-b-k"),
-                y_label: "bytes in use".into(),
+                title: Text::said(Key::PeakChart).count("batch", base.config.batch),
+                x_label: Text::said(Key::LabelMicroBatchesKBatchBK),
+                y_label: Key::LabelBytesInUse.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
-                    series_of("step peak (measured)", &peak),
-                    series_of("forward peak (measured)", &phase_peak(Phase::Forward)),
-                    series_of("backward peak (measured)", &phase_peak(Phase::Backward)),
+                    series_of(Key::LabelStepPeakMeasured, &peak),
+                    series_of(Key::LabelForwardPeakMeasured, &phase_peak(Phase::Forward)),
+                    series_of(Key::LabelBackwardPeakMeasured, &phase_peak(Phase::Backward)),
                     Series::line(
-                        "step peak (predicted)",
+                        Key::LabelStepPeakPredicted,
                         true,
                         rows.iter()
                             .map(|r| {
@@ -158,15 +160,15 @@ impl Analyse for Accumulation {
             },
             Chart {
                 id: "throughput-vs-micro-batches".into(),
-                title: "Training throughput with accumulation".into(),
-                x_label: Text::said("label.micro-batches-k-batch-b-k"),
-                y_label: "throughput (samples/s)".into(),
+                title: Key::LabelTrainingThroughputWithAccumulation.into(),
+                x_label: Text::said(Key::LabelMicroBatchesKBatchBK),
+                y_label: Key::LabelThroughputSamplesS.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![Series::throughput(
-                    Text::said("label.samples-s-median-bars-fastest-and"),
+                    Text::said(Key::LabelSamplesSMedianBarsFastestAnd),
                     rows.iter()
                         .map(|r| (r.config.micro_batches as f64, r.result)),
                 )],
@@ -174,7 +176,7 @@ impl Analyse for Accumulation {
         ];
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            Text::said("label.memory-through-one-training-step-one"),
+            Text::said(Key::LabelMemoryThroughOneTrainingStepOne),
             &[base, chosen],
         ) {
             charts.insert(1, chart);
@@ -184,11 +186,11 @@ impl Analyse for Accumulation {
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         let four = rows.iter().find(|r| r.config.micro_batches == 4);
         let published = vec![PublishedFigure {
-            source: Text::said("published-source"),
-            claim: Text::said("published-claim"),
+            source: Text::said(Key::PublishedSource),
+            claim: Text::said(Key::PublishedClaim),
             ours: match four {
                 Some(r) => {
-                    let mut t = Text::said("published-ours")
+                    let mut t = Text::said(Key::PublishedOurs)
                         .count("batch", base.config.batch)
                         .count("micro_batch", base.config.batch / 4)
                         .bytes("plain", peak(base))
@@ -199,14 +201,14 @@ impl Analyse for Accumulation {
                     }
                     t
                 }
-                None => Text::said("published-ours-unmeasured"),
+                None => Text::said(Key::PublishedOursUnmeasured),
             },
         }];
 
         Analysis {
             fix_table: None,
             headline: Headline::versus(
-                Text::said("headline")
+                Text::said(Key::Headline)
                     .count("batch", base.config.batch)
                     .count("k", chosen.config.micro_batches)
                     .count("micro_batch", base.config.batch / chosen.config.micro_batches)
@@ -214,7 +216,7 @@ impl Analyse for Accumulation {
                 Side::step(base.result),
                 Side::step(chosen.result),
                 correctness,
-                Text::said("worst-check"),
+                Text::said(CommonKey::WorstCheck),
             )
             .timed_by(HEADLINE),
             secondary_headlines: vec![],
@@ -233,7 +235,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
         rows,
         &Axis {
             id: "micro-batches",
-            x_label: "micro-batches k (batch B/k each)",
+            x_label: Key::LabelMicroBatchesK.into(),
             x: &|c: &TrainConfig| c.micro_batches as f64,
             x_scale: Scale::Log2,
             line: &|_| String::new(),
@@ -243,7 +245,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             predicted_step: &|c: &TrainConfig| {
                 predict::step_peak(c.shape, c.batch as f64, c.micro_batches)
             },
-            note: Text::said("transformer-note"),
+            note: Text::said(Key::TransformerNote),
         },
     );
     if let (Some(base), Some(most)) = (
@@ -252,7 +254,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
     ) {
         let checks = workloads::failed_checks(rows);
         section.findings.push(
-            Text::said("transformer-peaks")
+            Text::said(Key::TransformerPeaks)
                 .count("batch", base.config.batch)
                 .bytes("plain", base.peak())
                 .count("k", most.config.micro_batches)

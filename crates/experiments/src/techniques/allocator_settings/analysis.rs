@@ -2,6 +2,7 @@
 //! the growing sequence and the training step, the in-use bytes against their rule, the losses
 //! compared across settings, charts and the index row.
 
+use results::keys::allocator_settings::Key;
 use results::{
     AxisUnit, Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
     PairedComparison, Scale, Series, Side, Text, Trace,
@@ -14,7 +15,7 @@ use crate::technique::{Analyse, Row};
 type R<'a> = Row<'a, AllocConfig>;
 
 /// What the index row's peak is.
-const PEAK: &str = "bytes reserved at the sequence's peak";
+const PEAK: Key = Key::LabelBytesReservedAtTheSequenceS;
 
 /// Relative tolerance of the losses' comparison across settings: the same kernels on the same
 /// data, so identical is expected; autotune may pick another kernel in another process.
@@ -83,7 +84,7 @@ impl Analyse for AllocatorSettings {
         let has_pool = first.result.metric(Metric::HasCache) > 0.0;
         let n = count as u64;
 
-        let mut findings = vec![Text::said("sequence")
+        let mut findings = vec![Text::said(Key::Sequence)
             .count("count", count)
             .bytes("first", base_bytes as f64)
             .bytes("last", (n * base_bytes) as f64)
@@ -95,7 +96,7 @@ impl Analyse for AllocatorSettings {
             if has_pool {
                 let peak = r.result.metric(AllocatorMetric::ReservedPeakBytes);
                 findings.push(
-                    Text::said("pooled")
+                    Text::said(Key::Pooled)
                         .name("setting", r.config.setting())
                         .bytes("held", held)
                         .bytes("peak", peak)
@@ -111,7 +112,7 @@ impl Analyse for AllocatorSettings {
                 );
             } else {
                 findings.push(
-                    Text::said("no-pool")
+                    Text::said(Key::NoPool)
                         .bytes("held", held)
                         .bytes("predicted", predict::in_use_after(n, base_bytes)),
                 );
@@ -121,7 +122,7 @@ impl Analyse for AllocatorSettings {
             let peak = r.peak_above_process();
             match (step_reserved(r), r.peak_upper()) {
                 (Some(reserved), upper) => {
-                    let mut t = Text::said("step-pooled")
+                    let mut t = Text::said(Key::StepPooled)
                         .name("setting", r.config.setting())
                         .bytes("peak", peak)
                         .bytes("reserved", reserved);
@@ -133,30 +134,30 @@ impl Analyse for AllocatorSettings {
                     }
                     findings.push(t);
                 }
-                (None, _) => findings.push(Text::said("step-no-pool").bytes("peak", peak)),
+                (None, _) => findings.push(Text::said(Key::StepNoPool).bytes("peak", peak)),
             }
         }
         let proof = losses_agree(&steps);
         if let Some(check) = &proof {
             findings.push(
-                Text::said("proof")
+                Text::said(Key::Proof)
                     .count("steps", super::PROOF_STEPS)
                     .number("max_rel_diff", check.max_rel_diff)
                     .number("tolerance", TOLERANCE)
                     .number("passed", u8::from(check.passed)),
             );
         }
-        findings.push(Text::said("custom-pools"));
-        findings.push(Text::said("not-timed"));
+        findings.push(Text::said(Key::CustomPools));
+        findings.push(Text::said(Key::NotTimed));
 
         let comparisons: Vec<Comparison<Text>> = growing
             .iter()
             .map(|r| {
                 Comparison::new(
-                    Text::said("in-use-quantity").name("setting", r.config.setting()),
+                    Text::said(Key::InUseQuantity).name("setting", r.config.setting()),
                     predict::in_use_after(n, base_bytes),
                     r.result.metric(Metric::HeldBytes),
-                    Text::said("in-use-note")
+                    Text::said(Key::InUseNote)
                         .count("keep", KEEP)
                         .bytes("step", base_bytes as f64),
                 )
@@ -172,12 +173,12 @@ impl Analyse for AllocatorSettings {
         };
         let mut series = vec![
             Series::line(
-                "in use (measured)",
+                Key::LabelInUseMeasured,
                 false,
                 by_allocation(first.result.trace(Trace::InUseBytesByAllocation)),
             ),
             Series::line(
-                "in use (predicted)",
+                Key::LabelInUsePredicted,
                 true,
                 (1..=n)
                     .map(|i| (i as f64, predict::in_use_after(i, base_bytes)))
@@ -187,13 +188,13 @@ impl Analyse for AllocatorSettings {
         if has_pool {
             series.extend(growing.iter().map(|r| {
                 Series::line(
-                    Text::said("reserved-series").name("setting", r.config.setting()),
+                    Text::said(Key::ReservedSeries).name("setting", r.config.setting()),
                     false,
                     by_allocation(r.result.trace(Trace::ReservedBytesByAllocation)),
                 )
             }));
             series.push(Series::line(
-                Text::said("label.every-tensor-so-far-no-page"),
+                Text::said(Key::LabelEveryTensorSoFarNoPage),
                 true,
                 (1..=n)
                     .map(|i| (i as f64, predict::never_reused_after(i, base_bytes)))
@@ -202,9 +203,9 @@ impl Analyse for AllocatorSettings {
         }
         let mut charts = vec![Chart {
             id: "growing-tensors".into(),
-            title: Text::said("label.tensors-of-growing-size-in-use"),
-            x_label: "allocation".into(),
-            y_label: "bytes".into(),
+            title: Text::said(Key::LabelTensorsOfGrowingSizeInUse),
+            x_label: Key::LabelAllocation.into(),
+            y_label: Key::LabelBytes.into(),
             x_unit: AxisUnit::Given,
             y_unit: AxisUnit::Bytes,
             x_scale: Scale::Linear,
@@ -229,16 +230,16 @@ impl Analyse for AllocatorSettings {
             };
             charts.push(Chart {
                 id: "training-step".into(),
-                title: Text::said("label.a-training-step-under-each-setting"),
-                x_label: "pool setting".into(),
-                y_label: "bytes".into(),
+                title: Text::said(Key::LabelATrainingStepUnderEachSetting),
+                x_label: Key::LabelPoolSetting.into(),
+                y_label: Key::LabelBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories,
                 series: vec![
-                    bar(Text::from("peak in use"), &|r| r.peak()),
-                    bar(Text::said("label.most-reserved-after-a-phase"), &|r| {
+                    bar(Text::from(Key::LabelPeakInUse), &|r| r.peak()),
+                    bar(Text::said(Key::LabelMostReservedAfterAPhase), &|r| {
                         step_reserved(r).unwrap_or(f64::NAN)
                     }),
                 ],
@@ -250,14 +251,14 @@ impl Analyse for AllocatorSettings {
             (_, c) => c,
         };
         let detail = match &proof {
-            Some(c) => Text::said("proof-check")
+            Some(c) => Text::said(Key::ProofCheck)
                 .count("steps", super::PROOF_STEPS)
                 .name("setting", first.config.setting())
                 .number("max_abs_diff", c.max_abs_diff)
                 .number("max_rel_diff", c.max_rel_diff)
                 .number("tolerance", c.tolerance)
                 .number("passed", u8::from(c.passed)),
-            None => Text::said("no-proof"),
+            None => Text::said(Key::NoProof),
         };
         // The headline: the default against the setting that reserved least at the sequence's
         // peak, where there is a pool and more than one setting.
@@ -272,7 +273,7 @@ impl Analyse for AllocatorSettings {
             .filter(|_| has_pool);
         let headline = match least {
             Some(best) => Headline::versus(
-                Text::said("headline")
+                Text::said(Key::Headline)
                     .name("default", first.config.setting())
                     .name("best", best.config.setting()),
                 Side::with_peak(
@@ -285,7 +286,7 @@ impl Analyse for AllocatorSettings {
             )
             .variant(best.config.setting()),
             None => Headline {
-                compared: Text::said("headline-alone")
+                compared: Text::said(Key::HeadlineAlone)
                     .name("default", first.config.setting())
                     .number("has_pool", u8::from(has_pool)),
                 memory_saved_bytes: None,
@@ -293,7 +294,7 @@ impl Analyse for AllocatorSettings {
                 timed_by: None,
                 correctness,
                 correctness_detail: detail,
-                peak: PEAK.into(),
+                peak: Some(PEAK.into()),
                 variant: None,
             },
         };
@@ -306,10 +307,10 @@ impl Analyse for AllocatorSettings {
             fits: vec![],
             charts,
             published: vec![results::PublishedFigure {
-                source: Text::said("published-source"),
-                claim: Text::said("published-claim"),
+                source: Text::said(Key::PublishedSource),
+                claim: Text::said(Key::PublishedClaim),
                 ours: if has_pool {
-                    Text::said("published-ours")
+                    Text::said(Key::PublishedOurs)
                         .bytes(
                             "least",
                             growing
@@ -326,7 +327,7 @@ impl Analyse for AllocatorSettings {
                         )
                         .bytes("in_use", first.result.metric(Metric::HeldBytes))
                 } else {
-                    Text::said("published-ours-no-pool")
+                    Text::said(Key::PublishedOursNoPool)
                 },
             }],
         }

@@ -1,6 +1,8 @@
 //! The batch-size sweep's conclusions: the activation fit and the crossover, predictions beside
 //! measurements, charts and the index row.
 
+use results::keys::batch_size::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, ReportedFit, Scale,
@@ -59,24 +61,24 @@ impl Analyse for BatchSize {
         let mut fits = Vec::new();
         if let Some(fit) = &fit {
             findings.push(
-                Text::said("activations-fit")
+                Text::said(Key::ActivationsFit)
                     .bytes("slope", fit.slope)
                     .count("sizes", fit.n)
                     .number("r_squared", fit.r_squared)
                     .bytes("intercept", fit.intercept),
             );
             fits.push(ReportedFit {
-                what: Text::said("fit-activations"),
+                what: Text::said(Key::FitActivations),
                 fit: fit.clone(),
             });
             if let Some(crossover) = fit.solve(grad_bytes) {
                 let above: Vec<Text> = rows
                     .iter()
                     .filter(|r| batch(r) > crossover)
-                    .map(|r| Text::said("number").number("value", batch(r)))
+                    .map(|r| Text::said(CommonKey::Number).number("value", batch(r)))
                     .collect();
                 findings.push(
-                    Text::said("crossover")
+                    Text::said(Key::Crossover)
                         .bytes("gradients", grad_bytes)
                         .number("batch", crossover)
                         .list("above", above),
@@ -84,7 +86,7 @@ impl Analyse for BatchSize {
             }
         }
         findings.push(
-            Text::said("lazy-init")
+            Text::said(Key::LazyInit)
                 .bytes(
                     "after_init",
                     large.result.metric(Metric::ParamBytesAfterInit),
@@ -96,7 +98,7 @@ impl Analyse for BatchSize {
         let peak_small = small.result.peak_bytes() as f64;
         let peak_large = large.result.peak_bytes() as f64;
         findings.push(
-            Text::said("peaks-range")
+            Text::said(Key::PeaksRange)
                 .number("small", batch(small))
                 .number("large", batch(large))
                 .bytes("peak_small", peak_small)
@@ -105,7 +107,7 @@ impl Analyse for BatchSize {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
         let (bracket_findings, bracket_comparisons) = device_brackets(&rows);
         findings.extend(bracket_findings);
@@ -114,33 +116,33 @@ impl Analyse for BatchSize {
         let p = shape.num_params() as f64;
         let mut comparisons = vec![
             Comparison {
-                quantity: "parameters".into(),
+                quantity: Key::LabelParameters.into(),
                 predicted_bytes: predict::param_bytes(shape),
                 measured_bytes: large.result.metric(Metric::ParamBytes),
                 measured_upper_bytes: None,
-                note: Text::said("params-note").count("params", shape.num_params()),
+                note: Text::said(Key::ParamsNote).count("params", shape.num_params()),
             },
             Comparison {
-                quantity: "Adam state (two moments)".into(),
+                quantity: Key::LabelAdamStateTwoMoments.into(),
                 predicted_bytes: predict::adam_state_bytes(shape),
                 measured_bytes: large.result.metric(Metric::OptimizerStateBytes),
                 measured_upper_bytes: None,
-                note: Text::said("adam-note"),
+                note: Text::said(Key::AdamNote),
             },
             Comparison {
-                quantity: "parameter gradients".into(),
+                quantity: Key::LabelParameterGradients.into(),
                 predicted_bytes: predict::grad_bytes(shape),
                 measured_bytes: grad_bytes,
                 measured_upper_bytes: None,
-                note: Text::said("grads-note"),
+                note: Text::said(Key::GradsNote),
             },
             activations_per_sample(large, fit.as_ref(), shape),
             Comparison {
-                quantity: Text::said("step-quantity").number("batch", batch(large)),
+                quantity: Text::said(Key::StepQuantity).number("batch", batch(large)),
                 predicted_bytes: predict::step_peak(shape, batch(large)),
                 measured_bytes: peak_large,
                 measured_upper_bytes: large.peak_upper(),
-                note: Text::said("step-note")
+                note: Text::said(Key::StepNote)
                     .bytes(
                         "process",
                         large.result.metric(Metric::ProcessBaselineBytes),
@@ -151,7 +153,7 @@ impl Analyse for BatchSize {
         comparisons.extend(bracket_comparisons);
 
         let throughput = Series::throughput(
-            Text::said("label.samples-s-median-bars-fastest-and"),
+            Text::said(Key::LabelSamplesSMedianBarsFastestAnd),
             rows.iter().map(|r| (batch(r), r.result)),
         );
         let peak_of = |phase: Phase| -> Vec<(f64, f64)> {
@@ -170,32 +172,32 @@ impl Analyse for BatchSize {
         let charts = vec![
             Chart {
                 id: "peak-vs-batch".into(),
-                title: Text::said("label.peak-memory-of-a-training-step"),
-                x_label: "batch size (samples)".into(),
-                y_label: "bytes in use".into(),
+                title: Text::said(Key::LabelPeakMemoryOfATrainingStep),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: Key::LabelBytesInUse.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
                     Series::line(
-                        "step peak (measured)",
+                        Key::LabelStepPeakMeasured,
                         false,
                         rows.iter()
                             .map(|r| (batch(r), r.result.peak_bytes() as f64))
                             .collect(),
                     ),
-                    Series::line("forward peak (measured)", false, peak_of(Phase::Forward)),
-                    Series::line("backward peak (measured)", false, peak_of(Phase::Backward)),
+                    Series::line(Key::LabelForwardPeakMeasured, false, peak_of(Phase::Forward)),
+                    Series::line(Key::LabelBackwardPeakMeasured, false, peak_of(Phase::Backward)),
                     Series::line(
-                        Text::said("label.live-before-the-step-model-adam"),
+                        Text::said(Key::LabelLiveBeforeTheStepModelAdam),
                         false,
                         rows.iter()
                             .map(|r| (batch(r), r.result.metric(Metric::LiveBeforeStepBytes)))
                             .collect(),
                     ),
                     Series::line(
-                        "step peak (predicted)",
+                        Key::LabelStepPeakPredicted,
                         true,
                         rows.iter()
                             .map(|r| (batch(r), predict::step_peak(r.config.shape, batch(r))))
@@ -205,30 +207,30 @@ impl Analyse for BatchSize {
             },
             Chart {
                 id: "components-vs-batch".into(),
-                title: Text::said("label.where-the-bytes-of-a-step"),
-                x_label: "batch size (samples)".into(),
-                y_label: "bytes".into(),
+                title: Text::said(Key::LabelWhereTheBytesOfAStep),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: Key::LabelBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: [
-                    (Text::from("parameters"), Metric::ParamBytes),
-                    (Text::from("Adam state"), Metric::OptimizerStateBytes),
-                    (Text::from("inputs and targets"), Metric::InputBytes),
+                    (Text::from(Key::LabelParameters2), Metric::ParamBytes),
+                    (Text::from(Key::LabelAdamState), Metric::OptimizerStateBytes),
+                    (Text::from(Key::LabelInputsAndTargets), Metric::InputBytes),
                     (
-                        Text::said("label.process-before-the-model-thread-pool"),
+                        Text::said(Key::LabelProcessBeforeTheModelThreadPool),
                         Metric::ProcessBaselineBytes,
                     ),
                     (
-                        Text::said("label.backend-buffers-allocated-by-the-first"),
+                        Text::said(Key::LabelBackendBuffersAllocatedByTheFirst),
                         Metric::RuntimeBytes,
                     ),
                     (
-                        Text::said("label.activations-forward-peak-above-live"),
+                        Text::said(Key::LabelActivationsForwardPeakAboveLive),
                         Metric::ActivationBytes,
                     ),
-                    (Text::from("parameter gradients"), Metric::GradBytes),
+                    (Text::from(Key::LabelParameterGradients2), Metric::GradBytes),
                 ]
                 .into_iter()
                 .map(|(name, metric)| {
@@ -244,9 +246,9 @@ impl Analyse for BatchSize {
             },
             Chart {
                 id: "activations-vs-gradients".into(),
-                title: Text::said("label.what-sets-the-peak-activations-against"),
-                x_label: "batch size (samples)".into(),
-                y_label: "bytes".into(),
+                title: Text::said(Key::LabelWhatSetsThePeakActivationsAgainst),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: Key::LabelBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -254,12 +256,12 @@ impl Analyse for BatchSize {
                 series: {
                     let mut s = vec![
                         Series::line(
-                            Text::said("label.activations-kept-by-forward-measured"),
+                            Text::said(Key::LabelActivationsKeptByForwardMeasured),
                             false,
                             activation_pts.iter().map(|&(b, v)| (b, v)).collect(),
                         ),
                         Series::line(
-                            "parameter gradients (measured)",
+                            Key::LabelParameterGradientsMeasured,
                             false,
                             rows.iter()
                                 .map(|r| (batch(r), r.result.metric(Metric::GradBytes)))
@@ -268,7 +270,7 @@ impl Analyse for BatchSize {
                     ];
                     if let Some(fit) = &fit {
                         s.push(Series::line(
-                            "activations, fitted line",
+                            Key::LabelActivationsFittedLine,
                             true,
                             rows.iter()
                                 .map(|r| (batch(r), fit.predict(batch(r))))
@@ -280,9 +282,9 @@ impl Analyse for BatchSize {
             },
             Chart {
                 id: "throughput-vs-batch".into(),
-                title: Text::said("label.training-throughput-against-batch-size"),
-                x_label: "batch size (samples)".into(),
-                y_label: "throughput (samples/s)".into(),
+                title: Text::said(Key::LabelTrainingThroughputAgainstBatchSize),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: Key::LabelThroughputSamplesS.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
@@ -294,7 +296,7 @@ impl Analyse for BatchSize {
         let mut charts = charts;
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            Text::said("label.memory-through-one-training-step-the"),
+            Text::said(Key::LabelMemoryThroughOneTrainingStepThe),
             &[small, large],
         ) {
             charts.insert(1, chart);
@@ -306,9 +308,9 @@ impl Analyse for BatchSize {
             + grad_bytes
             + large.result.metric(Metric::OptimizerStateBytes);
         let published = vec![PublishedFigure {
-            source: Text::said("published-source"),
-            claim: Text::said("published-claim"),
-            ours: Text::said("published-ours")
+            source: Text::said(Key::PublishedSource),
+            claim: Text::said(Key::PublishedClaim),
+            ours: Text::said(Key::PublishedOurs)
                 .number("per_param", state_bytes / p)
                 .bytes("state", state_bytes)
                 .count("params", shape.num_params()),
@@ -317,13 +319,13 @@ impl Analyse for BatchSize {
         Analysis {
             fix_table: None,
         headline: Headline::versus(
-            Text::said("headline")
+            Text::said(Key::Headline)
                 .number("large", batch(large))
                 .number("small", batch(small)),
             Side::step(large.result),
             Side::step(small.result),
             correctness,
-            Text::said("sweep-detail"),
+            Text::said(Key::SweepDetail),
         )
         .timed_by(HEADLINE),
         secondary_headlines: vec![],
@@ -356,14 +358,14 @@ fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<Text> {
         .phase_times
         .iter()
         .map(|t| {
-            Text::said("phase-share")
+            Text::said(Key::PhaseShare)
                 .name("phase", &t.phase)
                 .seconds("time", t.timing.median_s)
                 .number("share", t.timing.median_s / small.result.step.median_s * 100.0)
         })
         .collect();
     Some(
-        Text::said("fixed-cost")
+        Text::said(Key::FixedCost)
             .seconds("slope", fit.slope)
             .seconds("intercept", fit.intercept)
             .count("sizes", fit.n)
@@ -387,17 +389,17 @@ fn activations_per_sample(
     let b = batch(large);
     match bracket::added(large, Phase::Forward, b) {
         Some((lower, upper)) => Comparison::new(
-            "activations per sample",
+            Key::LabelActivationsPerSample,
             predicted,
             lower,
-            Text::said("activations-note.bracket").number("batch", b),
+            Text::said(Key::ActivationsNoteBracket).number("batch", b),
         )
         .bracketed(Some(upper)),
         None => Comparison::new(
-            "activations per sample",
+            Key::LabelActivationsPerSample,
             predicted,
             fit.map_or(f64::NAN, |f| f.slope),
-            Text::said("activations-note.fit"),
+            Text::said(Key::ActivationsNoteFit),
         ),
     }
 }
@@ -412,18 +414,18 @@ fn device_brackets(rows: &[Row<'_, TrainConfig>]) -> (Vec<Text>, Vec<Comparison<
         _ => Vec::new(),
     };
     let label =
-        |r: &Row<'_, TrainConfig>| Text::said("bracket-point").count("batch", r.config.batch);
+        |r: &Row<'_, TrainConfig>| Text::said(Key::BracketPoint).count("batch", r.config.batch);
     let (mut findings, mut comparisons) = bracket::phase_brackets(
         &ends,
         Phase::Forward,
-        Text::said("bracket-rule.forward"),
+        Text::said(Key::BracketRuleForward),
         label,
         |r| predict::forward_peak(r.config.shape, batch(r)),
     );
     let (f, c) = bracket::phase_brackets(
         &ends,
         Phase::Backward,
-        Text::said("bracket-rule.backward"),
+        Text::said(Key::BracketRuleBackward),
         label,
         |r| predict::step_peak(r.config.shape, batch(r)),
     );
@@ -439,13 +441,13 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
         rows,
         &Axis {
             id: "batch",
-            x_label: "batch size (sequences)",
+            x_label: Key::LabelBatchSizeSequences.into(),
             x: &|c: &TrainConfig| c.batch as f64,
             x_scale: Scale::Log2,
             line: &|_| String::new(),
             predicted_forward: &|c: &TrainConfig| predict::forward_peak(c.shape, c.batch as f64),
             predicted_step: &|c: &TrainConfig| predict::step_peak(c.shape, c.batch as f64),
-            note: Text::said("transformer-note"),
+            note: Text::said(Key::TransformerNote),
         },
     );
     let Some(shape) = rows.first().and_then(|r| r.config.shape.transformer()) else {
@@ -458,7 +460,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
     if let Some(fit) = LinearFit::fit(&kept) {
         let predicted = predict::activation_bytes_per_sample(shape);
         section.findings.push(
-            Text::said("transformer-kept")
+            Text::said(Key::TransformerKept)
                 .bytes("slope", fit.slope)
                 .count("seq", shape.seq)
                 .count("sizes", fit.n)
@@ -467,11 +469,11 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
                 .bytes("predicted", predicted),
         );
         section.comparisons.push(Comparison {
-            quantity: Text::said("transformer-kept-quantity"),
+            quantity: Text::said(Key::TransformerKeptQuantity),
             predicted_bytes: predicted,
             measured_bytes: fit.slope,
             measured_upper_bytes: None,
-            note: Text::said("transformer-kept-note")
+            note: Text::said(Key::TransformerKeptNote)
                 .count("layers", shape.layers)
                 .count("seq", shape.seq),
         });

@@ -1,6 +1,8 @@
 //! Cache release's conclusions: the counters at each moment, predicted beside measured, the
 //! allocation's time from the pool and after a cleanup, charts and the index row.
 
+use results::keys::cache_release::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
     Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, Text,
@@ -68,26 +70,26 @@ impl Analyse for CacheRelease {
         for r in &cached {
             let n = r.config.tensor_bytes as f64;
             comparisons.push(Comparison {
-                quantity: Text::said("in-use-alive").bytes("tensor", n),
+                quantity: Text::said(Key::InUseAlive).bytes("tensor", n),
                 predicted_bytes: predict::in_use_alive_bytes(n),
                 measured_bytes: above_start(r, Moment::Alive, Counter::InUse),
                 measured_upper_bytes: None,
-                note: Text::said("label.elements-x-4-bytes-above-the"),
+                note: Text::said(Key::LabelElementsX4BytesAboveThe),
             });
             comparisons.push(Comparison {
-                quantity: Text::said("in-use-dropped").bytes("tensor", n),
+                quantity: Text::said(Key::InUseDropped).bytes("tensor", n),
                 predicted_bytes: 0.0,
                 measured_bytes: above_start(r, Moment::Dropped, Counter::InUse),
                 measured_upper_bytes: None,
-                note: Text::said("label.nothing-live-above-the-start"),
+                note: Text::said(Key::LabelNothingLiveAboveTheStart),
             });
             if has_cache {
                 comparisons.push(Comparison {
-                    quantity: Text::said("reserved-released").bytes("tensor", n),
+                    quantity: Text::said(Key::ReservedReleased).bytes("tensor", n),
                     predicted_bytes: 0.0,
                     measured_bytes: above_start(r, Moment::Released, Counter::Reserved),
                     measured_upper_bytes: None,
-                    note: Text::said("reserved-released-note"),
+                    note: Text::said(Key::ReservedReleasedNote),
                 });
             }
         }
@@ -98,14 +100,14 @@ impl Analyse for CacheRelease {
             let n = r.config.tensor_bytes as f64;
             let phase = r.result.phase(CachePhase::Allocate);
             comparisons.push(Comparison {
-                quantity: Text::said("allocation-peak").bytes("tensor", n),
+                quantity: Text::said(Key::AllocationPeak).bytes("tensor", n),
                 predicted_bytes: predict::allocation_peak_bytes(n, on_host),
                 measured_bytes: phase.map_or(f64::NAN, |p| p.delta_bytes() as f64),
                 measured_upper_bytes: None,
                 note: if on_host {
-                    Text::said("allocation-peak-note.host")
+                    Text::said(Key::AllocationPeakNoteHost)
                 } else {
-                    Text::said("allocation-peak-note.pool")
+                    Text::said(Key::AllocationPeakNotePool)
                 },
             });
         }
@@ -113,7 +115,7 @@ impl Analyse for CacheRelease {
         let reserved_released = above_start(largest, Moment::Released, Counter::Reserved);
         if has_cache {
             findings.push(
-                Text::said("counters")
+                Text::said(Key::Counters)
                     .bytes("size", size)
                     .bytes(
                         "reserved_alive",
@@ -129,7 +131,7 @@ impl Analyse for CacheRelease {
             );
         } else {
             findings.push(
-                Text::said("no-cache")
+                Text::said(Key::NoCache)
                     .bytes("size", size)
                     .bytes(
                         "in_use_dropped",
@@ -139,7 +141,7 @@ impl Analyse for CacheRelease {
         }
         if let Some(f) = largest_fresh {
             let timed = find(paired, HEADLINE).filter(|c| c.spec.technique == f.id);
-            let mut t = Text::said("allocation-time")
+            let mut t = Text::said(Key::AllocationTime)
                 .bytes("size", size)
                 .number("has_cache", u8::from(has_cache));
             if let Some(c) = timed {
@@ -150,10 +152,10 @@ impl Analyse for CacheRelease {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
 
-        let time_series = |rows: &[&R<'_>], name: &'static str| Series {
+        let time_series = |rows: &[&R<'_>], name: Key| Series {
             name: name.into(),
             predicted: false,
             points: rows
@@ -168,7 +170,7 @@ impl Analyse for CacheRelease {
             marked: Vec::new(),
             band: false,
         };
-        let counter_series = |moment: Moment, counter: Counter, name: &'static str| {
+        let counter_series = |moment: Moment, counter: Counter, name: Key| {
             Series::line(
                 name,
                 false,
@@ -184,27 +186,27 @@ impl Analyse for CacheRelease {
             )
         };
         let mut memory_series = vec![
-            counter_series(Moment::Alive, Counter::InUse, "in use, tensor alive"),
-            counter_series(Moment::Dropped, Counter::InUse, "in use, tensor dropped"),
+            counter_series(Moment::Alive, Counter::InUse, Key::LabelInUseTensorAlive),
+            counter_series(Moment::Dropped, Counter::InUse, Key::LabelInUseTensorDropped),
         ];
         if has_cache {
             memory_series.push(counter_series(
                 Moment::Dropped,
                 Counter::Reserved,
-                "reserved, tensor dropped",
+                Key::LabelReservedTensorDropped,
             ));
             memory_series.push(counter_series(
                 Moment::Released,
                 Counter::Reserved,
-                "reserved, after memory_cleanup()",
+                Key::LabelReservedAfterMemoryCleanup,
             ));
         }
         let charts = vec![
             Chart {
                 id: "counters-vs-size".into(),
-                title: Text::said("label.in-use-and-reserved-around-one"),
-                x_label: "tensor size".into(),
-                y_label: "bytes".into(),
+                title: Text::said(Key::LabelInUseAndReservedAroundOne),
+                x_label: Key::LabelTensorSize.into(),
+                y_label: Key::LabelBytes.into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -213,27 +215,27 @@ impl Analyse for CacheRelease {
             },
             Chart {
                 id: "allocation-time".into(),
-                title: Text::said("label.time-of-one-allocation-median-bars"),
-                x_label: "tensor size".into(),
-                y_label: "allocation time".into(),
+                title: Text::said(Key::LabelTimeOfOneAllocationMedianBars),
+                x_label: Key::LabelTensorSize.into(),
+                y_label: Key::LabelAllocationTime.into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Seconds,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
-                    time_series(&cached, "from the cache (median)"),
-                    time_series(&fresh, "after memory_cleanup() (median)"),
+                    time_series(&cached, Key::LabelFromTheCacheMedian),
+                    time_series(&fresh, Key::LabelAfterMemoryCleanupMedian),
                 ],
             },
         ];
 
-        let compared = Text::said("headline").bytes("size", size);
-        let detail = Text::said("nothing-to-check");
+        let compared = Text::said(Key::Headline).bytes("size", size);
+        let detail = Text::said(Key::NothingToCheck);
         let headline = match largest_fresh.filter(|_| has_cache) {
             Some(_) if reserved_dropped > 0.0 => Headline::versus(
                 compared,
-                Side::with_peak("bytes reserved after the drop", reserved_dropped),
-                Side::with_peak("bytes reserved after the drop", reserved_released),
+                Side::with_peak(Key::LabelBytesReservedAfterTheDrop, reserved_dropped),
+                Side::with_peak(Key::LabelBytesReservedAfterTheDrop, reserved_released),
                 Correctness::of(points),
                 detail,
             )
@@ -246,7 +248,7 @@ impl Analyse for CacheRelease {
                 timed_by: Some(HEADLINE.into()),
                 correctness: Correctness::of(points),
                 correctness_detail: detail,
-                peak: "bytes reserved after the drop".into(),
+                peak: Some(Key::LabelBytesReservedAfterTheDrop.into()),
                 variant: None,
             },
         };

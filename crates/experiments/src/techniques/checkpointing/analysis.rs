@@ -2,6 +2,8 @@
 //! pay, predicted activations beside measured, the time overhead, published figures, and the
 //! index row.
 
+use results::keys::checkpointing::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
     Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side,
@@ -138,7 +140,7 @@ impl Analyse for GradientCheckpointing {
         let activation = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
         let mut findings = Vec::new();
         findings.push(
-            Text::said("deepest")
+            Text::said(Key::Deepest)
                 .count("depth", max_depth)
                 .count("batch", depth_batch)
                 .bytes("plain", deep_plain.peak())
@@ -149,7 +151,7 @@ impl Analyse for GradientCheckpointing {
         );
         findings.extend(
             find(paired, &headline_id)
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
         let resolved = paired
             .iter()
@@ -159,7 +161,7 @@ impl Analyse for GradientCheckpointing {
         let timed_pairs = paired.iter().filter(|c| c.timing().is_some()).count();
         if timed_pairs > 1 {
             findings.push(
-                Text::said("resolved")
+                Text::said(Key::Resolved)
                     .count("pairs", timed_pairs)
                     .count("resolved", resolved),
             );
@@ -173,7 +175,7 @@ impl Analyse for GradientCheckpointing {
             let grad_bytes = predict::grad_bytes(shape);
             let crossover =
                 grad_bytes / predict::activation_bytes_per_sample(shape, Checkpointing::None);
-            let mut t = Text::said("where-it-pays")
+            let mut t = Text::said(Key::WhereItPays)
                 .count("depth", shape.depth())
                 .bytes("gradients", grads(p))
                 .number("crossover", crossover);
@@ -193,7 +195,7 @@ impl Analyse for GradientCheckpointing {
         {
             for r in [p, b] {
                 comparisons.push(Comparison {
-                    quantity: Text::said("activations-quantity")
+                    quantity: Text::said(Key::ActivationsQuantity)
                         .count("depth", r.config.shape.depth())
                         .count("batch", r.config.batch)
                         .name("strategy", strategy_name(r.config.checkpointing)),
@@ -205,19 +207,19 @@ impl Analyse for GradientCheckpointing {
                     measured_bytes: activation(r),
                     measured_upper_bytes: bracket::added_upper(r, Phase::Forward, 1.0),
                     note: match r.config.checkpointing {
-                        Checkpointing::None => Text::said("activations-note.plain"),
-                        Checkpointing::Balanced => Text::said("activations-note.balanced"),
+                        Checkpointing::None => Text::said(Key::ActivationsNotePlain),
+                        Checkpointing::Balanced => Text::said(Key::ActivationsNoteBalanced),
                     },
                 });
                 comparisons.push(Comparison {
-                    quantity: Text::said("step-quantity")
+                    quantity: Text::said(Key::StepQuantity)
                         .count("depth", r.config.shape.depth())
                         .count("batch", r.config.batch)
                         .name("strategy", strategy_name(r.config.checkpointing)),
                     predicted_bytes: predict::step_peak(&r.config),
                     measured_bytes: r.peak(),
                     measured_upper_bytes: r.peak_upper(),
-                    note: Text::said("step-note"),
+                    note: Text::said(Key::StepNote),
                 });
             }
         }
@@ -245,24 +247,24 @@ impl Analyse for GradientCheckpointing {
         let mut peak_by_depth = Vec::new();
         let mut peak_by_batch = Vec::new();
         for c in [Checkpointing::None, Checkpointing::Balanced] {
-            let name = |key| Text::said(key).name("strategy", strategy_name(c));
+            let name = |key: Key| Text::said(key).name("strategy", strategy_name(c));
             peak_by_depth.push(Series::line(
-                name("series-measured"),
+                name(Key::SeriesMeasured),
                 false,
                 depth_line(c, false),
             ));
             peak_by_depth.push(Series::line(
-                name("series-predicted"),
+                name(Key::SeriesPredicted),
                 true,
                 depth_line(c, true),
             ));
             peak_by_batch.push(Series::line(
-                name("series-measured"),
+                name(Key::SeriesMeasured),
                 false,
                 batch_line(c, false),
             ));
             peak_by_batch.push(Series::line(
-                name("series-predicted"),
+                name(Key::SeriesPredicted),
                 true,
                 batch_line(c, true),
             ));
@@ -289,9 +291,9 @@ impl Analyse for GradientCheckpointing {
         let mut charts = vec![
             Chart {
                 id: "peak-vs-depth".into(),
-                title: Text::said("depth-chart").count("batch", depth_batch),
-                x_label: "depth (Linear layers)".into(),
-                y_label: "step peak".into(),
+                title: Text::said(Key::DepthChart).count("batch", depth_batch),
+                x_label: Key::LabelDepthLinearLayers.into(),
+                y_label: CommonKey::StepPeak.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -300,24 +302,24 @@ impl Analyse for GradientCheckpointing {
             },
             Chart {
                 id: "overhead-vs-depth".into(),
-                title: Text::said("label.time-cost-of-checkpointing-paired-balanced"),
-                x_label: "depth (Linear layers)".into(),
-                y_label: Text::said("label.extra-time-per-step"),
+                title: Text::said(Key::LabelTimeCostOfCheckpointingPairedBalanced),
+                x_label: Key::LabelDepthLinearLayers.into(),
+                y_label: Text::said(Key::LabelExtraTimePerStep),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(
-                    Text::said("depth-overhead-series").count("batch", depth_batch),
+                    Text::said(Key::DepthOverheadSeries).count("batch", depth_batch),
                     &by_depth,
                     depth,
                 )],
             },
             Chart {
                 id: "peak-vs-batch".into(),
-                title: Text::said("batch-chart").count("depth", batch_depth),
-                x_label: "batch size (samples)".into(),
-                y_label: "step peak".into(),
+                title: Text::said(Key::BatchChart).count("depth", batch_depth),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: CommonKey::StepPeak.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -326,15 +328,15 @@ impl Analyse for GradientCheckpointing {
             },
             Chart {
                 id: "overhead-vs-batch".into(),
-                title: Text::said("batch-overhead-chart").count("depth", batch_depth),
-                x_label: "batch size (samples)".into(),
-                y_label: Text::said("label.extra-time-per-step"),
+                title: Text::said(Key::BatchOverheadChart).count("depth", batch_depth),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: Text::said(Key::LabelExtraTimePerStep),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![overhead(
-                    Text::said("label.balanced-against-plain-paired-bars-95"),
+                    Text::said(Key::LabelBalancedAgainstPlainPairedBars95),
                     &by_batch,
                     batch,
                 )],
@@ -342,7 +344,7 @@ impl Analyse for GradientCheckpointing {
         ];
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            Text::said("label.memory-through-one-training-step-without"),
+            Text::said(Key::LabelMemoryThroughOneTrainingStepWithout),
             &[deep_plain, deep_bal],
         ) {
             charts.insert(1, chart);
@@ -351,17 +353,17 @@ impl Analyse for GradientCheckpointing {
 
         let published = vec![
             PublishedFigure {
-                source: Text::said("chen-source"),
-                claim: Text::said("chen-claim"),
-                ours: Text::said("chen-ours")
+                source: Text::said(Key::ChenSource),
+                claim: Text::said(Key::ChenClaim),
+                ours: Text::said(Key::ChenOurs)
                     .number("kept_share", activation(deep_bal) / activation(deep_plain))
                     .count("depth", max_depth)
                     .paired("timing", &headline_id),
             },
             PublishedFigure {
-                source: Text::said("hf-source"),
-                claim: Text::said("hf-claim"),
-                ours: Text::said("hf-ours")
+                source: Text::said(Key::HfSource),
+                claim: Text::said(Key::HfClaim),
+                ours: Text::said(Key::HfOurs)
                     .count("depth", max_depth)
                     .count("batch", depth_batch)
                     .paired("timing", &headline_id)
@@ -374,13 +376,13 @@ impl Analyse for GradientCheckpointing {
         Analysis {
             fix_table: None,
             headline: Headline::versus(
-                Text::said("headline")
+                Text::said(Key::Headline)
                     .count("depth", max_depth)
                     .count("batch", depth_batch),
                 Side::step(deep_plain.result),
                 Side::step(deep_bal.result),
                 correctness,
-                Text::said("worst-check"),
+                Text::said(CommonKey::WorstCheck),
             )
             .timed_by(&headline_id),
             secondary_headlines: vec![],
@@ -400,13 +402,13 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         rows,
         &Axis {
             id: "blocks",
-            x_label: "blocks",
+            x_label: Key::LabelBlocks.into(),
             x: &|c: &TrainConfig| c.shape.depth() as f64,
             x_scale: Scale::Log2,
             line: &|c: &TrainConfig| strategy_name(c.checkpointing).to_string(),
             predicted_forward: &|c: &TrainConfig| predict::forward_peak(c),
             predicted_step: &|c: &TrainConfig| predict::step_peak(c),
-            note: Text::said("transformer-note"),
+            note: Text::said(Key::TransformerNote),
         },
     );
     let mut sorted: Vec<R<'_>> = rows.to_vec();
@@ -414,7 +416,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
     let savings: Vec<Text> = pairs(&sorted, |_| true)
         .into_iter()
         .map(|(p, b)| {
-            Text::said("transformer-saving")
+            Text::said(Key::TransformerSaving)
                 .count("blocks", p.config.shape.depth())
                 .bytes("plain", p.peak())
                 .bytes("balanced", b.peak())
@@ -423,7 +425,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
     if !savings.is_empty() {
         let failed = workloads::failed_checks(rows);
         section.findings.push(
-            Text::said("transformer")
+            Text::said(Key::Transformer)
                 .list("savings", savings)
                 .count("failed", failed),
         );

@@ -2,6 +2,8 @@
 //! part and activations, the estimator beside it, its check, and the same fixes projected onto
 //! a 24 GiB card at sequence 1024.
 
+use results::keys::gpt2_small::Key;
+use results::keys::CommonKey;
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, FixCell, FixTable,
     Headline,
@@ -151,8 +153,8 @@ fn against_plain(text: Text, plain: &R<'_>, r: &R<'_>, derived: &[PointCheck]) -
     let checks = checks_of(r, derived);
     Headline::versus(
         text,
-        Side::with_peak("step peak", peak(plain)),
-        Side::with_peak("step peak", peak(r)),
+        Side::with_peak(CommonKey::StepPeak, peak(plain)),
+        Side::with_peak(CommonKey::StepPeak, peak(r)),
         verdict(&checks),
         check_text(r, &checks),
     )
@@ -161,16 +163,16 @@ fn against_plain(text: Text, plain: &R<'_>, r: &R<'_>, derived: &[PointCheck]) -
 /// The words of a cell's check (the first of `checks`, the cell's).
 fn check_text(r: &R<'_>, checks: &[Check]) -> Text {
     let Some(check) = checks.first() else {
-        return Text::said("check-none");
+        return Text::said(Key::CheckNone);
     };
     if check.what == "loss-falls" {
         let losses = r.result.trace(Trace::LossByStep);
-        Text::said("check-loss-falls")
+        Text::said(Key::CheckLossFalls)
             .number("first", losses.first().copied().unwrap_or(f64::NAN))
             .number("last", losses.last().copied().unwrap_or(f64::NAN))
             .count("steps", losses.len())
     } else {
-        Text::said("check-compare")
+        Text::said(Key::CheckCompare)
             .name("what", check.what.clone())
             .number("rel", check.max_rel_diff)
             .number("tolerance", check.tolerance)
@@ -180,14 +182,14 @@ fn check_text(r: &R<'_>, checks: &[Check]) -> Text {
 /// What a cell's check compared, in a few words.
 fn check_short(checks: &[Check]) -> Text {
     match checks.first() {
-        Some(check) => Text::said("check-short").name("what", check.what.clone()),
-        None => Text::said("check-none"),
+        Some(check) => Text::said(Key::CheckShort).name("what", check.what.clone()),
+        None => Text::said(Key::CheckNone),
     }
 }
 
 /// The fix in a few words.
 fn fix_text(fix: Fix) -> Text {
-    Text::said("fix").name("fix", fix.id())
+    Text::said(Key::Fix).name("fix", fix.id())
 }
 
 /// The same fixes at the card's out-of-memory point: the smallest batch at sequence
@@ -278,7 +280,7 @@ impl Analyse for Gpt2Small {
                 check_short: check_short(&checks),
             })
             .collect();
-        let workload = Text::said("workload")
+        let workload = Text::said(Key::Workload)
             .count("layers", shape.layers)
             .count("d_model", shape.d_model)
             .count("heads", shape.heads)
@@ -305,7 +307,7 @@ impl Analyse for Gpt2Small {
             return Analysis::unmeasured(correctness);
         };
         let headline = against_plain(
-            Text::said("headline")
+            Text::said(Key::Headline)
                 .name("fix", best.config.fix.id())
                 .count("batch", plain.config.train.batch),
             plain,
@@ -320,7 +322,7 @@ impl Analyse for Gpt2Small {
                 let r = cell(&rows, fix)?;
                 let timed = paired.iter().any(|c| c.spec.id == fix.id());
                 let h = against_plain(
-                    Text::said("secondary").name("fix", fix.id()),
+                    Text::said(Key::Secondary).name("fix", fix.id()),
                     plain,
                     r,
                     &derived,
@@ -331,13 +333,13 @@ impl Analyse for Gpt2Small {
             .collect();
 
         let base = peak(plain);
-        let mut findings = vec![workload, Text::said("fixed-share")
+        let mut findings = vec![workload, Text::said(Key::FixedShare)
             .bytes("fixed", fixed(plain) + gradients(plain))
             .bytes("activations", activations(plain))
             .bytes("peak", base)];
         if let Some(acc) = cell(&rows, Fix::Accumulation).filter(|a| peak(a) > base) {
             findings.push(
-                Text::said("accumulation-costs")
+                Text::said(Key::AccumulationCosts)
                     .bytes("plain", base)
                     .bytes("accumulated", peak(acc))
                     .bytes("gradients", gradients(plain))
@@ -346,14 +348,14 @@ impl Analyse for Gpt2Small {
         }
         if let Some(mixed) = cell(&rows, Fix::MixedBf16) {
             findings.push(
-                Text::said("mixed-activations")
+                Text::said(Key::MixedActivations)
                     .bytes("mixed", activations(mixed))
                     .bytes("f32", activations(plain)),
             );
         }
         if paired.is_empty() {
             findings.push(
-                Text::said("not-timed")
+                Text::said(Key::NotTimed)
                     .seconds("step", plain.result.step.median_s)
                     .seconds("limit", MAX_PAIRED_STEP_S),
             );
@@ -361,7 +363,7 @@ impl Analyse for Gpt2Small {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
 
         let training: Vec<&R<'_>> = rows.iter().filter(|r| r.config.fix.training()).collect();
@@ -378,9 +380,9 @@ impl Analyse for Gpt2Small {
         };
         let charts = vec![Chart {
             id: "peak-by-fix".into(),
-            title: Text::said("label.peak-by-fix"),
-            x_label: Text::said("label.fix"),
-            y_label: Text::said("label.step-peak"),
+            title: Text::said(Key::LabelPeakByFix),
+            x_label: Text::said(Key::LabelFix),
+            y_label: Text::said(Key::LabelStepPeak),
             x_unit: AxisUnit::Given,
             y_unit: AxisUnit::Bytes,
             x_scale: Scale::Linear,
@@ -389,10 +391,10 @@ impl Analyse for Gpt2Small {
                 .map(|r| r.config.fix.short().to_string())
                 .collect(),
             series: vec![
-                bar(Text::said("label.measured-peak"), false, &peak),
-                bar(Text::said("label.fixed-part"), false, &fixed),
-                bar(Text::said("label.activations-kept"), false, &activations),
-                bar(Text::said("label.estimated-peak"), true, &|r| {
+                bar(Text::said(Key::LabelMeasuredPeak), false, &peak),
+                bar(Text::said(Key::LabelFixedPart), false, &fixed),
+                bar(Text::said(Key::LabelActivationsKept), false, &activations),
+                bar(Text::said(Key::LabelEstimatedPeak), true, &|r| {
                     self.step_plan(&r.config)
                         .map_or(f64::NAN, |p| p.bytes().step_peak())
                 }),
@@ -409,7 +411,7 @@ impl Analyse for Gpt2Small {
                 let plan = self.step_plan(&b.config)?;
                 // What backward's peak held above the step's start, in the record's own parts:
                 // the words set it beside the rule's larger-of-two.
-                let mut note = Text::said("preset-block-note");
+                let mut note = Text::said(Key::PresetBlockNote);
                 let live_before = b.result.metric(Metric::LiveBeforeStepBytes);
                 if let Some(backward) = b.result.phase(Phase::Backward) {
                     let above = backward.peak_bytes as f64 - live_before;
@@ -424,7 +426,7 @@ impl Analyse for Gpt2Small {
                     }
                 }
                 Some(Comparison {
-                    quantity: Text::said("preset-block")
+                    quantity: Text::said(Key::PresetBlock)
                         .count("d_model", s.d_model)
                         .count("heads", s.heads)
                         .count("seq", s.seq)

@@ -1,6 +1,8 @@
 //! The in-place experiment's conclusions: the bytes each way adds, predicted beside measured,
 //! charts and the index row.
 
+use results::keys::in_place::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     MeasuredPoint, PairedComparison, PairedTiming, Scale, Series, Side, Text,
@@ -88,7 +90,7 @@ impl Analyse for InPlace {
             if let Some((kept, consumed)) = pair(&rows, case) {
                 let saved = added(kept) - added(consumed);
                 findings.push(
-                    Text::said("case-saving")
+                    Text::said(Key::CaseSaving)
                         .name("case", case.name())
                         .count("rows", kept.config.rows)
                         .count("cols", kept.config.cols)
@@ -107,13 +109,13 @@ impl Analyse for InPlace {
                 let allocator = kept.allocator();
                 comparisons.push(
                     Comparison::new(
-                        Text::said("saving-quantity")
+                        Text::said(Key::SavingQuantity)
                             .name("case", case.name())
                             .count("rows", kept.config.rows),
                         predict::added_peak_bytes(&kept.config, allocator)
                             - predict::added_peak_bytes(&consumed.config, allocator),
                         saved_bracket.map_or(saved, |(lo, _)| lo),
-                        Text::said("saving-note").variant("allocator", allocator),
+                        Text::said(Key::SavingNote).variant("allocator", allocator),
                     )
                     .bracketed(saved_bracket.map(|(_, hi)| hi)),
                 );
@@ -123,7 +125,7 @@ impl Analyse for InPlace {
         let saved_s = |case: Case| find(paired, case.id())?.timing().map(seconds_saved);
         if let (Some(touch), Some(norm)) = (saved_s(Case::Touch), saved_s(Case::LayerNorm)) {
             findings.push(
-                Text::said("where-time-goes")
+                Text::said(Key::WhereTimeGoes)
                     .seconds("touch", touch)
                     .bytes("buffer", norm_kept.config.tensor_bytes() as f64)
                     .seconds("norm", norm),
@@ -132,19 +134,19 @@ impl Analyse for InPlace {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
         for r in &rows {
             if r.config.rows == norm_kept.config.rows {
                 comparisons.push(
                     Comparison::new(
-                        Text::said("peak-quantity")
+                        Text::said(Key::PeakQuantity)
                             .name("case", r.config.case.name())
                             .name("style", r.config.style.name())
                             .count("rows", r.config.rows),
                         predict::added_peak_bytes(&r.config, r.allocator()),
                         added(r),
-                        Text::said("peak-note")
+                        Text::said(Key::PeakNote)
                             .name("case", r.config.case.id())
                             .name("style", r.config.style.id())
                             .variant("allocator", r.allocator()),
@@ -162,19 +164,19 @@ impl Analyse for InPlace {
                 if rs.is_empty() {
                     continue;
                 }
-                let line = |key| {
+                let line = |key: Key| {
                     Text::said(key)
                         .name("case", case.name())
                         .name("style", style.name())
                 };
                 let x = |r: &R<'_>| r.config.tensor_bytes() as f64;
                 memory_series.push(Series::line(
-                    line("series-measured"),
+                    line(Key::SeriesMeasured),
                     false,
                     rs.iter().map(|r| (x(r), added(r))).collect(),
                 ));
                 memory_series.push(Series::line(
-                    line("series-predicted"),
+                    line(Key::SeriesPredicted),
                     true,
                     rs.iter()
                         .map(|r| {
@@ -186,7 +188,7 @@ impl Analyse for InPlace {
                         .collect(),
                 ));
                 time_series.push(Series::throughput(
-                    line("series-throughput"),
+                    line(Key::SeriesThroughput),
                     rs.iter().map(|r| (x(r), r.result)),
                 ));
             }
@@ -194,9 +196,9 @@ impl Analyse for InPlace {
         let charts = vec![
             Chart {
                 id: "added-peak-vs-size".into(),
-                title: Text::said("label.peak-memory-the-computation-adds-above"),
-                x_label: "input tensor".into(),
-                y_label: "peak above the input".into(),
+                title: Text::said(Key::LabelPeakMemoryTheComputationAddsAbove),
+                x_label: Key::LabelInputTensor.into(),
+                y_label: Key::LabelPeakAboveTheInput.into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -205,9 +207,9 @@ impl Analyse for InPlace {
             },
             Chart {
                 id: "throughput-vs-size".into(),
-                title: "Rows processed per second".into(),
-                x_label: "input tensor".into(),
-                y_label: "throughput (rows/s)".into(),
+                title: Key::LabelRowsProcessedPerSecond.into(),
+                x_label: Key::LabelInputTensor.into(),
+                y_label: Key::LabelThroughputRowsS.into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
@@ -220,14 +222,14 @@ impl Analyse for InPlace {
         Analysis {
             fix_table: None,
             headline: Headline::versus(
-                Text::said("headline")
+                Text::said(Key::Headline)
                     .name("case", k.config.case.name())
                     .count("rows", k.config.rows)
                     .count("cols", k.config.cols),
-                Side::with_peak("peak above the input", added(k)),
-                Side::with_peak("peak above the input", added(c)),
+                Side::with_peak(Key::LabelPeakAboveTheInput, added(k)),
+                Side::with_peak(Key::LabelPeakAboveTheInput, added(c)),
                 correctness,
-                Text::said("worst-check"),
+                Text::said(CommonKey::WorstCheck),
             )
             .timed_by(k.config.case.id()),
             secondary_headlines: vec![],

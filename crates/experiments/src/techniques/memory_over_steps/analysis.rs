@@ -2,6 +2,7 @@
 //! line with its 95% interval) for the bytes in use, the pool's reserved bytes and the
 //! resident set; its verdict; the control's flatness as a check; the chart of every loop.
 
+use results::keys::memory_over_steps::Key;
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, Headline,
     MeasuredPoint, PairedComparison, PointCheck, Scale, Series, Side, Text, Trace,
@@ -121,7 +122,7 @@ fn last(series: &[f64]) -> f64 {
 /// One loop's finding: its slope, interval and verdict for each series it read.
 fn finding(r: &R<'_>) -> Text {
     let w = r.config.warmup_steps;
-    let mut t = Text::said("pattern")
+    let mut t = Text::said(Key::Pattern)
         .name("pattern", r.config.pattern.id())
         .count("steps", r.config.steps)
         .count("warmup", w);
@@ -169,14 +170,14 @@ impl Analyse for MemoryOverSteps {
             .iter()
             .filter(|r| r.config.pattern != Pattern::Control)
             .max_by(|a, b| slope(a).total_cmp(&slope(b)));
-        let detail = Text::said("control-check");
+        let detail = Text::said(Key::ControlCheck);
         let headline = match worst {
             Some(w) => Headline::versus(
-                Text::said("headline")
+                Text::said(Key::Headline)
                     .name("pattern", w.config.pattern.id())
                     .count("steps", w.config.steps),
-                Side::with_peak("bytes in use after the last step", last(in_use(w))),
-                Side::with_peak("bytes in use after the last step", last(in_use(control))),
+                Side::with_peak(Key::LabelBytesInUseAfterTheLast, last(in_use(w))),
+                Side::with_peak(Key::LabelBytesInUseAfterTheLast, last(in_use(control))),
                 correctness,
                 detail,
             ),
@@ -194,9 +195,9 @@ impl Analyse for MemoryOverSteps {
                 let c = r.config;
                 let (quantity, predicted, note) = match c.pattern {
                     Pattern::Control => (
-                        Text::said("growth").name("pattern", c.pattern.id()),
+                        Text::said(Key::Growth).name("pattern", c.pattern.id()),
                         0.0,
-                        Text::said("growth-note.control"),
+                        Text::said(Key::GrowthNoteControl),
                     ),
                     Pattern::KeptEvalOutput => {
                         let w = c.shape.width as f64;
@@ -205,9 +206,9 @@ impl Analyse for MemoryOverSteps {
                             + w * 4.0)
                             * c.batch as f64;
                         (
-                            Text::said("growth").name("pattern", c.pattern.id()),
+                            Text::said(Key::Growth).name("pattern", c.pattern.id()),
                             weights + graph,
-                            Text::said("growth-note.kept-output")
+                            Text::said(Key::GrowthNoteKeptOutput)
                                 .bytes("weights", weights)
                                 .bytes("graph", graph),
                         )
@@ -232,9 +233,9 @@ impl Analyse for MemoryOverSteps {
         };
         let charts = vec![Chart {
             id: "in-use-by-step".into(),
-            title: Text::said("label.in-use-by-step"),
-            x_label: Text::said("label.step"),
-            y_label: Text::said("label.above-warm-up"),
+            title: Text::said(Key::LabelInUseByStep),
+            x_label: Text::said(Key::LabelStep),
+            y_label: Text::said(Key::LabelAboveWarmUp),
             x_unit: AxisUnit::Given,
             y_unit: AxisUnit::Bytes,
             x_scale: Scale::Linear,
@@ -244,7 +245,7 @@ impl Analyse for MemoryOverSteps {
                 .map(|r| {
                     let b = base(r);
                     Series::line(
-                        Text::said("label.pattern").name("pattern", r.config.pattern.id()),
+                        Text::said(Key::LabelPattern).name("pattern", r.config.pattern.id()),
                         false,
                         in_use(r)
                             .iter()

@@ -2,6 +2,8 @@
 //! and without the loss scale, memory by component predicted beside measured, throughput,
 //! charts, published figures and the index row.
 
+use results::keys::mixed_precision::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, Analysis, Chart, Check, Comparison, ComparisonSpec,
     Correctness, FloatStorage, Headline, MeasuredPoint, Metric, PairedComparison, Phase,
@@ -26,7 +28,7 @@ fn losses<'a>(r: &R<'a>) -> &'a [f64] {
 /// A run's loss against the step, named by its precision.
 fn loss_curve(r: &R<'_>) -> Series<Text> {
     Series::line(
-        r.config.precision.name(),
+        Text::named(r.config.precision.name()),
         false,
         losses(r)
             .iter()
@@ -141,7 +143,7 @@ impl Analyse for MixedPrecision {
 
         let mut findings = Vec::new();
         if let (Some(first), Some(last)) = (reference.first(), reference.last()) {
-            let mut t = Text::said("learned")
+            let mut t = Text::said(Key::Learned)
                 .number("first", *first)
                 .number("last", *last)
                 .count("steps", reference.len());
@@ -158,7 +160,7 @@ impl Analyse for MixedPrecision {
             let losses = losses(r);
             let drift = checks.iter().find(|(q, _)| *q == p).map(|(_, c)| c);
             let m = |metric: MixedMetric| r.result.metric(metric);
-            let mut t = Text::said("precision")
+            let mut t = Text::said(Key::Precision)
                 .name("precision", p.name())
                 .bytes("peak", r.peak())
                 .number("final", losses.last().copied().unwrap_or(f64::NAN))
@@ -202,7 +204,7 @@ impl Analyse for MixedPrecision {
                 zeros(pure, MixedMetric::ZeroGradElementsScaledFinal),
             );
             findings.push(
-                Text::said("loss-scale")
+                Text::said(Key::LossScale)
                     .number("without", without)
                     .number("with", with)
                     .number("pure_without", pure_without)
@@ -216,7 +218,7 @@ impl Analyse for MixedPrecision {
         if let Some(mixed) = find(Precision::MixedBf16) {
             let act = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
             findings.push(
-                Text::said("mixed")
+                Text::said(Key::Mixed)
                     .count("batch", mixed.config.batch)
                     .bytes("f32_act", act(f32_row))
                     .bytes("mixed_act", act(mixed))
@@ -233,7 +235,7 @@ impl Analyse for MixedPrecision {
         let bf16 = find(Precision::Bf16);
         if let Some(b) = bf16.or_else(|| find(Precision::F16)) {
             findings.push(
-                Text::said("time")
+                Text::said(Key::Time)
                     .name("storage", b.config.precision.name())
                     .paired("storage_timing", STORAGE)
                     .name(
@@ -248,7 +250,7 @@ impl Analyse for MixedPrecision {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
         let seed_check = seed_study
             .first()
@@ -259,11 +261,11 @@ impl Analyse for MixedPrecision {
             let losses = |values: &[f64]| {
                 values
                     .iter()
-                    .map(|&v| Text::said("loss").number("value", v))
+                    .map(|&v| Text::said(Key::Loss).number("value", v))
                     .collect()
             };
             findings.push(
-                Text::said("seed-study")
+                Text::said(Key::SeedStudy)
                     .count("runs", reference.len())
                     .count("last", super::SEED_STUDY_LAST_LOSSES)
                     .list("f32", losses(reference))
@@ -288,19 +290,19 @@ impl Analyse for MixedPrecision {
                     "weights",
                     predict::weight_bytes(params, p.storage()),
                     Metric::ParamBytes,
-                    Text::said("label.parameters-x-bytes-per-stored-value"),
+                    Text::said(Key::LabelParametersXBytesPerStoredValue),
                 ),
                 (
                     "Adam state",
                     2.0 * params * e,
                     Metric::OptimizerStateBytes,
-                    Text::said("label.two-moments-per-parameter-stored-like"),
+                    Text::said(Key::LabelTwoMomentsPerParameterStoredLike),
                 ),
                 (
                     "gradients",
                     params * e,
                     Metric::GradBytes,
-                    Text::said("label.one-gradient-per-parameter-in-the"),
+                    Text::said(Key::LabelOneGradientPerParameterInThe),
                 ),
                 (
                     "forward activations",
@@ -321,7 +323,7 @@ impl Analyse for MixedPrecision {
                     .flatten();
                 comparisons.push(
                     Comparison::new(
-                        Text::said("component-quantity")
+                        Text::said(Key::ComponentQuantity)
                             .name("precision", p.name())
                             .name("component", quantity),
                         predicted,
@@ -333,7 +335,7 @@ impl Analyse for MixedPrecision {
             }
         }
 
-        let component_series = |metric: Metric, label: &'static str| -> Series<Text> {
+        let component_series = |metric: Metric, label: Key| -> Series<Text> {
             Series::line(
                 label,
                 false,
@@ -351,7 +353,7 @@ impl Analyse for MixedPrecision {
         for r in &rows {
             if let Some(trace) = r.result.traces.get(&Trace::LossScaleByStep) {
                 scale_series.push(Series::line(
-                    r.config.precision.name(),
+                    Text::named(r.config.precision.name()),
                     false,
                     trace
                         .iter()
@@ -365,19 +367,19 @@ impl Analyse for MixedPrecision {
         let mut charts = vec![
             Chart {
                 id: "memory-by-component".into(),
-                title: Text::said("label.memory-by-component-and-precision"),
-                x_label: "precision".into(),
-                y_label: "bytes".into(),
+                title: Text::said(Key::LabelMemoryByComponentAndPrecision),
+                x_label: Key::LabelPrecision.into(),
+                y_label: Key::LabelBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![
                     Series {
-                        name: "step peak".into(),
+                        name: CommonKey::StepPeak.into(),
                         predicted: false,
                         points: Series::<Text>::line(
-                            "",
+                            Key::Label,
                             false,
                             PRECISIONS
                                 .iter()
@@ -391,23 +393,23 @@ impl Analyse for MixedPrecision {
                         marked: Vec::new(),
                         band: false,
                     },
-                    component_series(Metric::ParamBytes, "weights"),
-                    component_series(Metric::OptimizerStateBytes, "Adam state"),
-                    component_series(Metric::GradBytes, "gradients"),
-                    component_series(Metric::ActivationBytes, "forward activations"),
+                    component_series(Metric::ParamBytes, Key::LabelWeights),
+                    component_series(Metric::OptimizerStateBytes, Key::LabelAdamState),
+                    component_series(Metric::GradBytes, Key::LabelGradients),
+                    component_series(Metric::ActivationBytes, Key::LabelForwardActivations),
                 ],
             },
             Chart {
                 id: "throughput-by-precision".into(),
-                title: Text::said("label.training-throughput-by-precision"),
-                x_label: "precision".into(),
-                y_label: "throughput (samples/s)".into(),
+                title: Text::said(Key::LabelTrainingThroughputByPrecision),
+                x_label: Key::LabelPrecision.into(),
+                y_label: Key::LabelThroughputSamplesS.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![Series::throughput(
-                    Text::said("label.median-bars-fastest-and-slowest-step"),
+                    Text::said(Key::LabelMedianBarsFastestAndSlowestStep),
                     PRECISIONS
                         .iter()
                         .enumerate()
@@ -416,9 +418,9 @@ impl Analyse for MixedPrecision {
             },
             Chart {
                 id: "loss-by-step".into(),
-                title: Text::said("label.loss-over-the-training-run"),
-                x_label: "step".into(),
-                y_label: "MSE loss".into(),
+                title: Text::said(Key::LabelLossOverTheTrainingRun),
+                x_label: Key::LabelStep.into(),
+                y_label: Key::LabelMSELoss.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
@@ -427,9 +429,9 @@ impl Analyse for MixedPrecision {
             },
             Chart {
                 id: "loss-scale-by-step".into(),
-                title: "Dynamic loss scale".into(),
-                x_label: "step".into(),
-                y_label: Text::said("label.log2-of-the-loss-scale"),
+                title: Key::LabelDynamicLossScale.into(),
+                x_label: Key::LabelStep.into(),
+                y_label: Text::said(Key::LabelLog2OfTheLossScale),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
@@ -443,7 +445,7 @@ impl Analyse for MixedPrecision {
             .collect();
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
-            Text::said("label.memory-through-one-training-step-in"),
+            Text::said(Key::LabelMemoryThroughOneTrainingStepIn),
             &timeline_rows,
         ) {
             charts.insert(1, chart);
@@ -452,24 +454,24 @@ impl Analyse for MixedPrecision {
 
         let published = vec![
             PublishedFigure {
-                source: Text::said("hf-source"),
-                claim: Text::said("hf-claim"),
+                source: Text::said(Key::HfSource),
+                claim: Text::said(Key::HfClaim),
                 ours: match find(Precision::MixedF16) {
-                    Some(m) => Text::said("hf-ours")
+                    Some(m) => Text::said(Key::HfOurs)
                         .paired("timing", MIXED)
                         .bytes("f32_peak", f32_row.peak())
                         .bytes("mixed_peak", m.peak()),
-                    None => Text::from("not measured"),
+                    None => Text::from(Key::LabelNotMeasured),
                 },
             },
             PublishedFigure {
-                source: Text::said("micikevicius-source"),
-                claim: Text::said("micikevicius-claim"),
+                source: Text::said(Key::MicikeviciusSource),
+                claim: Text::said(Key::MicikeviciusClaim),
                 ours: match (find(Precision::MixedBf16), bf16) {
-                    (Some(m), _) => Text::said("micikevicius-ours")
+                    (Some(m), _) => Text::said(Key::MicikeviciusOurs)
                         .bytes("f32", f32_row.result.metric(Metric::ActivationBytes))
                         .bytes("mixed", m.result.metric(Metric::ActivationBytes)),
-                    (None, _) => Text::from("not measured"),
+                    (None, _) => Text::from(Key::LabelNotMeasured),
                 },
             },
         ];
@@ -477,13 +479,13 @@ impl Analyse for MixedPrecision {
         // The index row: f32 against mixed precision (f32 master weights), the technique people
         // use, proved by the seed study; the second row: 16-bit storage, proved by its drift.
         let drift_detail = |p: Precision| {
-            Text::said("drift-detail").list(
+            Text::said(Key::DriftDetail).list(
                 "checks",
                 checks
                     .iter()
                     .filter(|(q, _)| *q == p)
                     .map(|(_, c)| {
-                        Text::said("drift-check")
+                        Text::said(Key::DriftCheck)
                             .name("precision", p.name())
                             .count("steps", reference.len())
                             .number("drift", c.max_rel_diff)
@@ -498,19 +500,19 @@ impl Analyse for MixedPrecision {
         let row = |p: Option<Precision>| p.and_then(find);
         let headline = match row(mixed) {
             Some(m) => Headline::versus(
-                Text::said("headline")
+                Text::said(Key::Headline)
                     .name("precision", m.config.precision.name())
                     .count("steps", reference.len()),
                 Side::step(f32_row.result),
                 Side::step(m.result),
                 verdict(seed_check.map(|(_, c)| c)),
                 match seed_check {
-                    Some((r, c)) => Text::said("seed-detail")
-                        .text("what", Text::said("point-check-what").name("point", r.id))
+                    Some((r, c)) => Text::said(Key::SeedDetail)
+                        .text("what", Text::said(Key::PointCheckWhat).name("point", r.id))
                         .number("difference", c.max_abs_diff)
                         .number("relative", c.max_rel_diff)
                         .number("passed", u8::from(c.passed)),
-                    None => Text::said("no-seed-study"),
+                    None => Text::said(Key::NoSeedStudy),
                 },
             )
             .timed_by(MIXED)
@@ -521,7 +523,7 @@ impl Analyse for MixedPrecision {
             .map(|b| {
                 let p = b.config.precision;
                 Headline::versus(
-                    Text::said("headline")
+                    Text::said(Key::Headline)
                         .name("precision", p.name())
                         .count("steps", reference.len()),
                     Side::step(f32_row.result),
@@ -550,15 +552,15 @@ impl Analyse for MixedPrecision {
 
 /// How the forward activations of `p` are predicted, and what is not: the CPU backend's
 /// 16-bit matmuls (`flex_matmul`) work in f32 buffers of their own, a device's kernels do not.
-fn forward_note(p: Precision, flex_matmul: bool) -> &'static str {
+fn forward_note(p: Precision, flex_matmul: bool) -> Key {
     match (p.compute(), p.storage(), flex_matmul) {
-        (None, FloatStorage::Bf16, true) => "forward-note.bf16",
-        (None, FloatStorage::F16, true) => "forward-note.f16",
-        (None, FloatStorage::Bf16 | FloatStorage::F16, false) => "forward-note.16-bit-kernel",
-        (None, _, _) => "forward-note.f32",
-        (Some(FloatStorage::Bf16), _, true) => "forward-note.mixed-bf16",
-        (Some(_), _, true) => "forward-note.mixed-f16",
-        (Some(_), _, false) => "forward-note.mixed-kernel",
+        (None, FloatStorage::Bf16, true) => Key::ForwardNoteBf16,
+        (None, FloatStorage::F16, true) => Key::ForwardNoteF16,
+        (None, FloatStorage::Bf16 | FloatStorage::F16, false) => Key::ForwardNote16BitKernel,
+        (None, _, _) => Key::ForwardNoteF32,
+        (Some(FloatStorage::Bf16), _, true) => Key::ForwardNoteMixedBf16,
+        (Some(_), _, true) => Key::ForwardNoteMixedF16,
+        (Some(_), _, false) => Key::ForwardNoteMixedKernel,
     }
 }
 
@@ -600,7 +602,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
     let reference = losses(f32_row);
     let tolerance = yardstick_tolerance(reference, yardstick.first().copied());
     let floor = MarkovChain::new(shape.vocab, SUCCESSORS, f32_row.config.seed).entropy_rate_nats();
-    let mut overview = Text::said("transformer")
+    let mut overview = Text::said(Key::Transformer)
         .name("model", f32_row.config.shape.describe())
         .count("batch", f32_row.config.batch)
         .number("lr", f32_row.config.lr)
@@ -619,14 +621,14 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         let p = r.config.precision;
         let curve = losses(r);
         if learned(reference, curve) {
-            can.push(Text::said("name").name("name", p.name()));
+            can.push(Text::said(Key::Name).name("name", p.name()));
         } else {
-            cannot.push(Text::said("name").name("name", p.name()));
+            cannot.push(Text::said(Key::Name).name("name", p.name()));
         }
         if p == Precision::F32 {
             continue;
         }
-        let mut t = Text::said("transformer-precision")
+        let mut t = Text::said(Key::TransformerPrecision)
             .name("precision", p.name())
             .bytes("peak", r.peak())
             .bytes("f32_peak", f32_row.peak())
@@ -639,13 +641,13 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         findings.push(t);
     }
     findings.push(
-        Text::said("transformer-learn")
+        Text::said(Key::TransformerLearn)
             .list("can", can)
             .list("cannot", cannot),
     );
     let mut series: Vec<Series<Text>> = rows.iter().map(|r| loss_curve(r)).collect();
     series.push(Series::line(
-        Text::said("label.the-chain-s-entropy-rate-the"),
+        Text::said(Key::LabelTheChainSEntropyRateThe),
         true,
         vec![(1.0, floor), (reference.len() as f64, floor)],
     ));
@@ -654,7 +656,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         let tensors = parameter_tensors(shape);
         let extra = f32_weights.measured_bytes - f32_weights.predicted_bytes;
         findings.push(
-            Text::said("transformer-memory")
+            Text::said(Key::TransformerMemory)
                 .bytes("extra", extra)
                 .count("params", shape.num_params())
                 .count("tensors", tensors)
@@ -666,9 +668,9 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         comparisons,
         charts: vec![Chart {
             id: "transformer-loss-by-step".into(),
-            title: Text::said("label.transformer-loss-over-the-training-run"),
-            x_label: "step".into(),
-            y_label: "cross-entropy (nats)".into(),
+            title: Text::said(Key::LabelTransformerLossOverTheTrainingRun),
+            x_label: Key::LabelStep.into(),
+            y_label: Key::LabelCrossEntropyNats.into(),
             x_unit: AxisUnit::Given,
             y_unit: AxisUnit::Given,
             x_scale: Scale::Linear,
@@ -698,23 +700,23 @@ fn transformer_comparisons(rows: &[&R<'_>], shape: TransformerShape) -> Vec<Comp
                 "weights",
                 predict::weight_bytes(params, p.storage()),
                 Metric::ParamBytes,
-                "transformer-note.weights",
+                Key::TransformerNoteWeights,
             ),
             (
                 "Adam state",
                 2.0 * params * e,
                 Metric::OptimizerStateBytes,
-                "transformer-note.adam",
+                Key::TransformerNoteAdam,
             ),
             (
                 "gradients",
                 params * e,
                 Metric::GradBytes,
-                "transformer-note.gradients",
+                Key::TransformerNoteGradients,
             ),
         ] {
             comparisons.push(Comparison {
-                quantity: Text::said("transformer-quantity")
+                quantity: Text::said(Key::TransformerQuantity)
                     .name("precision", p.name())
                     .name("component", quantity),
                 predicted_bytes: predicted,

@@ -1,6 +1,8 @@
 //! No-grad evaluation's conclusions: evaluation peaks fitted against the batch, the retained
 //! graphs, predictions beside measurements, charts and the index row.
 
+use results::keys::no_grad::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, ReportedFit, Scale, Series, Side,
@@ -76,17 +78,17 @@ impl Analyse for NoGrad {
         let mut findings = Vec::new();
         if let (Some(a), Some(v)) = (&ad_fit, &va_fit) {
             findings.push(
-                Text::said("per-sample")
+                Text::said(Key::PerSample)
                     .bytes("autodiff", a.slope)
                     .bytes("valid", v.slope)
                     .count("sizes", a.n),
             );
             fits.push(ReportedFit {
-                what: Text::said("fit-autodiff"),
+                what: Text::said(Key::FitAutodiff),
                 fit: a.clone(),
             });
             fits.push(ReportedFit {
-                what: Text::said("fit-valid"),
+                what: Text::said(Key::FitValid),
                 fit: v.clone(),
             });
         }
@@ -96,7 +98,7 @@ impl Analyse for NoGrad {
             |r: &R<'_>| -> Vec<f64> { r.result.trace(Trace::RetainedBytesByPass).to_vec() };
         let (retained, va_retained) = (retained_by_pass(ad), retained_by_pass(va));
         findings.push(
-            Text::said("trap")
+            Text::said(Key::Trap)
                 .count("batch", ad.config.batch)
                 .bytes(
                     "per_pass",
@@ -118,22 +120,22 @@ impl Analyse for NoGrad {
                 ),
         );
         findings.push(
-            Text::said("time")
+            Text::said(Key::Time)
                 .count("batch", ad.config.batch)
                 .paired("timing", HEADLINE),
         );
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
         // On a device backend: valid()'s pass at the largest batch, bracketed, beside its rule.
         let largest_valid: Vec<&R<'_>> = valid.last().copied().into_iter().collect();
         let (bracket_findings, bracket_comparisons) = bracket::phase_brackets(
             &largest_valid,
             Phase::Evaluation,
-            Text::said("bracket-rule"),
-            |r| Text::said("bracket-point").count("batch", r.config.batch),
+            Text::said(Key::BracketRule),
+            |r| Text::said(Key::BracketPoint).count("batch", r.config.batch),
             |r| {
                 r.result.metric(Metric::LiveBeforeBytes)
                     + predict::inference_bytes_per_sample(shape) * r.config.batch as f64
@@ -144,11 +146,11 @@ impl Analyse for NoGrad {
         let mut comparisons = vec![
             valid_per_sample(valid.last().copied(), va_fit.as_ref(), shape),
             Comparison {
-                quantity: Text::said("graph-quantity").count("batch", ad.config.batch),
+                quantity: Text::said(Key::GraphQuantity).count("batch", ad.config.batch),
                 predicted_bytes: predict::graph_bytes_per_sample(shape) * batch,
                 measured_bytes: ad.result.metric(NoGradMetric::RetainedPerPassBytes),
                 measured_upper_bytes: None,
-                note: Text::said("graph-note"),
+                note: Text::said(Key::GraphNote),
             },
         ];
         comparisons.extend(bracket_comparisons);
@@ -162,7 +164,7 @@ impl Analyse for NoGrad {
         for r in autodiff.iter().chain(valid.iter()) {
             if let Some(trace) = r.result.traces.get(&Trace::RetainedBytesByPass) {
                 retained_series.push(Series::line(
-                    Text::said("retained-series")
+                    Text::said(Key::RetainedSeries)
                         .name("mode", r.config.mode.name())
                         .count("batch", r.config.batch),
                     false,
@@ -177,26 +179,26 @@ impl Analyse for NoGrad {
         let charts = vec![
             Chart {
                 id: "eval-peak-vs-batch".into(),
-                title: Text::said("label.memory-an-evaluation-pass-adds-above"),
-                x_label: "batch size (samples)".into(),
-                y_label: "peak above live bytes".into(),
+                title: Text::said(Key::LabelMemoryAnEvaluationPassAddsAbove),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: Key::LabelPeakAboveLiveBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
                     Series::line(
-                        "autodiff backend (measured)",
+                        Key::LabelAutodiffBackendMeasured,
                         false,
                         by_batch(&autodiff, Metric::EvalBytes),
                     ),
                     Series::line(
-                        "valid() (measured)",
+                        Key::LabelValidMeasured,
                         false,
                         by_batch(&valid, Metric::EvalBytes),
                     ),
                     Series::line(
-                        "valid() (predicted)",
+                        Key::LabelValidPredicted,
                         true,
                         valid
                             .iter()
@@ -210,9 +212,9 @@ impl Analyse for NoGrad {
             },
             Chart {
                 id: "eval-throughput".into(),
-                title: "Evaluation throughput".into(),
-                x_label: "batch size (samples)".into(),
-                y_label: "throughput (samples/s)".into(),
+                title: Key::LabelEvaluationThroughput.into(),
+                x_label: Key::LabelBatchSizeSamples.into(),
+                y_label: Key::LabelThroughputSamplesS.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
@@ -221,9 +223,9 @@ impl Analyse for NoGrad {
             },
             Chart {
                 id: "retained-by-pass".into(),
-                title: Text::said("label.memory-held-after-each-pass-whose"),
-                x_label: "pass (warm-up included)".into(),
-                y_label: "bytes still held".into(),
+                title: Text::said(Key::LabelMemoryHeldAfterEachPassWhose),
+                x_label: Key::LabelPassWarmUpIncluded.into(),
+                y_label: Key::LabelBytesStillHeld.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
@@ -234,13 +236,13 @@ impl Analyse for NoGrad {
 
         let mut charts = charts;
         transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
-        let detail = Text::said("worst-check");
+        let detail = Text::said(CommonKey::WorstCheck);
         Analysis {
             fix_table: None,
             headline: Headline::versus(
-                Text::said("headline").count("batch", ad.config.batch),
-                Side::with_peak("evaluation peak above the model and inputs", ad_eval),
-                Side::with_peak("evaluation peak above the model and inputs", va_eval),
+                Text::said(Key::Headline).count("batch", ad.config.batch),
+                Side::with_peak(Key::LabelEvaluationPeakAboveTheModelAnd, ad_eval),
+                Side::with_peak(Key::LabelEvaluationPeakAboveTheModelAnd, va_eval),
                 correctness,
                 detail,
             )
@@ -279,7 +281,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         let predicted = predict::graph_bytes_per_sample(a.config.shape) * a.config.batch as f64;
         let retained = a.result.metric(NoGradMetric::RetainedPerPassBytes);
         section.findings.push(
-            Text::said("transformer")
+            Text::said(Key::Transformer)
                 .name("model", model.describe())
                 .count("batch", a.config.batch)
                 .bytes("autodiff", a.result.metric(Metric::EvalBytes))
@@ -298,11 +300,11 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
                 ),
         );
         section.comparisons.push(Comparison {
-            quantity: Text::said("transformer-quantity").count("batch", a.config.batch),
+            quantity: Text::said(Key::TransformerQuantity).count("batch", a.config.batch),
             predicted_bytes: predicted,
             measured_bytes: retained,
             measured_upper_bytes: None,
-            note: Text::said("transformer-note"),
+            note: Text::said(Key::TransformerNote),
         });
     }
     let line = |name: Text, rows: &[&R<'_>]| {
@@ -321,20 +323,20 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
     };
     section.charts.push(Chart {
         id: "transformer-eval-vs-batch".into(),
-        title: Text::said("label.transformer-evaluation-peak-above-the-model"),
-        x_label: "batch size (sequences)".into(),
-        y_label: "bytes".into(),
+        title: Text::said(Key::LabelTransformerEvaluationPeakAboveTheModel),
+        x_label: Key::LabelBatchSizeSequences.into(),
+        y_label: Key::LabelBytes.into(),
         x_unit: AxisUnit::Given,
         y_unit: AxisUnit::Bytes,
         x_scale: Scale::Log2,
         categories: Vec::new(),
-        series: vec![line(Text::from("autodiff backend"), &autodiff), line(Text::from("valid()"), &valid)],
+        series: vec![line(Text::from(Key::LabelAutodiffBackend), &autodiff), line(Text::from(Key::LabelValid), &valid)],
     });
     section.charts.push(Chart {
         id: "transformer-eval-throughput".into(),
-        title: "Transformer: evaluation throughput".into(),
-        x_label: "batch size (sequences)".into(),
-        y_label: "throughput (tokens/s)".into(),
+        title: Key::LabelTransformerEvaluationThroughput.into(),
+        x_label: Key::LabelBatchSizeSequences.into(),
+        y_label: Key::LabelThroughputTokensS.into(),
         x_unit: AxisUnit::Given,
         y_unit: AxisUnit::Given,
         x_scale: Scale::Log2,
@@ -351,10 +353,10 @@ fn throughput_both_ways(autodiff: &[&R<'_>], valid: &[&R<'_>]) -> Vec<Series<Tex
     };
     vec![
         line(
-            Text::said("label.autodiff-backend-median-bars-fastest-and"),
+            Text::said(Key::LabelAutodiffBackendMedianBarsFastestAnd),
             autodiff,
         ),
-        line(Text::said("label.valid-median-bars-fastest-and-slowest"), valid),
+        line(Text::said(Key::LabelValidMedianBarsFastestAndSlowest), valid),
     ]
 }
 
@@ -366,7 +368,7 @@ fn valid_per_sample(
     fit: Option<&LinearFit>,
     shape: MlpShape,
 ) -> Comparison<Text> {
-    let quantity = Text::said("valid-quantity");
+    let quantity = Text::said(Key::ValidQuantity);
     let predicted = predict::inference_bytes_per_sample(shape);
     let bracket = largest.and_then(|r| {
         let b = r.config.batch as f64;
@@ -377,14 +379,14 @@ fn valid_per_sample(
             quantity,
             predicted,
             lower,
-            Text::said("valid-note.bracket").number("batch", b),
+            Text::said(Key::ValidNoteBracket).number("batch", b),
         )
         .bracketed(Some(upper)),
         None => Comparison::new(
             quantity,
             predicted,
             fit.map_or(f64::NAN, |f| f.slope),
-            Text::said("valid-note.fit"),
+            Text::said(Key::ValidNoteFit),
         ),
     }
 }

@@ -2,6 +2,8 @@
 //! optimizer on the device and on the host, set beside the byte model; the host's bytes; the
 //! bytes copied per step and what the copies cost; the proof; charts and the index row.
 
+use results::keys::offload::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline,
     MeasuredPoint, Metric, PairedComparison, Phase, PhaseKey, PublishedFigure, Scale, Series, Side,
@@ -88,7 +90,7 @@ impl Analyse for Offload {
         let saved_between = held_between_steps(usual) - held_between_steps(offloaded);
         let (peak_usual, peak_offloaded) =
             (usual.peak_above_process(), offloaded.peak_above_process());
-        let mut findings = vec![Text::said("held-and-peak")
+        let mut findings = vec![Text::said(Key::HeldAndPeak)
             .count("params", params)
             .name("shape", shape.describe())
             .count("batch", usual.config.train.batch)
@@ -102,13 +104,13 @@ impl Analyse for Offload {
             .name("peak_phase_offloaded", peak_phase(offloaded))];
         if same_memory {
             findings.push(
-                Text::said("nothing-to-move").bytes("extra", predict::same_memory_extra(shape)),
+                Text::said(Key::NothingToMove).bytes("extra", predict::same_memory_extra(shape)),
             );
         }
         let transfer = offloaded.result.metric(OffloadMetric::TransferBytes);
         let copy_s = phase_s(offloaded, OffloadPhase::ToHost.name()) + phase_s(offloaded, OffloadPhase::ToDevice.name());
         findings.push(
-            Text::said("copies")
+            Text::said(Key::Copies)
                 .bytes("transfer", transfer)
                 .count("params", params)
                 .seconds("copy", copy_s)
@@ -121,7 +123,7 @@ impl Analyse for Offload {
         let host_state = offloaded.result.metric(OffloadMetric::HostStateBytes);
         if host_state.is_finite() && !same_memory {
             findings.push(
-                Text::said("host-kept")
+                Text::said(Key::HostKept)
                     .bytes("host_state", host_state)
                     .name("optimizer", optimizer.name())
                     .bytes("predicted", predict::host_state(shape, optimizer)),
@@ -129,7 +131,7 @@ impl Analyse for Offload {
         }
         if let Some(check) = offloaded.result.checks.first() {
             findings.push(
-                Text::said("proof")
+                Text::said(Key::Proof)
                     .count("steps", super::PROOF_STEPS)
                     .number("max_rel_diff", check.max_rel_diff)
                     .number("tolerance", check.tolerance)
@@ -139,22 +141,22 @@ impl Analyse for Offload {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
 
         let between_steps = if same_memory {
             Comparison::new(
-                Text::said("second-copy"),
+                Text::said(Key::SecondCopy),
                 predict::same_memory_extra(shape),
                 -saved_between,
-                Text::said("second-copy-note"),
+                Text::said(Key::SecondCopyNote),
             )
         } else {
             Comparison::new(
-                Text::said("saved-between"),
+                Text::said(Key::SavedBetween),
                 predict::device_saved_between_steps(shape, optimizer),
                 saved_between,
-                Text::said("saved-between-note")
+                Text::said(Key::SavedBetweenNote)
                     .count("values", optimizer.values_per_param())
                     .name("optimizer", optimizer.name()),
             )
@@ -162,18 +164,18 @@ impl Analyse for Offload {
         let mut comparisons = vec![
             between_steps,
             Comparison::new(
-                "bytes copied per step",
+                Key::LabelBytesCopiedPerStep,
                 predict::transfer_per_step(shape),
                 transfer,
-                Text::said("copied-note"),
+                Text::said(Key::CopiedNote),
             ),
         ];
         if host_state.is_finite() && !same_memory {
             comparisons.push(Comparison::new(
-                Text::said("label.host-bytes-kept-between-steps"),
+                Text::said(Key::LabelHostBytesKeptBetweenSteps),
                 predict::host_state(shape, optimizer),
                 host_state,
-                Text::said("host-kept-note"),
+                Text::said(Key::HostKeptNote),
             ));
         }
 
@@ -181,7 +183,7 @@ impl Analyse for Offload {
             .iter()
             .map(|r| r.config.placement.label().to_string())
             .collect();
-        let bar = |name: &'static str, f: &dyn Fn(&R<'_>) -> f64| {
+        let bar = |name: Text, f: &dyn Fn(&R<'_>) -> f64| {
             Series::line(
                 name,
                 false,
@@ -196,46 +198,46 @@ impl Analyse for Offload {
             Chart {
                 id: "device-bytes".into(),
                 title: if same_memory {
-                    Text::said("label.process-bytes-the-cpu-host-and")
+                    Text::said(Key::LabelProcessBytesTheCpuHostAnd)
                 } else {
-                    Text::said("label.device-bytes-with-the-optimizer-on")
+                    Text::said(Key::LabelDeviceBytesWithTheOptimizerOn)
                 },
-                x_label: "where the optimizer steps".into(),
-                y_label: Text::said("label.bytes-above-the-process-s-own"),
+                x_label: Key::LabelWhereTheOptimizerSteps.into(),
+                y_label: Text::said(Key::LabelBytesAboveTheProcessSOwn),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![
-                    bar("held between steps", &|r| held_between_steps(r)),
-                    bar("step peak", &|r| r.peak_above_process()),
+                    bar(Key::LabelHeldBetweenSteps.into(), &|r| held_between_steps(r)),
+                    bar(Key::LabelStepPeak.into(), &|r| r.peak_above_process()),
                 ],
             },
             Chart {
                 id: "phase-times".into(),
-                title: Text::said("label.time-of-each-phase-of-a"),
-                x_label: "where the optimizer steps".into(),
-                y_label: "time".into(),
+                title: Text::said(Key::LabelTimeOfEachPhaseOfA),
+                x_label: Key::LabelWhereTheOptimizerSteps.into(),
+                y_label: Key::LabelTime.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Seconds,
                 x_scale: Scale::Linear,
                 categories,
                 series: phases()
                     .iter()
-                    .map(|phase| bar(phase, &|r| phase_s(r, phase)))
+                    .map(|phase| bar(Text::named(*phase), &|r| phase_s(r, phase)))
                     .collect(),
             },
         ];
 
         let headline = Headline::versus(
-            Text::said("headline")
+            Text::said(Key::Headline)
                 .name("optimizer", optimizer.name())
                 .count("batch", usual.config.train.batch)
                 .number("same_memory", u8::from(same_memory)),
             Side::step(usual.result),
             Side::step(offloaded.result),
             correctness,
-            Text::said("worst-check"),
+            Text::said(CommonKey::WorstCheck),
         )
         .timed_by(HEADLINE);
         Analysis {
@@ -247,9 +249,9 @@ impl Analyse for Offload {
             fits: vec![],
             charts,
             published: vec![PublishedFigure {
-                source: Text::said("published-source"),
-                claim: Text::said("published-claim"),
-                ours: Text::said("published-ours")
+                source: Text::said(Key::PublishedSource),
+                claim: Text::said(Key::PublishedClaim),
+                ours: Text::said(Key::PublishedOurs)
                     .number("usual_per_param", held_between_steps(usual) / params as f64)
                     .name("optimizer", optimizer.name())
                     .number("offloaded_per_param", held_between_steps(offloaded) / params as f64)

@@ -2,6 +2,8 @@
 //! tensors, the step's fixed part beside the published per-parameter rules, the loss curves
 //! that prove each optimizer trains, charts and the index row.
 
+use results::keys::optimizer_state::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Text, Trace,
@@ -71,7 +73,7 @@ fn loss_chart(
     Chart {
         id: id.into(),
         title: title.into(),
-        x_label: Text::said("label.step-of-the-proof-s-run"),
+        x_label: Text::said(Key::LabelStepOfTheProofSRun),
         y_label: y_label.into(),
         x_unit: AxisUnit::Given,
         y_unit: AxisUnit::Given,
@@ -81,7 +83,7 @@ fn loss_chart(
             .iter()
             .map(|r| {
                 Series::line(
-                    Text::said("loss-series")
+                    Text::said(Key::LossSeries)
                         .name("optimizer", r.config.optimizer().name())
                         .number("lr", r.config.train.lr),
                     false,
@@ -113,7 +115,7 @@ impl Analyse for OptimizerState {
         };
         let params = adam.config.train.shape.num_params();
 
-        let mut findings = vec![Text::said("state")
+        let mut findings = vec![Text::said(Key::State)
             .count("params", params)
             .count("batch", adam.config.train.batch)
             .bytes("adam", adam.result.metric(Metric::OptimizerStateBytes))
@@ -125,13 +127,13 @@ impl Analyse for OptimizerState {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
         for r in mlp.iter().chain(&transformer) {
             let o = r.config.optimizer();
             let (first, last) = losses(r);
             findings.push(
-                Text::said("row")
+                Text::said(Key::Row)
                     .name("point", r.label)
                     .number("per_param", state_per_param(r))
                     .count("values", o.values_per_param())
@@ -147,15 +149,15 @@ impl Analyse for OptimizerState {
             (first - last) / first * 100.0
         };
         findings.push(
-            Text::said("price")
+            Text::said(Key::Price)
                 .count("steps", momentum.config.proof_steps)
                 .number("momentum_fall", fall(momentum))
                 .number("adam_fall", fall(adam)),
         );
-        findings.push(Text::said("dampening"));
+        findings.push(Text::said(Key::Dampening));
 
         let note = |o: Optimizer| {
-            Text::said("state-note")
+            Text::said(Key::StateNote)
                 .count("values", o.values_per_param())
                 .name("optimizer", o.name())
         };
@@ -165,7 +167,7 @@ impl Analyse for OptimizerState {
             .map(|r| {
                 let o = r.config.optimizer();
                 Comparison::new(
-                    Text::said("state-quantity").name("point", r.label),
+                    Text::said(Key::StateQuantity).name("point", r.label),
                     predict::state_bytes(r.config.train.shape, o),
                     r.result.metric(Metric::OptimizerStateBytes),
                     note(o),
@@ -177,7 +179,7 @@ impl Analyse for OptimizerState {
             .iter()
             .map(|o| o.name().to_string())
             .collect();
-        let per_param = |name: &'static str, rows: &[R<'_>], f: fn(&R<'_>) -> f64| {
+        let per_param = |name: Key, rows: &[R<'_>], f: fn(&R<'_>) -> f64| {
             Series::line(
                 name,
                 false,
@@ -187,9 +189,9 @@ impl Analyse for OptimizerState {
             )
         };
         let mut state_series = vec![
-            per_param("MLP (measured)", &mlp, state_per_param),
+            per_param(Key::LabelMLPMeasured, &mlp, state_per_param),
             Series::line(
-                Text::said("label.burn-optim-s-state-tensors-x"),
+                Text::said(Key::LabelBurnOptimSStateTensorsX),
                 true,
                 Optimizer::ALL
                     .iter()
@@ -200,15 +202,15 @@ impl Analyse for OptimizerState {
         if !transformer.is_empty() {
             state_series.insert(
                 1,
-                per_param("transformer (measured)", &transformer, state_per_param),
+                per_param(Key::LabelTransformerMeasured, &transformer, state_per_param),
             );
         }
         let mut charts = vec![
             Chart {
                 id: "state-per-param".into(),
-                title: "Optimizer state per parameter".into(),
-                x_label: "optimizer (Burn's defaults)".into(),
-                y_label: "state per parameter (bytes)".into(),
+                title: Key::LabelOptimizerStatePerParameter.into(),
+                x_label: Key::LabelOptimizerBurnSDefaults.into(),
+                y_label: Key::LabelStatePerParameterBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Linear,
@@ -217,23 +219,23 @@ impl Analyse for OptimizerState {
             },
             Chart {
                 id: "peak-by-optimizer".into(),
-                title: Text::said("step-chart").count("batch", adam.config.train.batch),
-                x_label: "optimizer (Burn's defaults)".into(),
-                y_label: "bytes".into(),
+                title: Text::said(Key::StepChart).count("batch", adam.config.train.batch),
+                x_label: Key::LabelOptimizerBurnSDefaults.into(),
+                y_label: Key::LabelBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Linear,
                 categories,
                 series: vec![
                     Series::line(
-                        "step peak",
+                        CommonKey::StepPeak,
                         false,
                         mlp.iter()
                             .map(|r| (x_of(r.config.optimizer()), r.peak()))
                             .collect(),
                     ),
                     Series::line(
-                        Text::said("label.weights-gradients-optimizer-state"),
+                        Text::said(Key::LabelWeightsGradientsOptimizerState),
                         false,
                         mlp.iter()
                             .map(|r| {
@@ -245,7 +247,7 @@ impl Analyse for OptimizerState {
                             .collect(),
                     ),
                     Series::line(
-                        "optimizer state",
+                        Key::LabelOptimizerState,
                         false,
                         mlp.iter()
                             .map(|r| {
@@ -260,23 +262,23 @@ impl Analyse for OptimizerState {
             },
             loss_chart(
                 "loss-by-step",
-                Text::said("label.the-proof-the-mlp-s-loss"),
-                "MSE loss",
+                Text::said(Key::LabelTheProofTheMlpSLoss),
+                Key::LabelMSELoss,
                 &mlp,
             ),
         ];
         if !transformer.is_empty() {
             charts.push(loss_chart(
                 "transformer-loss-by-step",
-                Text::said("label.the-proof-the-transformer-s-loss"),
-                "cross-entropy (nats per token)",
+                Text::said(Key::LabelTheProofTheTransformerSLoss),
+                Key::LabelCrossEntropyNatsPerToken,
                 &transformer,
             ));
         }
         if let Some(sgd) = of(&mlp, Optimizer::Sgd) {
             if let Some((chart, lines)) = workloads::timeline_chart(
                 "memory-timeline",
-                Text::said("label.memory-through-one-training-step-plain"),
+                Text::said(Key::LabelMemoryThroughOneTrainingStepPlain),
                 &[sgd, adam],
             ) {
                 charts.insert(2, chart);
@@ -287,17 +289,17 @@ impl Analyse for OptimizerState {
         let adamw = of(&mlp, Optimizer::AdamW);
         let published = vec![
             PublishedFigure {
-                source: Text::said("accelerate-source"),
-                claim: Text::said("accelerate-claim"),
-                ours: Text::said("accelerate-ours")
+                source: Text::said(Key::AccelerateSource),
+                claim: Text::said(Key::AccelerateClaim),
+                ours: Text::said(Key::AccelerateOurs)
                     .number("adam_fixed", fixed_per_param(adam))
                     .number("predicted", predict::fixed_bytes_per_param(Optimizer::Adam)),
             },
             PublishedFigure {
-                source: Text::said("hf-source"),
-                claim: Text::said("hf-claim"),
+                source: Text::said(Key::HfSource),
+                claim: Text::said(Key::HfClaim),
                 ours: {
-                    let t = Text::said("hf-ours").number("momentum", state_per_param(momentum));
+                    let t = Text::said(Key::HfOurs).number("momentum", state_per_param(momentum));
                     match adamw {
                         Some(r) => t.number("adamw", state_per_param(r)),
                         None => t,
@@ -305,20 +307,20 @@ impl Analyse for OptimizerState {
                 },
             },
             PublishedFigure {
-                source: Text::said("zero-source"),
-                claim: Text::said("zero-claim"),
-                ours: Text::said("zero-ours").number("adam_fixed", fixed_per_param(adam)),
+                source: Text::said(Key::ZeroSource),
+                claim: Text::said(Key::ZeroClaim),
+                ours: Text::said(Key::ZeroOurs).number("adam_fixed", fixed_per_param(adam)),
             },
         ];
 
         Analysis {
             fix_table: None,
             headline: Headline::versus(
-                Text::said("headline").count("batch", adam.config.train.batch),
+                Text::said(Key::Headline).count("batch", adam.config.train.batch),
                 Side::step(adam.result),
                 Side::step(momentum.result),
                 correctness,
-                Text::said("worst-check"),
+                Text::said(CommonKey::WorstCheck),
             )
             .timed_by(HEADLINE),
             secondary_headlines: vec![],

@@ -2,6 +2,8 @@
 //! each backend, the inference pass's peak and its dequantized copy, the output's error against
 //! f32, charts, published figures and the index rows.
 
+use results::keys::quantization::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
@@ -20,7 +22,7 @@ const HEADLINE: &str = "headline";
 const PER_TENSOR: &str = "per-tensor";
 
 /// What the headline's and the index rows' peak is.
-const PEAK: &str = "inference peak above the process's own bytes";
+const PEAK: Key = Key::LabelInferencePeakAboveTheProcessS;
 
 /// The row measured in `format`.
 fn of<'r, 'a>(rows: &'r [R<'a>], format: WeightFormat) -> Option<&'r R<'a>> {
@@ -69,7 +71,7 @@ fn verdict(r: &R<'_>) -> Correctness {
 
 /// The row's check, in one sentence.
 fn check_detail(r: &R<'_>) -> Text {
-    Text::said("point-check").name("point", r.id)
+    Text::said(CommonKey::PointCheck).name("point", r.id)
 }
 
 impl Analyse for Quantization {
@@ -90,7 +92,7 @@ impl Analyse for Quantization {
         let allocator = base.allocator();
         let params = shape.num_params();
 
-        let mut findings = vec![Text::said("summary")
+        let mut findings = vec![Text::said(Key::Summary)
             .count("params", params)
             .count("depth", shape.depth)
             .count("width", shape.width)
@@ -102,7 +104,7 @@ impl Analyse for Quantization {
             .bytes("q8_peak", q8.peak_above_process())];
         for r in &rows {
             findings.push(
-                Text::said("row")
+                Text::said(Key::Row)
                     .name("point", r.label)
                     .bytes("weights", r.result.metric(QuantMetric::WeightBytes))
                     .number("per_param", bytes_per_param(r))
@@ -143,7 +145,7 @@ impl Analyse for Quantization {
             });
         if least.is_finite() {
             findings.push(
-                Text::said("excess")
+                Text::said(Key::Excess)
                     .bytes("least", least)
                     .bytes("most", most)
                     .count("batch", base.config.batch),
@@ -157,14 +159,14 @@ impl Analyse for Quantization {
         };
         if let (Some(q8_bytes), Some(q4_bytes)) = (block_bytes(Bits::Q8), block_bytes(Bits::Q4)) {
             findings.push(
-                Text::said("four-bits")
+                Text::said(Key::FourBits)
                     .bytes("q4", q4_bytes)
                     .bytes("q8", q8_bytes)
                     .number("host", u8::from(allocator.counts_host_copies())),
             );
         }
         findings.push(
-            Text::said("dequantized")
+            Text::said(Key::Dequantized)
                 .bytes("q8_pass", q8.result.metric(Metric::EvalBytes))
                 .bytes("f32_pass", base.result.metric(Metric::EvalBytes))
                 .bytes(
@@ -173,25 +175,25 @@ impl Analyse for Quantization {
                 ),
         );
         findings.push(
-            Text::said("time")
+            Text::said(Key::Time)
                 .paired("block", HEADLINE)
                 .paired("tensor", PER_TENSOR),
         );
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
-        findings.push(Text::said("tolerance").number("tolerance", TOLERANCE));
+        findings.push(Text::said(Key::Tolerance).number("tolerance", TOLERANCE));
 
         let mut comparisons: Vec<Comparison<Text>> = rows
             .iter()
             .map(|r| {
                 Comparison::new(
-                    Text::said("weights-quantity").name("point", r.label),
+                    Text::said(Key::WeightsQuantity).name("point", r.label),
                     predict::weight_bytes(shape, r.config.format, allocator),
                     r.result.metric(QuantMetric::WeightBytes),
-                    Text::said("weights-note"),
+                    Text::said(Key::WeightsNote),
                 )
             })
             .collect();
@@ -199,17 +201,17 @@ impl Analyse for Quantization {
             let predicted = predict::eval_bytes(shape, r.config.format, r.config.batch, allocator);
             match bracket::added(r, Phase::Evaluation, 1.0) {
                 Some((lower, upper)) => Comparison::new(
-                    Text::said("pass-quantity").name("point", r.label),
+                    Text::said(Key::PassQuantity).name("point", r.label),
                     predicted,
                     lower,
-                    Text::said("pass-note.bracket"),
+                    Text::said(Key::PassNoteBracket),
                 )
                 .bracketed(Some(upper)),
                 None => Comparison::new(
-                    Text::said("pass-quantity").name("point", r.label),
+                    Text::said(Key::PassQuantity).name("point", r.label),
                     predicted,
                     r.result.metric(Metric::EvalBytes),
-                    Text::said("pass-note"),
+                    Text::said(Key::PassNote),
                 ),
             }
         }));
@@ -225,7 +227,7 @@ impl Analyse for Quantization {
         let chart = |id: &str, title: Text, (y_label, y_unit): (Text, AxisUnit), series: Vec<Series<Text>>| Chart {
             id: id.into(),
             title,
-            x_label: Text::said("label.weight-format-q8-32-8-bit"),
+            x_label: Text::said(Key::LabelWeightFormatQ8328Bit),
             y_label,
             x_unit: AxisUnit::Given,
             y_unit,
@@ -236,51 +238,51 @@ impl Analyse for Quantization {
         let charts = vec![
             chart(
                 "weight-bytes",
-                Text::said("label.the-weights-bytes-per-parameter"),
-                (Text::from("bytes per parameter"), AxisUnit::Given),
+                Text::said(Key::LabelTheWeightsBytesPerParameter),
+                (Text::from(Key::LabelBytesPerParameter), AxisUnit::Given),
                 vec![
-                    by_format(Text::from("measured"), false, &bytes_per_param),
-                    by_format(Text::from("predicted (this backend's storage)"), true, &|r| {
+                    by_format(Text::from(Key::LabelMeasured), false, &bytes_per_param),
+                    by_format(Text::from(Key::LabelPredictedThisBackendSStorage), true, &|r| {
                         predict::weight_bytes(shape, r.config.format, allocator) / params as f64
                     }),
                 ],
             ),
             chart(
                 "inference-peak",
-                Text::said("pass-chart").count("batch", base.config.batch),
-                (Text::from("bytes"), AxisUnit::Bytes),
+                Text::said(Key::PassChart).count("batch", base.config.batch),
+                (Text::from(Key::LabelBytes), AxisUnit::Bytes),
                 vec![
                     by_format(Text::from(PEAK), false, &|r| r.peak_above_process()),
-                    by_format(Text::from("weights"), false, &|r| {
+                    by_format(Text::from(Key::LabelWeights), false, &|r| {
                         r.result.metric(QuantMetric::WeightBytes)
                     }),
-                    by_format(Text::said("label.the-pass-s-peak-above-live"), false, &|r| {
+                    by_format(Text::said(Key::LabelThePassSPeakAboveLive), false, &|r| {
                         r.result.metric(Metric::EvalBytes)
                     }),
                 ],
             ),
             chart(
                 "output-error",
-                Text::said("label.how-far-the-output-moves-from"),
-                (Text::said("label.error-relative-to-the-f32-output"), AxisUnit::Given),
+                Text::said(Key::LabelHowFarTheOutputMovesFrom),
+                (Text::said(Key::LabelErrorRelativeToTheF32Output), AxisUnit::Given),
                 vec![
-                    by_format(Text::said("label.rms-difference-rms-output"), false, &|r| {
+                    by_format(Text::said(Key::LabelRmsDifferenceRmsOutput), false, &|r| {
                         r.result.metric(QuantMetric::OutputRmsRelativeError)
                     }),
                     by_format(
-                        Text::said("label.largest-difference-largest-output-the-check"),
+                        Text::said(Key::LabelLargestDifferenceLargestOutputTheCheck),
                         false,
                         &max_relative_error,
                     ),
-                    by_format(Text::from("the check's tolerance"), true, &|_| TOLERANCE),
+                    by_format(Text::from(Key::LabelTheCheckSTolerance), true, &|_| TOLERANCE),
                 ],
             ),
             chart(
                 "throughput",
-                Text::from("Inference throughput"),
-                (Text::from("throughput (samples/s)"), AxisUnit::Given),
+                Text::from(Key::LabelInferenceThroughput),
+                (Text::from(Key::LabelThroughputSamplesS), AxisUnit::Given),
                 vec![Series::throughput(
-                    Text::said("label.median-bars-fastest-and-slowest"),
+                    Text::said(Key::LabelMedianBarsFastestAndSlowest),
                     rows.iter().map(|r| (x_of(r.config.format), r.result)),
                 )],
             ),
@@ -290,7 +292,7 @@ impl Analyse for Quantization {
             Some(r) => t.number(name, bytes_per_param(r)),
             None => t,
         };
-        let ours = Text::said("published-ours").number("host", u8::from(allocator.counts_host_copies()));
+        let ours = Text::said(Key::PublishedOurs).number("host", u8::from(allocator.counts_host_copies()));
         let ours = per_param(
             ours,
             "f16",
@@ -301,8 +303,8 @@ impl Analyse for Quantization {
         let ours = per_param(ours, "q8", WeightFormat::Q8_BLOCK);
         let ours = per_param(ours, "q4", WeightFormat::Q4_BLOCK);
         let published = vec![PublishedFigure {
-            source: Text::said("published-source"),
-            claim: Text::said("published-claim"),
+            source: Text::said(Key::PublishedSource),
+            claim: Text::said(Key::PublishedClaim),
             ours,
         }];
 
@@ -311,7 +313,7 @@ impl Analyse for Quantization {
         if let Some(q4) = of(&rows, WeightFormat::Q4_BLOCK) {
             secondary_headlines.push(
                 Headline::versus(
-                    Text::said("q4-headline").count("batch", base.config.batch),
+                    Text::said(Key::Q4Headline).count("batch", base.config.batch),
                     side(base),
                     side(q4),
                     verdict(q4),
@@ -323,7 +325,7 @@ impl Analyse for Quantization {
         Analysis {
             fix_table: None,
             headline: Headline::versus(
-                Text::said("headline").count("batch", base.config.batch),
+                Text::said(Key::Headline).count("batch", base.config.batch),
                 side(base),
                 side(q8),
                 Correctness::of_checks(base.result.checks.iter().chain(&q8.result.checks))

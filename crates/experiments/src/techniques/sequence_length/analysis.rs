@@ -2,6 +2,8 @@
 //! between the two depths), its fit against the length, Burn's rule and Korthikanti's formula
 //! beside it, the step's components, and the index row.
 
+use results::keys::sequence_length::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
     MeasuredPoint, Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
@@ -74,13 +76,13 @@ impl Analyse for SequenceLength {
         let secondary_headlines: Vec<Headline<Text>> = checkpointing_pair(&rows)
             .map(|(plain, balanced)| {
                 Headline::versus(
-                    Text::said("checkpointing-headline")
+                    Text::said(Key::CheckpointingHeadline)
                         .count("seq", plain.config.shape.seq)
                         .count("blocks", plain.config.shape.layers),
                     Side::step(plain.result),
                     Side::step(balanced.result),
                     Correctness::of_checks(&balanced.result.checks).unwrap_or(Correctness::Unknown),
-                    Text::said("checkpointing-detail"),
+                    Text::said(Key::CheckpointingDetail),
                 )
                 .variant("balanced checkpointing")
                 .timed_by(CHECKPOINTING)
@@ -90,7 +92,7 @@ impl Analyse for SequenceLength {
         let timeline = checkpointing_pair(&rows).and_then(|(plain, balanced)| {
             crate::workloads::timeline_chart(
                 "memory-timeline",
-                Text::said("label.memory-through-one-training-step-without"),
+                Text::said(Key::LabelMemoryThroughOneTrainingStepWithout),
                 &[plain, balanced],
             )
         });
@@ -113,7 +115,7 @@ impl Analyse for SequenceLength {
             let burn = predict::burn_bytes_per_token_layer(&s);
             let adapted = predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&s);
             findings.push(
-                Text::said("per-token")
+                Text::said(Key::PerToken)
                     .number("seq", p.seq)
                     .bytes("measured", measured)
                     .count("deep", p.deep.config.shape.layers)
@@ -126,11 +128,11 @@ impl Analyse for SequenceLength {
                     ),
             );
             comparisons.push(Comparison {
-                quantity: Text::said("per-token-quantity").number("seq", p.seq),
+                quantity: Text::said(Key::PerTokenQuantity).number("seq", p.seq),
                 predicted_bytes: burn,
                 measured_bytes: measured,
                 measured_upper_bytes: None,
-                note: Text::said("per-token-note"),
+                note: Text::said(Key::PerTokenNote),
             });
         }
 
@@ -146,7 +148,7 @@ impl Analyse for SequenceLength {
             let first_slope = predict::FIRST_ATTENTION_VALUES_PER_HEAD * shape.heads as f64 * 4.0;
             let predicted_intercept = predict::burn_bytes_per_token_layer(&at(0.0));
             findings.push(
-                Text::said("fit")
+                Text::said(Key::Fit)
                     .count("lengths", fit.n)
                     .number("r_squared", fit.r_squared)
                     .bytes("intercept", fit.intercept)
@@ -158,21 +160,21 @@ impl Analyse for SequenceLength {
                     .number("crossover_rule", predict::burn_crossover_seq(&shape)),
             );
             comparisons.push(Comparison {
-                quantity: Text::said("intercept-quantity"),
+                quantity: Text::said(Key::InterceptQuantity),
                 predicted_bytes: predicted_intercept,
                 measured_bytes: fit.intercept,
                 measured_upper_bytes: None,
-                note: Text::said("label.18-d-h-2-f32-values"),
+                note: Text::said(Key::Label18DH2F32Values),
             });
             comparisons.push(Comparison {
-                quantity: Text::said("slope-quantity"),
+                quantity: Text::said(Key::SlopeQuantity),
                 predicted_bytes: predicted_slope,
                 measured_bytes: fit.slope,
                 measured_upper_bytes: None,
-                note: Text::said("slope-note"),
+                note: Text::said(Key::SlopeNote),
             });
             fits.push(ReportedFit {
-                what: Text::said("fit-what"),
+                what: Text::said(Key::FitWhat),
                 fit: fit.clone(),
             });
         }
@@ -184,7 +186,7 @@ impl Analyse for SequenceLength {
                 .iter()
                 .find(|q| q.seq == p.seq)
                 .map(Pair::per_token_layer);
-            let mut t = Text::said("balanced")
+            let mut t = Text::said(Key::Balanced)
                 .number("seq", p.seq)
                 .bytes("measured", measured)
                 .bytes("predicted", predicted);
@@ -193,11 +195,11 @@ impl Analyse for SequenceLength {
             }
             findings.push(t);
             comparisons.push(Comparison {
-                quantity: Text::said("balanced-quantity").number("seq", p.seq),
+                quantity: Text::said(Key::BalancedQuantity).number("seq", p.seq),
                 predicted_bytes: predicted,
                 measured_bytes: measured,
                 measured_upper_bytes: None,
-                note: Text::said("balanced-note"),
+                note: Text::said(Key::BalancedNote),
             });
         }
         if let Some(b) = deep_balanced
@@ -208,7 +210,7 @@ impl Analyse for SequenceLength {
                 long.result.peak_bytes() as f64,
                 b.result.peak_bytes() as f64,
             );
-            let mut t = Text::said("balanced-peak")
+            let mut t = Text::said(Key::BalancedPeak)
                 .count("seq", long.config.shape.seq)
                 .count("blocks", shape.layers)
                 .bytes("without", without)
@@ -225,17 +227,17 @@ impl Analyse for SequenceLength {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
 
         let r = long.result;
         let params = r.metric(Metric::ParamBytes);
         comparisons.push(Comparison {
-            quantity: Text::said("params-quantity").count("blocks", shape.layers),
+            quantity: Text::said(Key::ParamsQuantity).count("blocks", shape.layers),
             predicted_bytes: predict::param_bytes(&shape),
             measured_bytes: params,
             measured_upper_bytes: None,
-            note: Text::said("params-note")
+            note: Text::said(Key::ParamsNote)
                 .count("params", shape.num_params())
                 .bytes("extra", params - predict::param_bytes(&shape))
                 .bytes("per_block", per_block_extra(&pairs))
@@ -248,14 +250,14 @@ impl Analyse for SequenceLength {
                 ),
         });
         comparisons.push(Comparison {
-            quantity: Text::from("Adam state"),
+            quantity: Text::from(Key::LabelAdamState),
             predicted_bytes: predict::adam_state_bytes(&shape),
             measured_bytes: r.metric(Metric::OptimizerStateBytes),
             measured_upper_bytes: None,
-            note: Text::from("8 bytes per parameter"),
+            note: Text::from(Key::LabelN8BytesPerParameter),
         });
         findings.push(
-            Text::said("components")
+            Text::said(Key::Components)
                 .count("seq", shape.seq)
                 .count("batch", long.config.batch)
                 .count("blocks", shape.layers)
@@ -267,7 +269,7 @@ impl Analyse for SequenceLength {
                 .bytes("activations", r.metric(Metric::ActivationBytes)),
         );
         findings.push(
-            Text::said("throughput")
+            Text::said(Key::Throughput)
                 .count("short", short.config.shape.seq)
                 .count("long", long.config.shape.seq)
                 .number(
@@ -281,16 +283,16 @@ impl Analyse for SequenceLength {
         let charts = vec![
             Chart {
                 id: "per-token-per-block".into(),
-                title: Text::said("label.bytes-one-block-keeps-per-token"),
-                x_label: "sequence length (tokens)".into(),
-                y_label: Text::said("label.bytes-per-token-per-block"),
+                title: Text::said(Key::LabelBytesOneBlockKeepsPerToken),
+                x_label: Key::LabelSequenceLengthTokens.into(),
+                y_label: Text::said(Key::LabelBytesPerTokenPerBlock),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![
                     Series::line(
-                        "measured (difference between depths)",
+                        Key::LabelMeasuredDifferenceBetweenDepths,
                         false,
                         pairs
                             .iter()
@@ -298,7 +300,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        Text::said("label.burn-s-rule-4-18-d"),
+                        Text::said(Key::LabelBurnSRule418D),
                         true,
                         pairs
                             .iter()
@@ -311,7 +313,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        "balanced checkpointing (measured)",
+                        Key::LabelBalancedCheckpointingMeasured,
                         false,
                         pairs_balanced
                             .iter()
@@ -319,7 +321,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        Text::said("label.balanced-checkpointing-rule-4-10-d"),
+                        Text::said(Key::LabelBalancedCheckpointingRule410D),
                         true,
                         pairs_balanced
                             .iter()
@@ -332,7 +334,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        Text::said("label.korthikanti-f32-without-dropout-4-16"),
+                        Text::said(Key::LabelKorthikantiF32WithoutDropout416),
                         true,
                         pairs
                             .iter()
@@ -347,7 +349,7 @@ impl Analyse for SequenceLength {
                             .collect(),
                     ),
                     Series::line(
-                        Text::said("label.korthikanti-as-published-34-d-5"),
+                        Text::said(Key::LabelKorthikantiAsPublished34D5),
                         true,
                         pairs
                             .iter()
@@ -363,19 +365,19 @@ impl Analyse for SequenceLength {
             },
             Chart {
                 id: "components-vs-seq".into(),
-                title: Text::said("components-chart").count("blocks", shape.layers),
-                x_label: "sequence length (tokens)".into(),
-                y_label: "bytes".into(),
+                title: Text::said(Key::ComponentsChart).count("blocks", shape.layers),
+                x_label: Key::LabelSequenceLengthTokens.into(),
+                y_label: Key::LabelBytes.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: {
                     let mut series: Vec<Series<Text>> = [
-                        (Text::from("weights"), Metric::ParamBytes),
-                        (Text::from("Adam state"), Metric::OptimizerStateBytes),
-                        (Text::from("gradients"), Metric::GradBytes),
-                        (Text::said("label.kept-by-forward-for-backward"), Metric::GraphBytes),
+                        (Text::from(Key::LabelWeights), Metric::ParamBytes),
+                        (Text::from(Key::LabelAdamState), Metric::OptimizerStateBytes),
+                        (Text::from(Key::LabelGradients), Metric::GradBytes),
+                        (Text::said(Key::LabelKeptByForwardForBackward), Metric::GraphBytes),
                     ]
                     .into_iter()
                     .map(|(name, metric)| {
@@ -389,7 +391,7 @@ impl Analyse for SequenceLength {
                     })
                     .collect();
                     series.push(Series::line(
-                        "step peak",
+                        CommonKey::StepPeak,
                         false,
                         deep.iter()
                             .map(|r| (x(r), r.result.peak_bytes() as f64))
@@ -400,16 +402,16 @@ impl Analyse for SequenceLength {
             },
             Chart {
                 id: "peak-checkpointing-vs-seq".into(),
-                title: Text::said("checkpointing-chart").count("blocks", shape.layers),
-                x_label: "sequence length (tokens)".into(),
-                y_label: "step peak".into(),
+                title: Text::said(Key::CheckpointingChart).count("blocks", shape.layers),
+                x_label: Key::LabelSequenceLengthTokens.into(),
+                y_label: CommonKey::StepPeak.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: [
-                    ("no checkpointing", &deep),
-                    ("balanced checkpointing", &deep_balanced),
+                    (Key::LabelNoCheckpointing, &deep),
+                    (Key::LabelBalancedCheckpointing, &deep_balanced),
                 ]
                 .into_iter()
                 .map(|(name, rows)| {
@@ -425,15 +427,15 @@ impl Analyse for SequenceLength {
             },
             Chart {
                 id: "throughput-vs-seq".into(),
-                title: Text::said("throughput-chart").count("blocks", shape.layers),
-                x_label: "sequence length (tokens)".into(),
-                y_label: "throughput (tokens/s)".into(),
+                title: Text::said(Key::ThroughputChart).count("blocks", shape.layers),
+                x_label: Key::LabelSequenceLengthTokens.into(),
+                y_label: Key::LabelThroughputTokensS.into(),
                 x_unit: AxisUnit::Given,
                 y_unit: AxisUnit::Given,
                 x_scale: Scale::Log2,
                 categories: Vec::new(),
                 series: vec![Series::throughput(
-                    Text::said("label.tokens-s-median-bars-fastest-and"),
+                    Text::said(Key::LabelTokensSMedianBarsFastestAnd),
                     deep.iter().map(|r| (x(r), r.result)),
                 )],
             },
@@ -447,9 +449,9 @@ impl Analyse for SequenceLength {
         let published = pairs
             .last()
             .map(|p| PublishedFigure {
-                source: Text::said("published-source"),
-                claim: Text::said("published-claim"),
-                ours: Text::said("published-ours")
+                source: Text::said(Key::PublishedSource),
+                claim: Text::said(Key::PublishedClaim),
+                ours: Text::said(Key::PublishedOurs)
                     .bytes("measured", p.per_token_layer())
                     .number("seq", p.seq)
                     .bytes(
@@ -467,7 +469,7 @@ impl Analyse for SequenceLength {
         Analysis {
             fix_table: None,
             headline: Headline::versus(
-                Text::said("headline")
+                Text::said(Key::Headline)
                     .count("long", long.config.shape.seq)
                     .count("short", short.config.shape.seq)
                     .count("blocks", shape.layers),
@@ -475,7 +477,7 @@ impl Analyse for SequenceLength {
                 Side::step(short.result),
                 // The checks belong to the checkpointing row: the sweep has nothing to prove.
                 Correctness::NotApplicable,
-                Text::said("sweep-detail"),
+                Text::said(Key::SweepDetail),
             ),
             secondary_headlines,
             findings,

@@ -1,6 +1,8 @@
 //! The views experiment's conclusions: bytes copied and held, predicted beside measured, the
 //! trap and its fix, charts and the index row.
 
+use results::keys::views::Key;
+use results::keys::CommonKey;
 use results::{
     AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, Scale, Series, Side, Text,
@@ -68,11 +70,11 @@ impl Analyse for Views {
             if let Some(r) = at_largest(op) {
                 comparisons.push(
                     Comparison::new(
-                        Text::said("copied-quantity").name("op", op.code()),
+                        Text::said(Key::CopiedQuantity).name("op", op.code()),
                         predict::copied_bytes(op, r.config.rows, r.config.cols, r.allocator())
                             as f64,
                         copied(r),
-                        Text::said("copy-note")
+                        Text::said(Key::CopyNote)
                             .variant("op", op)
                             .variant("allocator", r.allocator()),
                     )
@@ -83,11 +85,11 @@ impl Analyse for Views {
         for op in [Op::RowView, Op::RowCopy] {
             if let Some(r) = at_largest(op) {
                 comparisons.push(Comparison {
-                    quantity: Text::said("held-quantity").name("op", op.code()),
+                    quantity: Text::said(Key::HeldQuantity).name("op", op.code()),
                     predicted_bytes: predict::held_bytes(op, r.config.rows, r.config.cols) as f64,
                     measured_bytes: held(r),
                     measured_upper_bytes: None,
-                    note: Text::said("held-note").variant("op", op),
+                    note: Text::said(Key::HeldNote).variant("op", op),
                 });
             }
         }
@@ -100,7 +102,7 @@ impl Analyse for Views {
             .collect();
         if let Some(most) = views.iter().max_by(|a, b| copied(a).total_cmp(&copied(b))) {
             findings.push(
-                Text::said("views-are-free")
+                Text::said(Key::ViewsAreFree)
                     .bytes("most", copied(most))
                     .count("measurements", views.len())
                     .bytes("largest", largest as f64 * COLS as f64 * F32_BYTES as f64),
@@ -114,7 +116,7 @@ impl Analyse for Views {
         ] {
             if let Some(r) = at_largest(op) {
                 findings.push(
-                    Text::said("op-copies")
+                    Text::said(Key::OpCopies)
                         .name("op", op.code())
                         .bytes("parent", parent(r))
                         .bytes("copied", copied(r)),
@@ -123,7 +125,7 @@ impl Analyse for Views {
         }
         if let (Some(view), Some(copy)) = (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
             findings.push(
-                Text::said("trap")
+                Text::said(Key::Trap)
                     .bytes("parent", parent(view))
                     .bytes("view_held", held(view))
                     .bytes("copy_held", held(copy))
@@ -133,7 +135,7 @@ impl Analyse for Views {
         findings.extend(
             paired
                 .iter()
-                .map(|c| Text::said("paired-finding").paired("comparison", &c.spec.id)),
+                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
         );
 
         let x = |r: &R<'_>| r.config.parent_bytes() as f64;
@@ -155,7 +157,7 @@ impl Analyse for Views {
         };
         if !view_max.is_empty() {
             copy_series.push(Series::line(
-                Text::said("label.largest-of-the-six-views-measured"),
+                Text::said(Key::LabelLargestOfTheSixViewsMeasured),
                 false,
                 view_max,
             ));
@@ -169,7 +171,7 @@ impl Analyse for Views {
             let rs = of(op);
             if !rs.is_empty() {
                 copy_series.push(Series::line(
-                    Text::said("series-measured").name("op", op.code()),
+                    Text::said(Key::SeriesMeasured).name("op", op.code()),
                     false,
                     rs.iter().map(|r| (x(r), copied(r))).collect(),
                 ));
@@ -178,7 +180,7 @@ impl Analyse for Views {
         let sizes = of(Op::ReshapeTransposed);
         if !sizes.is_empty() {
             copy_series.push(Series::line(
-                Text::said("label.one-parent-s-size-predicted-for"),
+                Text::said(Key::LabelOneParentSSizePredictedFor),
                 true,
                 sizes.iter().map(|r| (x(r), x(r))).collect(),
             ));
@@ -188,12 +190,12 @@ impl Analyse for Views {
             let rs = of(op);
             if !rs.is_empty() {
                 held_series.push(Series::line(
-                    Text::said("series-measured").name("op", op.code()),
+                    Text::said(Key::SeriesMeasured).name("op", op.code()),
                     false,
                     rs.iter().map(|r| (x(r), held(r))).collect(),
                 ));
                 held_series.push(Series::line(
-                    Text::said("series-predicted").name("op", op.code()),
+                    Text::said(Key::SeriesPredicted).name("op", op.code()),
                     true,
                     rs.iter()
                         .map(|r| {
@@ -207,9 +209,9 @@ impl Analyse for Views {
         let charts = vec![
             Chart {
                 id: "copied-vs-parent".into(),
-                title: Text::said("label.bytes-an-operation-adds-above-its"),
-                x_label: "parent tensor".into(),
-                y_label: "peak above the parent".into(),
+                title: Text::said(Key::LabelBytesAnOperationAddsAboveIts),
+                x_label: Key::LabelParentTensor.into(),
+                y_label: Key::LabelPeakAboveTheParent.into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -218,9 +220,9 @@ impl Analyse for Views {
             },
             Chart {
                 id: "held-after-drop".into(),
-                title: Text::said("label.memory-still-held-after-dropping-the"),
-                x_label: "parent tensor".into(),
-                y_label: "bytes held".into(),
+                title: Text::said(Key::LabelMemoryStillHeldAfterDroppingThe),
+                x_label: Key::LabelParentTensor.into(),
+                y_label: Key::LabelBytesHeld.into(),
                 x_unit: AxisUnit::Bytes,
                 y_unit: AxisUnit::Bytes,
                 x_scale: Scale::Log2,
@@ -231,11 +233,11 @@ impl Analyse for Views {
 
         let headline = match (at_largest(Op::RowView), at_largest(Op::RowCopy)) {
             (Some(view), Some(copy)) => Headline::versus(
-                Text::said("headline").bytes("parent", parent(view)),
-                Side::with_peak("bytes held after the parent is dropped", held(view)),
-                Side::with_peak("bytes held after the parent is dropped", held(copy)),
+                Text::said(Key::Headline).bytes("parent", parent(view)),
+                Side::with_peak(Key::LabelBytesHeldAfterTheParentIs, held(view)),
+                Side::with_peak(Key::LabelBytesHeldAfterTheParentIs, held(copy)),
                 correctness,
-                Text::said("worst-check"),
+                Text::said(CommonKey::WorstCheck),
             )
             .timed_by(HEADLINE),
             _ => Analysis::unmeasured(correctness).headline,

@@ -1,0 +1,40 @@
+//! The word keys of the optimizer state analysis.
+
+crate::word_keys! {
+    /// What the optimizer state analysis says.
+    pub enum Key {
+        AccelerateClaim = "accelerate-claim",
+        AccelerateOurs = "accelerate-ours",
+        AccelerateSource = "accelerate-source",
+        Dampening = "dampening",
+        Headline = "headline",
+        HfClaim = "hf-claim",
+        HfOurs = "hf-ours",
+        HfSource = "hf-source",
+        LabelBurnOptimSStateTensorsX = "label.burn-optim-s-state-tensors-x",
+        LabelMemoryThroughOneTrainingStepPlain = "label.memory-through-one-training-step-plain",
+        LabelStepOfTheProofSRun = "label.step-of-the-proof-s-run",
+        LabelTheProofTheMlpSLoss = "label.the-proof-the-mlp-s-loss",
+        LabelTheProofTheTransformerSLoss = "label.the-proof-the-transformer-s-loss",
+        LabelWeightsGradientsOptimizerState = "label.weights-gradients-optimizer-state",
+        LossSeries = "loss-series",
+        Price = "price",
+        Row = "row",
+        State = "state",
+        StateNote = "state-note",
+        StateQuantity = "state-quantity",
+        StepChart = "step-chart",
+        ZeroClaim = "zero-claim",
+        ZeroOurs = "zero-ours",
+        ZeroSource = "zero-source",
+        LabelCrossEntropyNatsPerToken = "label.cross-entropy-nats-per-token",
+        LabelMSELoss = "label.mse-loss",
+        LabelOptimizerState = "label.optimizer-state",
+        LabelBytes = "label.bytes",
+        LabelOptimizerBurnSDefaults = "label.optimizer-burn-s-defaults",
+        LabelStatePerParameterBytes = "label.state-per-parameter-bytes",
+        LabelOptimizerStatePerParameter = "label.optimizer-state-per-parameter",
+        LabelTransformerMeasured = "label.transformer-measured",
+        LabelMLPMeasured = "label.mlp-measured",
+    }
+}

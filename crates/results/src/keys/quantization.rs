@@ -1,0 +1,42 @@
+//! The word keys of the quantization analysis.
+
+crate::word_keys! {
+    /// What the quantization analysis says.
+    pub enum Key {
+        Dequantized = "dequantized",
+        Excess = "excess",
+        FourBits = "four-bits",
+        Headline = "headline",
+        LabelErrorRelativeToTheF32Output = "label.error-relative-to-the-f32-output",
+        LabelHowFarTheOutputMovesFrom = "label.how-far-the-output-moves-from",
+        LabelLargestDifferenceLargestOutputTheCheck = "label.largest-difference-largest-output-the-check",
+        LabelMedianBarsFastestAndSlowest = "label.median-bars-fastest-and-slowest",
+        LabelRmsDifferenceRmsOutput = "label.rms-difference-rms-output",
+        LabelThePassSPeakAboveLive = "label.the-pass-s-peak-above-live",
+        LabelTheWeightsBytesPerParameter = "label.the-weights-bytes-per-parameter",
+        LabelWeightFormatQ8328Bit = "label.weight-format-q8-32-8-bit",
+        PassChart = "pass-chart",
+        PassNote = "pass-note",
+        PassNoteBracket = "pass-note.bracket",
+        PassQuantity = "pass-quantity",
+        PublishedClaim = "published-claim",
+        PublishedOurs = "published-ours",
+        PublishedSource = "published-source",
+        Q4Headline = "q4-headline",
+        Row = "row",
+        Summary = "summary",
+        Time = "time",
+        Tolerance = "tolerance",
+        WeightsNote = "weights-note",
+        WeightsQuantity = "weights-quantity",
+        LabelThroughputSamplesS = "label.throughput-samples-s",
+        LabelInferenceThroughput = "label.inference-throughput",
+        LabelTheCheckSTolerance = "label.the-check-s-tolerance",
+        LabelWeights = "label.weights",
+        LabelBytes = "label.bytes",
+        LabelPredictedThisBackendSStorage = "label.predicted-this-backend-s-storage",
+        LabelMeasured = "label.measured",
+        LabelBytesPerParameter = "label.bytes-per-parameter",
+        LabelInferencePeakAboveTheProcessS = "label.inference-peak-above-the-process-s",
+    }
+}
