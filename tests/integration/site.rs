@@ -29,7 +29,7 @@ fn experiment_pages_main() {
 fn failed_points_are_shown_with_their_stderr() {
     let mut records = load_dir(&crate::fixtures()).unwrap();
     // In the guide's order, so that records[0] is the first page.
-    records.sort_by_key(|r| experiments::guide_position(&r.experiment));
+    records.sort_by_key(|r| results::TechniqueId::from_id(&r.experiment).map(|t| t.position()));
     let record = &mut records[0];
     record.points[0].outcome = results::Outcome::Failed {
         reason: "the child was killed by signal 9".into(),

@@ -25,18 +25,12 @@ pub mod workloads;
 pub use error::ExperimentError;
 pub use technique::{Experiment, Technique};
 
-/// Every technique, in the guide's order: adding a technique is its folder and one line in
-/// the registry (`techniques/mod.rs`).
+/// Every technique, in the guide's order (`results::TechniqueId::ALL`).
 pub fn all() -> Vec<&'static dyn Experiment> {
     techniques::all()
 }
 
 /// The technique with this id.
 pub fn find(id: &str) -> Option<&'static dyn Experiment> {
-    all().into_iter().find(|e| e.id() == id)
-}
-
-/// The position of the technique `id` in the guide (written into its records).
-pub fn guide_position(id: &str) -> Option<usize> {
-    all().iter().position(|e| e.id() == id)
+    results::TechniqueId::from_id(id).map(techniques::experiment)
 }

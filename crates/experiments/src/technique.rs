@@ -13,8 +13,8 @@
 use results::keys::CommonKey;
 use results::{
     Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, FloatStorage,
-    MeasuredPoint, Metric, PageText, PairSettings, PairedComparison, Point, PointCheck,
-    PointResult, Profile, Text,
+    MeasuredPoint, Metric, PairSettings, PairedComparison, Point, PointCheck, PointResult, Profile,
+    TechniqueId, Text,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -102,18 +102,9 @@ impl<C> Row<'_, C> {
 pub trait Technique: Sync {
     /// The configuration of one point.
     type Config: Serialize + DeserializeOwned + Clone + Send;
-    /// Kebab-case id, used in the CLI, file names and links.
-    const ID: &'static str;
-    /// Page title.
-    const TITLE: &'static str;
-    /// What the technique does, in two or three sentences.
-    const EXPLANATION: &'static str;
-    /// What to change to apply the technique, in one imperative sentence: the landing page's
-    /// fix.
-    const FIX: &'static str;
-    /// What the technique or its measurement means on the device backends (wgpu, CUDA), where
-    /// that differs from the CPU.
-    const ON_DEVICES: &'static str;
+    /// Which technique this is: its id (the CLI's, the record's, the page's file name) and its
+    /// place in the guide. Its page's words are the guide's (`guide::words::pages`).
+    const ID: TechniqueId;
     /// Burn 0.21 code applying the technique, as shown on the page (its `snippet.rs`, compiled).
     const SNIPPET: &'static str;
 
@@ -161,12 +152,14 @@ pub trait Analyse: Technique {
 
 /// A technique as the runner drives it: points as JSON, one measured per child process.
 pub trait Experiment: Sync {
+    /// Which technique this is.
+    fn technique(&self) -> TechniqueId;
     /// Kebab-case id.
-    fn id(&self) -> &'static str;
-    /// Page title.
-    fn title(&self) -> &'static str;
-    /// The page's text (read when the guide is rendered).
-    fn page(&self) -> PageText;
+    fn id(&self) -> &'static str {
+        self.technique().id()
+    }
+    /// The Burn code the page shows (its words are the guide's).
+    fn snippet(&self) -> &'static str;
     /// The points to measure.
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point>;
     /// Measures one point. Called in a child process, once per process.
@@ -209,21 +202,12 @@ pub trait Experiment: Sync {
 }
 
 impl<T: Analyse> Experiment for T {
-    fn id(&self) -> &'static str {
+    fn technique(&self) -> TechniqueId {
         T::ID
     }
 
-    fn title(&self) -> &'static str {
-        T::TITLE
-    }
-
-    fn page(&self) -> PageText {
-        PageText {
-            explanation: T::EXPLANATION.into(),
-            fix: T::FIX.into(),
-            on_devices: T::ON_DEVICES.into(),
-            snippet: T::SNIPPET.into(),
-        }
+    fn snippet(&self) -> &'static str {
+        T::SNIPPET
     }
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Point> {
@@ -362,7 +346,7 @@ fn rows<T: Technique>(points: &[MeasuredPoint], device: DeviceKind) -> Vec<Row<'
 /// A point's config parsed into the technique's own type.
 fn config<T: Technique>(point: &Point) -> Result<T::Config, ExperimentError> {
     serde_json::from_value(point.config.clone()).map_err(|source| ExperimentError::BadConfig {
-        experiment: T::ID,
+        experiment: T::ID.id(),
         source,
     })
 }

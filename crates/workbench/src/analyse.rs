@@ -4,7 +4,9 @@
 //! Records hold measurements only; running the analysis here, when the guide is rendered,
 //! makes a change of wording or analysis a re-render of the stored records, never a re-run.
 
-use results::{Analysed, AnalysedCapacity, CapacityRecord, ExperimentRecord, Profile, Text};
+use results::{
+    Analysed, AnalysedCapacity, CapacityRecord, ExperimentRecord, PageText, Profile, Text,
+};
 
 use crate::error::BadInput;
 
@@ -28,10 +30,16 @@ pub fn analyse(mut record: ExperimentRecord) -> Result<Analysed<Text>, BadInput>
         }
     }
     label(&mut record, plan);
+    let words = guide::words::pages::page(experiment.technique());
     Ok(Analysed {
-        title: experiment.title().into(),
-        guide_position: experiments::guide_position(experiment.id()).unwrap_or(usize::MAX),
-        page: experiment.page(),
+        title: words.title.into(),
+        guide_position: experiment.technique().position(),
+        page: PageText {
+            explanation: words.explanation.into(),
+            fix: words.fix.into(),
+            on_devices: words.on_devices.into(),
+            snippet: experiment.snippet().into(),
+        },
         analysis: experiment.analyse(&record.points, &record.comparisons, device),
         estimator: experiment.estimator(&record.points, device),
         derived_checks: experiment.derived_checks(&record.points, device),

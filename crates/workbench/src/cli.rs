@@ -239,7 +239,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::List => {
             for e in experiments::all() {
-                println!("{:<16} {}", e.id(), e.title());
+                println!(
+                    "{:<16} {}",
+                    e.id(),
+                    guide::words::pages::page(e.technique()).title
+                );
             }
             Ok(())
         }

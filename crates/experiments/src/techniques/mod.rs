@@ -3,37 +3,64 @@
 //! (the byte model), `analysis.rs` (findings, charts as data, headline) and `snippet.rs` (the
 //! Burn code shown on its page, compiled here so that it stays true to Burn 0.21).
 //!
-//! The registry below is the one place a technique is named outside its folder: one line each,
-//! in the guide's order, declaring its module and its place in [`all`].
+//! [`experiment`] maps each [`TechniqueId`] (the one list of techniques, in the guide's order,
+//! declared in `results`) to its technique; the guide's page words are exhaustive over the
+//! same list.
+
+use results::TechniqueId;
 
 use crate::Experiment;
 
-/// Declares each technique's module and lists its technique in the guide's order.
-macro_rules! registry {
-    ($($module:ident :: $technique:ident,)*) => {
-        $(pub mod $module;)*
+pub mod accumulation;
+pub mod allocator_settings;
+pub mod batch_size;
+pub mod cache_release;
+pub mod checkpointing;
+pub mod gpt2_small;
+pub mod in_place;
+pub mod memory_over_steps;
+pub mod mixed_precision;
+pub mod no_grad;
+pub mod offload;
+pub mod optimizer_state;
+pub mod quantization;
+pub mod sequence_length;
+pub mod views;
 
-        /// Every technique, in the guide's order.
-        pub fn all() -> Vec<&'static dyn Experiment> {
-            vec![$(&$module::$technique,)*]
-        }
-    };
+/// The technique `id` names: exhaustive over [`TechniqueId`], whose order is the guide's.
+pub fn experiment(id: TechniqueId) -> &'static dyn Experiment {
+    match id {
+        TechniqueId::Gpt2Small => &gpt2_small::Gpt2Small,
+        TechniqueId::BatchSize => &batch_size::BatchSize,
+        TechniqueId::Accumulation => &accumulation::Accumulation,
+        TechniqueId::MixedPrecision => &mixed_precision::MixedPrecision,
+        TechniqueId::Checkpointing => &checkpointing::GradientCheckpointing,
+        TechniqueId::SequenceLength => &sequence_length::SequenceLength,
+        TechniqueId::InPlace => &in_place::InPlace,
+        TechniqueId::Views => &views::Views,
+        TechniqueId::NoGrad => &no_grad::NoGrad,
+        TechniqueId::CacheRelease => &cache_release::CacheRelease,
+        TechniqueId::OptimizerState => &optimizer_state::OptimizerState,
+        TechniqueId::Quantization => &quantization::Quantization,
+        TechniqueId::Offload => &offload::Offload,
+        TechniqueId::AllocatorSettings => &allocator_settings::AllocatorSettings,
+        TechniqueId::MemoryOverSteps => &memory_over_steps::MemoryOverSteps,
+    }
 }
 
-registry! {
-    gpt2_small::Gpt2Small,
-    batch_size::BatchSize,
-    accumulation::Accumulation,
-    mixed_precision::MixedPrecision,
-    checkpointing::GradientCheckpointing,
-    sequence_length::SequenceLength,
-    in_place::InPlace,
-    views::Views,
-    no_grad::NoGrad,
-    cache_release::CacheRelease,
-    optimizer_state::OptimizerState,
-    quantization::Quantization,
-    offload::Offload,
-    allocator_settings::AllocatorSettings,
-    memory_over_steps::MemoryOverSteps,
+/// Every technique, in the guide's order.
+pub fn all() -> Vec<&'static dyn Experiment> {
+    TechniqueId::ALL.into_iter().map(experiment).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_technique_is_the_one_its_id_names() {
+        for id in TechniqueId::ALL {
+            assert_eq!(experiment(id).technique(), id);
+        }
+    }
 }

@@ -20,6 +20,7 @@ mod mixed_precision;
 mod no_grad;
 mod offload;
 mod optimizer_state;
+pub mod pages;
 pub mod paired;
 mod quantization;
 mod sequence_length;

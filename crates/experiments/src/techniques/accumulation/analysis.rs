@@ -4,7 +4,7 @@
 use results::keys::accumulation::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    paired::find, Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
 };
 
@@ -106,10 +106,7 @@ impl Analyse for Accumulation {
                 measured_bytes: peak(r),
                 measured_upper_bytes: r.peak_upper(),
                 note: Text::said(Key::StepNote)
-                    .bytes(
-                        "process",
-                        r.result.metric(Metric::ProcessBaselineBytes),
-                    )
+                    .bytes("process", r.result.metric(Metric::ProcessBaselineBytes))
                     .bytes("runtime", r.result.metric(Metric::RuntimeBytes)),
             })
             .collect();
@@ -211,7 +208,10 @@ impl Analyse for Accumulation {
                 Text::said(Key::Headline)
                     .count("batch", base.config.batch)
                     .count("k", chosen.config.micro_batches)
-                    .count("micro_batch", base.config.batch / chosen.config.micro_batches)
+                    .count(
+                        "micro_batch",
+                        base.config.batch / chosen.config.micro_batches,
+                    )
                     .number("share", MOST_OF_THE_SAVING),
                 Side::step(base.result),
                 Side::step(chosen.result),
@@ -258,7 +258,10 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
                 .count("batch", base.config.batch)
                 .bytes("plain", base.peak())
                 .count("k", most.config.micro_batches)
-                .count("micro_batch", base.config.batch / most.config.micro_batches.max(1))
+                .count(
+                    "micro_batch",
+                    base.config.batch / most.config.micro_batches.max(1),
+                )
                 .bytes("accumulated", most.peak())
                 .count("failed", checks),
         );

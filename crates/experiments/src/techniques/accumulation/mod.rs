@@ -22,6 +22,7 @@ pub mod snippet;
 
 use burn::optim::{AdamConfig, Optimizer, SgdConfig};
 use burn::tensor::backend::AutodiffBackend;
+use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
 use crate::estimate::StepPlan;
@@ -60,20 +61,7 @@ fn effective_batch(sizes: Sizes) -> usize {
 
 impl Technique for Accumulation {
     type Config = TrainConfig;
-    const ID: &'static str = "accumulation";
-    const TITLE: &'static str = "Gradient accumulation";
-    const EXPLANATION: &'static str =
-        "Gradient accumulation splits a batch of B samples into k micro-batches of B/k, \
-         back-propagates each with its loss scaled by 1/k, adds up the gradients, and takes one \
-         optimizer step: the same step as the big batch, with the activations of only one \
-         micro-batch alive at a time. It costs the accumulated gradients (one more copy of the \
-         parameter gradients) and the speed of k smaller passes.";
-    const FIX: &'static str = "Keep the batch, split it into micro-batches and accumulate their gradients before one optimizer step.";
-    const ON_DEVICES: &'static str =
-        "On the device backends the accumulated gradients and each micro-batch's activations \
-         are device memory, read from CubeCL's memory manager at phase boundaries, and each \
-         phase also shows the bytes the pools had reserved at its end: what a GPU runs out of \
-         is reserved memory, which the pools do not return until memory_cleanup().";
+    const ID: TechniqueId = TechniqueId::Accumulation;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {
@@ -249,11 +237,6 @@ pub fn checks_with_step<B: AutodiffBackend, S: TrainStep>(
             &sgd_update(k),
             TOLERANCE,
         ),
-        Check::compare(
-            "adam-params-micro-batches",
-            &adam(1),
-            &adam(k),
-            TOLERANCE,
-        ),
+        Check::compare("adam-params-micro-batches", &adam(1), &adam(k), TOLERANCE),
     ]
 }

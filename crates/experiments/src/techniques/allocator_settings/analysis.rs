@@ -4,7 +4,7 @@
 
 use results::keys::allocator_settings::Key;
 use results::{
-    AxisUnit, Analysis, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
+    Analysis, AxisUnit, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
     PairedComparison, Scale, Series, Side, Text, Trace,
 };
 
@@ -50,12 +50,7 @@ pub fn losses_agree(steps: &[&R<'_>]) -> Option<Check> {
     rest.iter()
         .map(|r| {
             let candidate = losses(r);
-            Check::compare(
-                "losses-across-pools",
-                &reference,
-                &candidate,
-                TOLERANCE,
-            )
+            Check::compare("losses-across-pools", &reference, &candidate, TOLERANCE)
         })
         .max_by(|a, b| a.max_rel_diff.total_cmp(&b.max_rel_diff))
 }
@@ -127,10 +122,7 @@ impl Analyse for AllocatorSettings {
                         .bytes("peak", peak)
                         .bytes("reserved", reserved);
                     if let Some(u) = upper {
-                        t = t.bytes(
-                            "upper",
-                            u - r.result.metric(Metric::ProcessBaselineBytes),
-                        );
+                        t = t.bytes("upper", u - r.result.metric(Metric::ProcessBaselineBytes));
                     }
                     findings.push(t);
                 }

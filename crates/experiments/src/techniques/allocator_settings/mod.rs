@@ -24,6 +24,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
@@ -155,23 +156,7 @@ fn step_batch(sizes: Sizes) -> usize {
 
 impl Technique for AllocatorSettings {
     type Config = AllocConfig;
-    const ID: &'static str = "allocator-settings";
-    const TITLE: &'static str = "Allocator settings";
-    const EXPLANATION: &'static str =
-        "A caching allocator keeps the pages of freed tensors to serve later allocations \
-         quickly, so a device can run out of memory while most of what it holds is reserved, \
-         not in use. PyTorch tunes its allocator with `PYTORCH_CUDA_ALLOC_CONF` \
-         (`expandable_segments`); Burn's backends on CubeCL (wgpu, CUDA) take a \
-         `MemoryConfiguration` when a device is set up: sub-slices of shared pages (the \
-         default), a page of its own per allocation (`ExclusivePages`), or custom pools. What \
-         each holds beyond the live tensors depends on the allocation pattern.";
-    const FIX: &'static str = "If much memory is reserved but not in use, call memory_cleanup() between phases of different sizes, and on wgpu try MemoryConfiguration::ExclusivePages in init_setup's RuntimeOptions before the device's first use.";
-    const ON_DEVICES: &'static str =
-        "The setting exists only on CubeCL backends and must be chosen before the device's first \
-         use (a later init_setup panics). On wgpu it is set through init_setup and \
-         RuntimeOptions; cubecl 0.10 hard-codes CUDA's runtime options, so the CUDA result set \
-         shows the default pool only. The CPU backend has no pool: every freed buffer goes back \
-         to the process heap, so its page shows bytes in use only.";
+    const ID: TechniqueId = TechniqueId::AllocatorSettings;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<AllocConfig>> {

@@ -4,7 +4,7 @@
 use results::keys::batch_size::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    paired::find, Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, ReportedFit, Scale,
     Series, Side, Text,
 };
@@ -143,10 +143,7 @@ impl Analyse for BatchSize {
                 measured_bytes: peak_large,
                 measured_upper_bytes: large.peak_upper(),
                 note: Text::said(Key::StepNote)
-                    .bytes(
-                        "process",
-                        large.result.metric(Metric::ProcessBaselineBytes),
-                    )
+                    .bytes("process", large.result.metric(Metric::ProcessBaselineBytes))
                     .bytes("runtime", large.result.metric(Metric::RuntimeBytes)),
             },
         ];
@@ -161,8 +158,7 @@ impl Analyse for BatchSize {
                 .map(|r| {
                     (
                         batch(r),
-                        r
-                            .result
+                        r.result
                             .phase(phase)
                             .map_or(f64::NAN, |p| p.peak_bytes as f64),
                     )
@@ -187,8 +183,16 @@ impl Analyse for BatchSize {
                             .map(|r| (batch(r), r.result.peak_bytes() as f64))
                             .collect(),
                     ),
-                    Series::line(Key::LabelForwardPeakMeasured, false, peak_of(Phase::Forward)),
-                    Series::line(Key::LabelBackwardPeakMeasured, false, peak_of(Phase::Backward)),
+                    Series::line(
+                        Key::LabelForwardPeakMeasured,
+                        false,
+                        peak_of(Phase::Forward),
+                    ),
+                    Series::line(
+                        Key::LabelBackwardPeakMeasured,
+                        false,
+                        peak_of(Phase::Backward),
+                    ),
                     Series::line(
                         Text::said(Key::LabelLiveBeforeTheStepModelAdam),
                         false,
@@ -318,23 +322,23 @@ impl Analyse for BatchSize {
 
         Analysis {
             fix_table: None,
-        headline: Headline::versus(
-            Text::said(Key::Headline)
-                .number("large", batch(large))
-                .number("small", batch(small)),
-            Side::step(large.result),
-            Side::step(small.result),
-            correctness,
-            Text::said(Key::SweepDetail),
-        )
-        .timed_by(HEADLINE),
-        secondary_headlines: vec![],
-        findings,
-        comparisons,
-        fits,
-        charts,
-        published,
-    }
+            headline: Headline::versus(
+                Text::said(Key::Headline)
+                    .number("large", batch(large))
+                    .number("small", batch(small)),
+                Side::step(large.result),
+                Side::step(small.result),
+                correctness,
+                Text::said(Key::SweepDetail),
+            )
+            .timed_by(HEADLINE),
+            secondary_headlines: vec![],
+            findings,
+            comparisons,
+            fits,
+            charts,
+            published,
+        }
     }
 }
 
@@ -361,7 +365,10 @@ fn fixed_cost_per_step(rows: &[Row<'_, TrainConfig>]) -> Option<Text> {
             Text::said(Key::PhaseShare)
                 .name("phase", &t.phase)
                 .seconds("time", t.timing.median_s)
-                .number("share", t.timing.median_s / small.result.step.median_s * 100.0)
+                .number(
+                    "share",
+                    t.timing.median_s / small.result.step.median_s * 100.0,
+                )
         })
         .collect();
     Some(

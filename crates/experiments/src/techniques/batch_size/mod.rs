@@ -16,6 +16,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use results::{ComparisonSpec, DeviceKind, Profile};
 
 use crate::estimate::StepPlan;
@@ -47,23 +48,7 @@ pub fn batches(sizes: Sizes) -> Vec<usize> {
 
 impl Technique for BatchSize {
     type Config = TrainConfig;
-    const ID: &'static str = "batch-size";
-    const TITLE: &'static str = "Batch size";
-    const EXPLANATION: &'static str =
-        "A training step holds the model, its optimizer state and the batch, plus the larger of \
-         two things: the activations the forward pass keeps for backward, which grow linearly \
-         with the batch, and the parameter gradients, which do not. Shrinking the batch saves \
-         activation memory only; once gradients set the peak, a smaller batch buys nothing and \
-         costs throughput. The sweep measures where that crossover lies.";
-    const FIX: &'static str = "Lower the batch size.";
-    const ON_DEVICES: &'static str =
-        "On wgpu and CUDA the probe is CubeCL's memory manager, read after a device sync: \
-         parameters, Adam state and the bytes the forward pass leaves for backward are exact. \
-         CubeCL keeps no high-water mark, so each phase's peak is bracketed: from below by \
-         the boundary readings and a thread sampling the stream (a transient between two \
-         samples, such as the loss's square, can be missed, so the activation slope is a \
-         lower bound), from above by the pool's reserved bytes after the phase, the pool \
-         emptied before it. On a GPU it is reserved bytes that run out, so read both bounds.";
+    const ID: TechniqueId = TechniqueId::BatchSize;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {

@@ -4,13 +4,13 @@
 use results::keys::cache_release::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
+    paired::find, Analysis, AxisUnit, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
     Headline, MeasuredPoint, Metric, PairedComparison, Scale, Series, Side, Text,
 };
 
+use super::CachePhase;
 use super::{predict, CacheConfig, CacheRelease, Counter, Moment, Source};
 use crate::technique::{Analyse, Row};
-use super::CachePhase;
 
 /// A measured cache-release point.
 type R<'a> = Row<'a, CacheConfig>;
@@ -130,14 +130,10 @@ impl Analyse for CacheRelease {
                     .bytes("reserved_released", reserved_released),
             );
         } else {
-            findings.push(
-                Text::said(Key::NoCache)
-                    .bytes("size", size)
-                    .bytes(
-                        "in_use_dropped",
-                        above_start(largest, Moment::Dropped, Counter::InUse),
-                    ),
-            );
+            findings.push(Text::said(Key::NoCache).bytes("size", size).bytes(
+                "in_use_dropped",
+                above_start(largest, Moment::Dropped, Counter::InUse),
+            ));
         }
         if let Some(f) = largest_fresh {
             let timed = find(paired, HEADLINE).filter(|c| c.spec.technique == f.id);
@@ -187,7 +183,11 @@ impl Analyse for CacheRelease {
         };
         let mut memory_series = vec![
             counter_series(Moment::Alive, Counter::InUse, Key::LabelInUseTensorAlive),
-            counter_series(Moment::Dropped, Counter::InUse, Key::LabelInUseTensorDropped),
+            counter_series(
+                Moment::Dropped,
+                Counter::InUse,
+                Key::LabelInUseTensorDropped,
+            ),
         ];
         if has_cache {
             memory_series.push(counter_series(

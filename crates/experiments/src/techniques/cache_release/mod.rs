@@ -17,6 +17,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -149,22 +150,7 @@ impl Counter {
 
 impl Technique for CacheRelease {
     type Config = CacheConfig;
-    const ID: &'static str = "cache-release";
-    const TITLE: &'static str = "Cache release (empty_cache)";
-    const EXPLANATION: &'static str =
-        "A caching allocator keeps the memory of freed tensors reserved, so that the next tensor \
-         of that size costs no call to the driver; nvidia-smi shows the reserved bytes, not the \
-         bytes in use. Burn's GPU backends cache through CubeCL's memory manager, and \
-         memory_cleanup() returns its unused pages (PyTorch's empty_cache). Releasing helps \
-         another process, not this one: the next allocation pays for it. The experiment reads \
-         in use and reserved with a large tensor alive, after it is dropped and after the \
-         cleanup, and times an allocation from the cache against one after a cleanup.";
-    const FIX: &'static str = "Call memory_cleanup() on the device to hand cached pages back: it lowers the bytes reserved, not the bytes in use.";
-    const ON_DEVICES: &'static str =
-        "This is a device technique. On the CPU (Flex) there is no pool: a freed tensor's \
-         bytes go back to the process heap at once, the counting allocator sees no reserved \
-         bytes, and both allocations below are the same (the system allocator may keep pages \
-         the counting allocator cannot see).";
+    const ID: TechniqueId = TechniqueId::CacheRelease;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<CacheConfig>> {

@@ -5,7 +5,7 @@
 use results::keys::checkpointing::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, paired::find, Analysis, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
+    paired::find, Analysis, AxisUnit, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
     Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side,
     Text,
 };

@@ -18,6 +18,7 @@ pub mod predict;
 pub mod snippet;
 
 use burn::tensor::backend::AutodiffBackend;
+use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
 use crate::estimate::StepPlan;
@@ -85,22 +86,7 @@ fn sweeps(sizes: Sizes) -> Sweeps {
 
 impl Technique for GradientCheckpointing {
     type Config = TrainConfig;
-    const ID: &'static str = "checkpointing";
-    const TITLE: &'static str = "Gradient checkpointing";
-    const EXPLANATION: &'static str =
-        "Backward needs tensors from the forward pass; checkpointing keeps fewer of them and \
-         recomputes the rest when backward asks. In Burn it is a property of the autodiff \
-         backend: Autodiff<B, BalancedCheckpointing> recomputes the outputs of memory-bound ops \
-         (ReLU, additions) from the nearest kept output of a compute-bound op (a Linear), \
-         trading a little compute for activation memory. It lowers the step's peak only where \
-         activations, not parameter gradients, set it.";
-    const FIX: &'static str = "Recompute activations in backward instead of keeping them: Burn's balanced checkpointing strategy on the autodiff backend.";
-    const ON_DEVICES: &'static str =
-        "Which tensors are kept and which recomputed is decided by Burn's autodiff, above the \
-         backend, so the memory rules (and the predictions) are the same on every \
-         device. What changes on a GPU is the price of recomputing: memory-bound ops are \
-         cheap there relative to matmuls, which is why the balanced strategy recomputes \
-         those.";
+    const ID: TechniqueId = TechniqueId::Checkpointing;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<TrainConfig>> {

@@ -6,9 +6,8 @@ use results::keys::gpt2_small::Key;
 use results::keys::CommonKey;
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, FixCell, FixTable,
-    Headline,
-    MeasuredPoint, Metric, PairedComparison, Phase, PointCheck, ProjectedCell, Projection, Scale,
-    Series, Side, Text, Trace,
+    Headline, MeasuredPoint, Metric, PairedComparison, Phase, PointCheck, ProjectedCell,
+    Projection, Scale, Series, Side, Text, Trace,
 };
 
 use super::{workload, CellConfig, Fix, Gpt2Metric, Gpt2Small};
@@ -80,7 +79,11 @@ fn fixed(r: &R<'_>) -> f64 {
     }
     if r.config.fix.training() {
         m(r, Metric::ParamBytes) + m(r, Metric::OptimizerStateBytes)
-    } else if r.result.metric(Gpt2Metric::ConvertedWeightBytes).is_finite() {
+    } else if r
+        .result
+        .metric(Gpt2Metric::ConvertedWeightBytes)
+        .is_finite()
+    {
         m(r, Gpt2Metric::ConvertedWeightBytes)
     } else {
         m(r, Metric::LiveBeforeBytes)
@@ -221,7 +224,11 @@ pub fn projection() -> Option<Projection<Text>> {
             let p = plan(fix, batch);
             let bytes = p.bytes();
             // The largest batch with the fix: the half batch is plain's step at half the batch.
-            let base = if fix == Fix::HalfBatch { plan(Fix::Plain, 2) } else { p };
+            let base = if fix == Fix::HalfBatch {
+                plan(Fix::Plain, 2)
+            } else {
+                p
+            };
             ProjectedCell {
                 id: fix.id().into(),
                 fix: fix_text(fix),
@@ -272,9 +279,7 @@ impl Analyse for Gpt2Small {
                 fixed_bytes: fixed(r),
                 gradient_bytes: gradients(r),
                 activation_bytes: activations(r),
-                predicted_bytes: self
-                    .step_plan(&r.config)
-                    .map(|p| p.bytes().step_peak()),
+                predicted_bytes: self.step_plan(&r.config).map(|p| p.bytes().step_peak()),
                 correctness: verdict(&checks),
                 check: check_text(r, &checks),
                 check_short: check_short(&checks),
@@ -333,10 +338,13 @@ impl Analyse for Gpt2Small {
             .collect();
 
         let base = peak(plain);
-        let mut findings = vec![workload, Text::said(Key::FixedShare)
-            .bytes("fixed", fixed(plain) + gradients(plain))
-            .bytes("activations", activations(plain))
-            .bytes("peak", base)];
+        let mut findings = vec![
+            workload,
+            Text::said(Key::FixedShare)
+                .bytes("fixed", fixed(plain) + gradients(plain))
+                .bytes("activations", activations(plain))
+                .bytes("peak", base),
+        ];
         if let Some(acc) = cell(&rows, Fix::Accumulation).filter(|a| peak(a) > base) {
             findings.push(
                 Text::said(Key::AccumulationCosts)

@@ -25,6 +25,7 @@ mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::collections::BTreeMap;
 
 use burn::module::{AutodiffModule, Module, ModuleMapper, Param, Quantizer};
@@ -322,17 +323,7 @@ pub fn workload(sizes: Sizes) -> (TransformerShape, usize) {
 
 impl Technique for Gpt2Small {
     type Config = CellConfig;
-    const ID: &'static str = "gpt2-small";
-    const TITLE: &'static str = "Every fix on a GPT-2-small step";
-    const EXPLANATION: &'static str =
-        "One model of the size people run out of memory with, one training step, every fix \
-         applied to it in turn: each cell's peak is a share of the same plain step's peak.";
-    const FIX: &'static str =
-        "Read the table for your case: training or inference, and whether the fixed part alone \
-         is over your card.";
-    const ON_DEVICES: &'static str =
-        "The byte rules are Burn's autodiff and the optimizer's, the same on every device; a \
-         GPU runs the same cells at sequence 1024.";
+    const ID: TechniqueId = TechniqueId::Gpt2Small;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<CellConfig>> {
@@ -490,9 +481,11 @@ impl Fix {
             // bf16 compute against f32 at the same weights and batch.
             Fix::MixedBf16 => (Fix::Plain, "gradients-bf16-against-f32", BF16_GRADIENTS),
             // bf16 rounds a split batch's values differently from the whole batch's.
-            Fix::AccumulationCheckpointingMixed => {
-                (Fix::MixedBf16, "gradients-as-one-mixed-step", BF16_GRADIENTS)
-            }
+            Fix::AccumulationCheckpointingMixed => (
+                Fix::MixedBf16,
+                "gradients-as-one-mixed-step",
+                BF16_GRADIENTS,
+            ),
             _ => return None,
         })
     }
@@ -517,7 +510,9 @@ impl<B: burn::tensor::backend::Backend> ModuleMapper<B> for BlockWhereItFits {
         };
         let mut quantizer = Quantizer {
             calibration: Calibration::MinMax,
-            scheme: format.scheme::<B>().expect("a quantized format has a scheme"),
+            scheme: format
+                .scheme::<B>()
+                .expect("a quantized format has a scheme"),
         };
         quantizer.map_float(param)
     }
@@ -586,22 +581,22 @@ mod tests {
     use burn::tensor::FloatDType;
     use results::Check;
 
-/// `model`'s gradients on `batch` as `k` micro-batches (each loss scaled by 1/k), the forward
-/// computed in `compute` where set, flattened in module order.
-fn gradients_of<B: AutodiffBackend>(
-    model: &Model<B>,
-    batch: &Batch<B>,
-    k: usize,
-    compute: Option<FloatDType>,
-) -> Vec<f32> {
-    let k = k.max(1);
-    let mut accumulator = GradientsAccumulator::<Model<B>>::new();
-    for slice in batch.slices(k) {
-        let loss = model.loss_in(&slice, compute).div_scalar(k as f64);
-        accumulator.accumulate(model, GradientsParams::from_grads(loss.backward(), model));
+    /// `model`'s gradients on `batch` as `k` micro-batches (each loss scaled by 1/k), the forward
+    /// computed in `compute` where set, flattened in module order.
+    fn gradients_of<B: AutodiffBackend>(
+        model: &Model<B>,
+        batch: &Batch<B>,
+        k: usize,
+        compute: Option<FloatDType>,
+    ) -> Vec<f32> {
+        let k = k.max(1);
+        let mut accumulator = GradientsAccumulator::<Model<B>>::new();
+        for slice in batch.slices(k) {
+            let loss = model.loss_in(&slice, compute).div_scalar(k as f64);
+            accumulator.accumulate(model, GradientsParams::from_grads(loss.backward(), model));
+        }
+        mlp::flatten(model, Some(&accumulator.grads()))
     }
-    mlp::flatten(model, Some(&accumulator.grads()))
-}
 
     type Ad = burn::backend::Autodiff<burn::backend::Flex>;
 
@@ -657,11 +652,18 @@ fn gradients_of<B: AutodiffBackend>(
     fn the_projection_is_at_plain_s_out_of_memory_batch_and_each_fix_is_estimated() {
         let p = analysis::projection().expect("GPT-2 small fits a 24 GiB card at batch 1");
         let plain = p.cells.iter().find(|c| c.id == "plain").unwrap();
-        assert!(plain.predicted_bytes > p.usable_bytes, "plain no longer fits");
+        assert!(
+            plain.predicted_bytes > p.usable_bytes,
+            "plain no longer fits"
+        );
         assert!(p.usable_bytes < p.card_bytes);
         assert!(plain.max_batch < p.batch);
         for c in &p.cells {
-            assert!(c.predicted_bytes.is_finite() && c.predicted_bytes > 0.0, "{}", c.id);
+            assert!(
+                c.predicted_bytes.is_finite() && c.predicted_bytes > 0.0,
+                "{}",
+                c.id
+            );
         }
         let combo = p
             .cells

@@ -4,7 +4,7 @@
 use results::keys::in_place::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, paired::find, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
+    paired::find, Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline,
     MeasuredPoint, PairedComparison, PairedTiming, Scale, Series, Side, Text,
 };
 
@@ -179,12 +179,7 @@ impl Analyse for InPlace {
                     line(Key::SeriesPredicted),
                     true,
                     rs.iter()
-                        .map(|r| {
-                            (
-                                x(r),
-                                predict::added_peak_bytes(&r.config, r.allocator()),
-                            )
-                        })
+                        .map(|r| (x(r), predict::added_peak_bytes(&r.config, r.allocator())))
                         .collect(),
                 ));
                 time_series.push(Series::throughput(

@@ -18,7 +18,10 @@ pub mod snippet;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::Tensor;
-use results::{Check, ComparisonSpec, DeviceKind, Metric, Metrics, PointResult, Profile, PutMetric};
+use results::TechniqueId;
+use results::{
+    Check, ComparisonSpec, DeviceKind, Metric, Metrics, PointResult, Profile, PutMetric,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::F32_BYTES;
@@ -156,21 +159,7 @@ fn rows(sizes: Sizes) -> Vec<usize> {
 
 impl Technique for InPlace {
     type Config = InPlaceConfig;
-    const ID: &'static str = "in-place";
-    const TITLE: &'static str = "In-place operations and ownership";
-    const EXPLANATION: &'static str = "Burn's CPU backend writes an operation's result into its input's buffer when the input is \
-         uniquely owned and contiguous, so ownership decides memory: code that keeps a clone of x \
-         alive while transforming it pays for a new buffer at the first write, code that hands x \
-         over by value does not. The same computation is measured written both ways, for an \
-         element-wise chain and a layer normalisation, and the difference is predicted in bytes \
-         from the backend's rules.";
-    const FIX: &'static str = "Pass tensors to operations by value (no clone) when you no longer need them, so the operation can reuse the buffer.";
-    const ON_DEVICES: &'static str =
-        "CubeCL backends also write into a uniquely owned input (burn-cubecl checks that the \
-         handle can be mutated), and with fusion (a default feature of burn-wgpu and burn-cuda) a \
-         chain of element-wise ops can run as one kernel whose intermediates never reach \
-         device memory. The predictions here follow Flex's rules, so on a device the \
-         measured bytes are the finding and the predictions only a reference.";
+    const ID: TechniqueId = TechniqueId::InPlace;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<InPlaceConfig>> {

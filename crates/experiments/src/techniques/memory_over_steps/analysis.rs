@@ -127,14 +127,32 @@ fn finding(r: &R<'_>) -> Text {
         .count("steps", r.config.steps)
         .count("warmup", w);
     let series = [
-        (Trace::InUseBytesByStep, ["in_use_slope", "in_use_low", "in_use_high", "in_use_verdict"]),
+        (
+            Trace::InUseBytesByStep,
+            [
+                "in_use_slope",
+                "in_use_low",
+                "in_use_high",
+                "in_use_verdict",
+            ],
+        ),
         (
             Trace::ReservedBytesByStep,
-            ["reserved_slope", "reserved_low", "reserved_high", "reserved_verdict"],
+            [
+                "reserved_slope",
+                "reserved_low",
+                "reserved_high",
+                "reserved_verdict",
+            ],
         ),
         (
             Trace::ResidentBytesByStep,
-            ["resident_slope", "resident_low", "resident_high", "resident_verdict"],
+            [
+                "resident_slope",
+                "resident_low",
+                "resident_high",
+                "resident_verdict",
+            ],
         ),
     ];
     for (trace, [slope, low, high, verdict]) in series {
@@ -202,8 +220,7 @@ impl Analyse for MemoryOverSteps {
                     Pattern::KeptEvalOutput => {
                         let w = c.shape.width as f64;
                         let weights = c.shape.depth as f64 * w * w * 4.0;
-                        let graph = (c.shape.predicted_graph_bytes_per_sample(4) as f64
-                            + w * 4.0)
+                        let graph = (c.shape.predicted_graph_bytes_per_sample(4) as f64 + w * 4.0)
                             * c.batch as f64;
                         (
                             Text::said(Key::Growth).name("pattern", c.pattern.id()),

@@ -17,6 +17,7 @@ mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -136,19 +137,7 @@ fn config(sizes: Sizes, pattern: Pattern) -> LoopConfig {
 
 impl Technique for MemoryOverSteps {
     type Config = LoopConfig;
-    const ID: &'static str = "memory-over-steps";
-    const TITLE: &'static str = "Memory over many steps";
-    const EXPLANATION: &'static str =
-        "Memory that grows from step to step until the run dies is what Burn users report most. \
-         Each loop below trains the same small model for many steps, reading the memory after \
-         every step: the correct loop stays flat; a loop that keeps a tensor with a graph, or \
-         makes batches on a new thread each epoch, does not.";
-    const FIX: &'static str = "Keep nothing that holds an autodiff graph across steps: read losses with into_scalar() and evaluate on model.valid().";
-    const ON_DEVICES: &'static str =
-        "On CubeCL (wgpu, CUDA) each thread that touches the device gets a stream, and each \
-         stream its own pool; bytes in use and reserved are read on the training thread's \
-         stream, and the process's resident set counts the rest where the device's memory is \
-         host memory (lavapipe). On a GPU, nvidia-smi shows the pools of every stream.";
+    const ID: TechniqueId = TechniqueId::MemoryOverSteps;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<LoopConfig>> {
@@ -287,9 +276,11 @@ impl OnBackend for LoopPoint {
                 Pattern::CloneSelect => {
                     let (dx, dy) = dataset.as_ref().expect("made for this pattern");
                     let first = (step % DATASET_BATCHES * c.batch) as i64;
-                    let rows =
-                        Tensor::<B, 1, Int>::arange(first..first + c.batch as i64, &device);
-                    (dx.clone().select(0, rows.clone()), dy.clone().select(0, rows))
+                    let rows = Tensor::<B, 1, Int>::arange(first..first + c.batch as i64, &device);
+                    (
+                        dx.clone().select(0, rows.clone()),
+                        dy.clone().select(0, rows),
+                    )
                 }
                 Pattern::LoaderThread | Pattern::LoaderThreadOneStream => {
                     if step % EPOCH_STEPS == 0 {

@@ -5,9 +5,9 @@
 use results::keys::mixed_precision::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, Analysis, Chart, Check, Comparison, ComparisonSpec,
-    Correctness, FloatStorage, Headline, MeasuredPoint, Metric, PairedComparison, Phase,
-    PublishedFigure, Scale, Series, Side, Text, Trace,
+    Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, FloatStorage,
+    Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side,
+    Text, Trace,
 };
 
 use super::MixedMetric;
@@ -226,9 +226,11 @@ impl Analyse for MixedPrecision {
                     .bytes("mixed_peak", mixed.peak())
                     .bytes(
                         "copies",
-                        mixed.config.shape.mlp().map_or(f64::NAN, |s| {
-                            ((s.depth - 1) * s.width.pow(2)) as f64 * 2.0
-                        }),
+                        mixed
+                            .config
+                            .shape
+                            .mlp()
+                            .map_or(f64::NAN, |s| ((s.depth - 1) * s.width.pow(2)) as f64 * 2.0),
                     ),
             );
         }
@@ -384,9 +386,7 @@ impl Analyse for MixedPrecision {
                             PRECISIONS
                                 .iter()
                                 .enumerate()
-                                .filter_map(|(i, &p)| {
-                                    find(p).map(|r| ((i + 1) as f64, r.peak()))
-                                })
+                                .filter_map(|(i, &p)| find(p).map(|r| ((i + 1) as f64, r.peak())))
                                 .collect(),
                         )
                         .points,

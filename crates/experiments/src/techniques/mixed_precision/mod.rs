@@ -18,6 +18,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -25,7 +26,10 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PhaseKey, PhaseTiming, PointResult, Profile, PutMetric, Timing, Trace};
+use results::{
+    Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PhaseKey, PhaseTiming,
+    PointResult, Profile, PutMetric, Timing, Trace,
+};
 use serde::{Deserialize, Serialize};
 
 pub use analysis::{drift, drift_check};
@@ -260,23 +264,7 @@ impl When {
 
 impl Technique for MixedPrecision {
     type Config = MixedConfig;
-    const ID: &'static str = "mixed-precision";
-    const TITLE: &'static str = "Mixed precision (bf16, f16)";
-    const EXPLANATION: &'static str =
-        "Storing every tensor in bf16 or f16 halves weights, optimizer state, gradients and \
-         activations; mixed precision proper keeps f32 master weights, gradients and optimizer \
-         state and computes the forward pass in 16 bits, which halves activations only and adds \
-         a 16-bit copy of the weights. f16's narrow range flushes small gradients to zero unless \
-         the loss is scaled up before backward (a dynamic loss scale); bf16 has f32's range and \
-         needs none. Every precision trains the same student on the same task for the same \
-         steps, and its loss curve is compared with f32's.";
-    const FIX: &'static str = "Compute in bf16 (mixed precision with f32 master weights), or store the whole model in 16 bits.";
-    const ON_DEVICES: &'static str =
-        "On a GPU, 16-bit matmuls run on tensor cores, so mixed precision is expected to raise \
-         throughput there, the opposite of what this CPU shows; that is an expectation, \
-         not a figure of this guide until a GPU result set sits beside this one. A \
-         device that lacks a type refuses its points (the software Vulkan driver has no \
-         bf16): they appear as failed points saying so.";
+    const ID: TechniqueId = TechniqueId::MixedPrecision;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<MixedConfig>> {

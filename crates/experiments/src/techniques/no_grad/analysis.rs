@@ -4,9 +4,8 @@
 use results::keys::no_grad::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline,
-    LinearFit, MeasuredPoint, Metric, PairedComparison, Phase, ReportedFit, Scale, Series, Side,
-    Text, Trace,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
+    MeasuredPoint, Metric, PairedComparison, Phase, ReportedFit, Scale, Series, Side, Text, Trace,
 };
 
 use super::NoGradMetric;
@@ -312,12 +311,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             name,
             false,
             rows.iter()
-                .map(|r| {
-                    (
-                        r.config.batch as f64,
-                        r.result.metric(Metric::EvalBytes),
-                    )
-                })
+                .map(|r| (r.config.batch as f64, r.result.metric(Metric::EvalBytes)))
                 .collect(),
         )
     };
@@ -330,7 +324,10 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
         y_unit: AxisUnit::Bytes,
         x_scale: Scale::Log2,
         categories: Vec::new(),
-        series: vec![line(Text::from(Key::LabelAutodiffBackend), &autodiff), line(Text::from(Key::LabelValid), &valid)],
+        series: vec![
+            line(Text::from(Key::LabelAutodiffBackend), &autodiff),
+            line(Text::from(Key::LabelValid), &valid),
+        ],
     });
     section.charts.push(Chart {
         id: "transformer-eval-throughput".into(),
@@ -356,7 +353,10 @@ fn throughput_both_ways(autodiff: &[&R<'_>], valid: &[&R<'_>]) -> Vec<Series<Tex
             Text::said(Key::LabelAutodiffBackendMedianBarsFastestAnd),
             autodiff,
         ),
-        line(Text::said(Key::LabelValidMedianBarsFastestAndSlowest), valid),
+        line(
+            Text::said(Key::LabelValidMedianBarsFastestAndSlowest),
+            valid,
+        ),
     ]
 }
 

@@ -16,12 +16,16 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, ComparisonSpec, DeviceKind, LinearFit, Metric, Phase, PhaseTiming, PointResult, Profile, PutMetric, Trace};
+use results::{
+    Check, ComparisonSpec, DeviceKind, LinearFit, Metric, Phase, PhaseTiming, PointResult, Profile,
+    PutMetric, Trace,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
@@ -107,22 +111,7 @@ fn transformer_batches(sizes: Sizes) -> Vec<usize> {
 
 impl Technique for NoGrad {
     type Config = EvalConfig;
-    const ID: &'static str = "no-grad";
-    const TITLE: &'static str = "No-grad evaluation";
-    const EXPLANATION: &'static str =
-        "Evaluating a model on the autodiff backend records, for every operation, what backward \
-         would need: the activations of the whole pass stay alive. Calling `model.valid()` gives \
-         the same module on the inner backend, where a pass only holds the tensor being computed. \
-         In Burn the graph of a forward pass that is never back-propagated is not freed when its \
-         output is dropped: it lingers until the next `backward()`, so an evaluation loop on the \
-         autodiff backend grows memory pass after pass.";
-    const FIX: &'static str =
-        "Evaluate on the inner backend (model.valid()), without the autodiff graph.";
-    const ON_DEVICES: &'static str =
-        "The trap is the same on a device: an autodiff forward pass that is never \
-         back-propagated keeps its graph, and the graph holds device buffers. CubeCL's \
-         pools then keep those pages reserved after the graph is freed, until \
-         memory_cleanup() returns them (see memory-summary).";
+    const ID: TechniqueId = TechniqueId::NoGrad;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<EvalConfig>> {
@@ -209,7 +198,9 @@ impl OnBackend for EvalPoint {
             let clock = Instant::now();
             match c.mode {
                 EvalMode::Autodiff => drop(meter.phase(Phase::Evaluation, || model.output(&x))),
-                EvalMode::Valid => drop(meter.phase(Phase::Evaluation, || inner_model.output(&inner_x))),
+                EvalMode::Valid => {
+                    drop(meter.phase(Phase::Evaluation, || inner_model.output(&inner_x)))
+                }
             }
             let elapsed = clock.elapsed();
             runs.push(meter.finish());
@@ -275,12 +266,7 @@ impl OnBackend for EvalPoint {
             .into_data()
             .to_vec::<f32>()
             .unwrap_or_default();
-        let check = Check::compare(
-            "valid-against-autodiff",
-            &reference,
-            &candidate,
-            TOLERANCE,
-        );
+        let check = Check::compare("valid-against-autodiff", &reference, &candidate, TOLERANCE);
 
         let per_pass = LinearFit::fit(
             &retained

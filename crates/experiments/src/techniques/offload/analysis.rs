@@ -5,15 +5,15 @@
 use results::keys::offload::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, DeviceKind, Headline,
     MeasuredPoint, Metric, PairedComparison, Phase, PhaseKey, PublishedFigure, Scale, Series, Side,
     Text,
 };
 
 use super::OffloadMetric;
+use super::OffloadPhase;
 use super::{predict, Offload, OffloadConfig, Placement};
 use crate::technique::{Analyse, Row};
-use super::OffloadPhase;
 
 type R<'a> = Row<'a, OffloadConfig>;
 
@@ -108,7 +108,8 @@ impl Analyse for Offload {
             );
         }
         let transfer = offloaded.result.metric(OffloadMetric::TransferBytes);
-        let copy_s = phase_s(offloaded, OffloadPhase::ToHost.name()) + phase_s(offloaded, OffloadPhase::ToDevice.name());
+        let copy_s = phase_s(offloaded, OffloadPhase::ToHost.name())
+            + phase_s(offloaded, OffloadPhase::ToDevice.name());
         findings.push(
             Text::said(Key::Copies)
                 .bytes("transfer", transfer)
@@ -116,7 +117,10 @@ impl Analyse for Offload {
                 .seconds("copy", copy_s)
                 .seconds("step", offloaded.result.step.median_s)
                 .name("optimizer", optimizer.name())
-                .seconds("host_optimizer", phase_s(offloaded, Phase::Optimizer.name()))
+                .seconds(
+                    "host_optimizer",
+                    phase_s(offloaded, Phase::Optimizer.name()),
+                )
                 .seconds("usual_optimizer", phase_s(usual, Phase::Optimizer.name()))
                 .number("same_memory", u8::from(same_memory)),
         );
@@ -209,7 +213,9 @@ impl Analyse for Offload {
                 x_scale: Scale::Linear,
                 categories: categories.clone(),
                 series: vec![
-                    bar(Key::LabelHeldBetweenSteps.into(), &|r| held_between_steps(r)),
+                    bar(Key::LabelHeldBetweenSteps.into(), &|r| {
+                        held_between_steps(r)
+                    }),
                     bar(Key::LabelStepPeak.into(), &|r| r.peak_above_process()),
                 ],
             },
@@ -254,7 +260,10 @@ impl Analyse for Offload {
                 ours: Text::said(Key::PublishedOurs)
                     .number("usual_per_param", held_between_steps(usual) / params as f64)
                     .name("optimizer", optimizer.name())
-                    .number("offloaded_per_param", held_between_steps(offloaded) / params as f64)
+                    .number(
+                        "offloaded_per_param",
+                        held_between_steps(offloaded) / params as f64,
+                    )
                     .number("same_memory", u8::from(same_memory)),
             }],
         }

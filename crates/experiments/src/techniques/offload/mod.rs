@@ -20,11 +20,14 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::cell::Cell;
 
 use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
 use burn::tensor::backend::AutodiffBackend;
-use results::{Check, ComparisonSpec, DeviceKind, Phase, PhaseTiming, PointResult, Profile, PutMetric};
+use results::{
+    Check, ComparisonSpec, DeviceKind, Phase, PhaseTiming, PointResult, Profile, PutMetric,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::StepPlan;
@@ -133,23 +136,7 @@ impl HasModel for OffloadConfig {
 
 impl Technique for Offload {
     type Config = OffloadConfig;
-    const ID: &'static str = "offload";
-    const TITLE: &'static str = "Offload to the CPU";
-    const EXPLANATION: &'static str =
-        "The optimizer's state (Adam's two moments) and the master copy of the weights do not \
-         have to live on the GPU: forward and backward need only the weights they compute with. \
-         Offloading, the idea of ZeRO-Offload, sends the gradients to the host after backward, \
-         steps the optimizer there in host memory, and sends the updated weights back. The \
-         device saves the state; every step pays two copies across the bus and the host's \
-         slower optimizer step. In Burn 0.21 the only route between backends is TensorData, and \
-         reading a device tensor waits for the device: the copies are synchronous.";
-    const FIX: &'static str = "Step the optimizer on the host: read the gradients back with into_data after backward, step an Autodiff<Flex> copy of the model, and write its weights back to the device.";
-    const ON_DEVICES: &'static str =
-        "This is a device technique: the device's bytes come from CubeCL's memory manager, the \
-         host's from the counting allocator, and the bytes copied are counted as they cross. On \
-         lavapipe (wgpu in software) the 'device' is the CPU too, so its times say what the \
-         copies cost there, not across a PCIe bus. On the CPU backend alone nothing moves: the \
-         host is the device.";
+    const ID: TechniqueId = TechniqueId::Offload;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<OffloadConfig>> {
@@ -404,8 +391,7 @@ fn same_parameters<B: AutodiffBackend>(
         device,
         probe,
     });
-    Check::compare("offloaded-params", &on_device, &offloaded, TOLERANCE)
-        .with("steps", PROOF_STEPS)
+    Check::compare("offloaded-params", &on_device, &offloaded, TOLERANCE).with("steps", PROOF_STEPS)
 }
 
 /// [`PROOF_STEPS`] usual steps; the parameters after them.

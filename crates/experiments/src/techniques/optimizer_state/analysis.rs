@@ -5,7 +5,7 @@
 use results::keys::optimizer_state::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Text, Trace,
 };
 
@@ -120,7 +120,10 @@ impl Analyse for OptimizerState {
             .count("batch", adam.config.train.batch)
             .bytes("adam", adam.result.metric(Metric::OptimizerStateBytes))
             .number("adam_per_param", state_per_param(adam))
-            .bytes("momentum", momentum.result.metric(Metric::OptimizerStateBytes))
+            .bytes(
+                "momentum",
+                momentum.result.metric(Metric::OptimizerStateBytes),
+            )
             .number("momentum_per_param", state_per_param(momentum))
             .bytes("adam_peak", adam.peak())
             .bytes("momentum_peak", momentum.peak())];

@@ -22,6 +22,7 @@ pub mod predict;
 pub mod snippet;
 
 use burn::tensor::backend::AutodiffBackend;
+use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile, Trace};
 use serde::{Deserialize, Serialize};
 
@@ -118,21 +119,7 @@ impl HasModel for OptimizerConfig {
 
 impl Technique for OptimizerState {
     type Config = OptimizerConfig;
-    const ID: &'static str = "optimizer-state";
-    const TITLE: &'static str = "Optimizer state";
-    const EXPLANATION: &'static str =
-        "An optimizer keeps state for every parameter between steps: Adam and AdamW two \
-         moments, SGD with momentum one velocity, plain SGD nothing. In f32 that is 8, 4 or 0 \
-         bytes per parameter on top of the 4 of the weight and the 4 of its gradient, whatever \
-         the batch: with a large model and a small batch it is the optimizer, not the \
-         activations, that fills the card. A lighter optimizer saves that state; whether the \
-         model still trains as well is the price, and it is the model's to say.";
-    const FIX: &'static str = "Switch Adam for SGD with momentum (or plain SGD) if your model still converges with it: it keeps one value per parameter instead of two (or none).";
-    const ON_DEVICES: &'static str =
-        "On wgpu and CUDA the state is device memory, read from CubeCL's memory manager after \
-         the first step, after a sync: the same tensors as on the CPU, each rounded up to the \
-         pool's allocation granularity. Bitsandbytes' 8-bit Adam, which the articles cite, has \
-         no Burn 0.21 counterpart.";
+    const ID: TechniqueId = TechniqueId::OptimizerState;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<OptimizerConfig>> {

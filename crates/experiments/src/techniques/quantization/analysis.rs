@@ -5,7 +5,7 @@
 use results::keys::quantization::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
 };
 
@@ -224,7 +224,10 @@ impl Analyse for Quantization {
                 rows.iter().map(|r| (x_of(r.config.format), f(r))).collect(),
             )
         };
-        let chart = |id: &str, title: Text, (y_label, y_unit): (Text, AxisUnit), series: Vec<Series<Text>>| Chart {
+        let chart = |id: &str,
+                     title: Text,
+                     (y_label, y_unit): (Text, AxisUnit),
+                     series: Vec<Series<Text>>| Chart {
             id: id.into(),
             title,
             x_label: Text::said(Key::LabelWeightFormatQ8328Bit),
@@ -242,9 +245,13 @@ impl Analyse for Quantization {
                 (Text::from(Key::LabelBytesPerParameter), AxisUnit::Given),
                 vec![
                     by_format(Text::from(Key::LabelMeasured), false, &bytes_per_param),
-                    by_format(Text::from(Key::LabelPredictedThisBackendSStorage), true, &|r| {
-                        predict::weight_bytes(shape, r.config.format, allocator) / params as f64
-                    }),
+                    by_format(
+                        Text::from(Key::LabelPredictedThisBackendSStorage),
+                        true,
+                        &|r| {
+                            predict::weight_bytes(shape, r.config.format, allocator) / params as f64
+                        },
+                    ),
                 ],
             ),
             chart(
@@ -264,7 +271,10 @@ impl Analyse for Quantization {
             chart(
                 "output-error",
                 Text::said(Key::LabelHowFarTheOutputMovesFrom),
-                (Text::said(Key::LabelErrorRelativeToTheF32Output), AxisUnit::Given),
+                (
+                    Text::said(Key::LabelErrorRelativeToTheF32Output),
+                    AxisUnit::Given,
+                ),
                 vec![
                     by_format(Text::said(Key::LabelRmsDifferenceRmsOutput), false, &|r| {
                         r.result.metric(QuantMetric::OutputRmsRelativeError)
@@ -274,7 +284,9 @@ impl Analyse for Quantization {
                         false,
                         &max_relative_error,
                     ),
-                    by_format(Text::from(Key::LabelTheCheckSTolerance), true, &|_| TOLERANCE),
+                    by_format(Text::from(Key::LabelTheCheckSTolerance), true, &|_| {
+                        TOLERANCE
+                    }),
                 ],
             ),
             chart(
@@ -288,11 +300,13 @@ impl Analyse for Quantization {
             ),
         ];
 
-        let per_param = |t: Text, name: &'static str, format: WeightFormat| match of(&rows, format) {
+        let per_param = |t: Text, name: &'static str, format: WeightFormat| match of(&rows, format)
+        {
             Some(r) => t.number(name, bytes_per_param(r)),
             None => t,
         };
-        let ours = Text::said(Key::PublishedOurs).number("host", u8::from(allocator.counts_host_copies()));
+        let ours =
+            Text::said(Key::PublishedOurs).number("host", u8::from(allocator.counts_host_copies()));
         let ours = per_param(
             ours,
             "f16",

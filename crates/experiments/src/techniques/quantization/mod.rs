@@ -21,6 +21,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use std::collections::BTreeMap;
 
 use burn::module::{Module, Quantizer};
@@ -30,7 +31,9 @@ use burn::tensor::quantization::{
     Calibration, QTensorPrimitive, QuantLevel, QuantParam, QuantScheme, QuantValue,
 };
 use burn::tensor::{Distribution, FloatDType, Tensor};
-use results::{Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile, PutMetric};
+use results::{
+    Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile, PutMetric,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
@@ -260,22 +263,7 @@ fn batch(sizes: Sizes) -> usize {
 
 impl Technique for Quantization {
     type Config = QuantConfig;
-    const ID: &'static str = "quantization";
-    const TITLE: &'static str = "Quantized weights";
-    const EXPLANATION: &'static str =
-        "Weights stored in fewer bits: 16-bit floats (f16, bf16), or integers of 8, 4 or 2 bits \
-         with a scale per tensor or per block of values, which Burn's `quantize_weights` \
-         produces from an f32 model. At inference, where nothing else is large, the weights are \
-         most of the memory, so their size is the model's. What matters is how Burn stores the \
-         quantized values, what a layer does with them when it runs, and how far the output \
-         moves.";
-    const FIX: &'static str = "For inference, quantize the weights to 8 bits (module.quantize_weights with a Quantizer, a scale per block) or cast them to f16; check the output against f32's before you serve it.";
-    const ON_DEVICES: &'static str =
-        "CubeCL (wgpu, CUDA) packs quantized values into u32 words, so 4-bit and 2-bit weights \
-         take a half and a quarter of 8-bit's, where Flex stores every value in a byte. The \
-         dequantized f32 copy each Linear makes on its forward is a device buffer, counted by \
-         CubeCL's memory manager and rounded to its pages. Some schemes are not supported by \
-         every runtime: a point that fails shows its error.";
+    const ID: TechniqueId = TechniqueId::Quantization;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<QuantConfig>> {
@@ -365,9 +353,10 @@ impl OnBackend for QuantPoint {
         sync();
         let weight_bytes = (f32_bytes + probe.read().in_use_bytes).saturating_sub(before);
 
-        let (timing, phases) = evaluation_passes(probe, &sync, self.repeats, c.batch as u64, || {
-            model.forward(x.clone())
-        });
+        let (timing, phases) =
+            evaluation_passes(probe, &sync, self.repeats, c.batch as u64, || {
+                model.forward(x.clone())
+            });
         let candidate = outputs(model.forward(x.clone()));
         let check = output_check(&reference, &candidate);
 
@@ -412,12 +401,7 @@ pub fn convert<B: Backend>(model: Mlp<B>, format: WeightFormat) -> Mlp<B> {
 /// output on the same input), the largest difference over the largest output held to
 /// [`TOLERANCE`].
 pub fn output_check(reference: &[f32], candidate: &[f32]) -> Check {
-    Check::compare(
-        "quantized-outputs",
-        reference,
-        candidate,
-        TOLERANCE,
-    )
+    Check::compare("quantized-outputs", reference, candidate, TOLERANCE)
 }
 
 /// A model's output as f32 values (16-bit outputs widen exactly).

@@ -5,7 +5,7 @@
 use results::keys::sequence_length::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
     MeasuredPoint, Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
     Text,
 };
@@ -122,10 +122,7 @@ impl Analyse for SequenceLength {
                     .count("shallow", p.shallow.config.shape.layers)
                     .bytes("burn", burn)
                     .bytes("adapted", adapted)
-                    .bytes(
-                        "published",
-                        predict::korthikanti_bytes_per_token_layer(&s),
-                    ),
+                    .bytes("published", predict::korthikanti_bytes_per_token_layer(&s)),
             );
             comparisons.push(Comparison {
                 quantity: Text::said(Key::PerTokenQuantity).number("seq", p.seq),
@@ -294,22 +291,14 @@ impl Analyse for SequenceLength {
                     Series::line(
                         Key::LabelMeasuredDifferenceBetweenDepths,
                         false,
-                        pairs
-                            .iter()
-                            .map(|p| (p.seq, p.per_token_layer()))
-                            .collect(),
+                        pairs.iter().map(|p| (p.seq, p.per_token_layer())).collect(),
                     ),
                     Series::line(
                         Text::said(Key::LabelBurnSRule418D),
                         true,
                         pairs
                             .iter()
-                            .map(|p| {
-                                (
-                                    p.seq,
-                                    predict::burn_bytes_per_token_layer(&at(p.seq)),
-                                )
-                            })
+                            .map(|p| (p.seq, predict::burn_bytes_per_token_layer(&at(p.seq))))
                             .collect(),
                     ),
                     Series::line(
@@ -325,12 +314,7 @@ impl Analyse for SequenceLength {
                         true,
                         pairs_balanced
                             .iter()
-                            .map(|p| {
-                                (
-                                    p.seq,
-                                    predict::balanced_bytes_per_token_layer(&at(p.seq)),
-                                )
-                            })
+                            .map(|p| (p.seq, predict::balanced_bytes_per_token_layer(&at(p.seq))))
                             .collect(),
                     ),
                     Series::line(
@@ -377,7 +361,10 @@ impl Analyse for SequenceLength {
                         (Text::from(Key::LabelWeights), Metric::ParamBytes),
                         (Text::from(Key::LabelAdamState), Metric::OptimizerStateBytes),
                         (Text::from(Key::LabelGradients), Metric::GradBytes),
-                        (Text::said(Key::LabelKeptByForwardForBackward), Metric::GraphBytes),
+                        (
+                            Text::said(Key::LabelKeptByForwardForBackward),
+                            Metric::GraphBytes,
+                        ),
                     ]
                     .into_iter()
                     .map(|(name, metric)| {

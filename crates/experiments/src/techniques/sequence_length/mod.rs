@@ -18,6 +18,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use results::TechniqueId;
 use results::{ComparisonSpec, DeviceKind, Profile};
 use serde::{Deserialize, Serialize};
 
@@ -97,23 +98,7 @@ pub fn plan(sizes: Sizes) -> (TransformerShape, usize, Vec<usize>, [usize; 2]) {
 
 impl Technique for SequenceLength {
     type Config = SeqConfig;
-    const ID: &'static str = "sequence-length";
-    const TITLE: &'static str = "Sequence length (transformer)";
-    const EXPLANATION: &'static str =
-        "A transformer's forward pass keeps, for every token and block, tensors as wide as the \
-         model (the layer norms' intermediates, the attention projections, the MLP's 4x hidden \
-         layer) and, for attention, rows as long as the sequence: the attention weights are a \
-         sequence-by-sequence matrix per head. Per token the first part is fixed and the second \
-         grows with the length, so the memory of a batch of sequences grows with the square of \
-         the length once attention dominates. Shorter sequences (or fewer per batch) are the \
-         fix; the crossover says when attention, not the MLP, is what to attack (by \
-         checkpointing or a fused attention kernel that does not keep the weights).";
-    const FIX: &'static str = "Shorten the sequences, or checkpoint the transformer's blocks.";
-    const ON_DEVICES: &'static str =
-        "On wgpu and CUDA the probe is CubeCL's memory manager, read at phase boundaries after a \
-         device sync: what the forward pass leaves for backward is exact, so the per-token \
-         bytes compare directly with the CPU's; a fused attention kernel (which Burn 0.21 does \
-         not use in this model) would not keep the sequence-by-sequence weights at all.";
+    const ID: TechniqueId = TechniqueId::SequenceLength;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<SeqConfig>> {

@@ -4,7 +4,7 @@
 use results::keys::views::Key;
 use results::keys::CommonKey;
 use results::{
-    AxisUnit, Analysis, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
     Metric, PairedComparison, Scale, Series, Side, Text,
 };
 

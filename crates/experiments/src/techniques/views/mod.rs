@@ -18,6 +18,7 @@ pub mod snippet;
 
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{s, Tensor};
+use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Metrics, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
@@ -237,21 +238,7 @@ fn rows(sizes: Sizes) -> Vec<usize> {
 
 impl Technique for Views {
     type Config = ViewConfig;
-    const ID: &'static str = "views-vs-clones";
-    const TITLE: &'static str = "Views against copies";
-    const EXPLANATION: &'static str =
-        "Slicing, narrowing, transposing, reshaping a contiguous tensor and expanding change only \
-         a tensor's shape, strides and offset: they share the parent's buffer and cost nothing. A \
-         reshape that strides cannot express, an element-wise op on a strided view and a round \
-         trip through TensorData copy. A view is not free in one way: it keeps the whole parent \
-         buffer alive, so a one-row view of a large tensor holds all of it.";
-    const FIX: &'static str = "Copy out the small slice you keep (or drop the view): a view keeps its whole parent alive.";
-    const ON_DEVICES: &'static str =
-        "Views are views on the device backends too (shape, strides and offset over one buffer), \
-         and a view keeps its parent's buffer alive there as well. A round trip through \
-         TensorData is not a device copy: to_data copies the tensor to host memory, \
-         which the device probe does not count; only the tensor made again from it is \
-         device memory.";
+    const ID: TechniqueId = TechniqueId::Views;
     const SNIPPET: &'static str = include_str!("snippet.rs");
 
     fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<ViewConfig>> {
