@@ -7,62 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::fit::LinearFit;
 use crate::keys::CommonKey;
-use crate::point::{Check, MeasuredPoint, PointResult};
+use crate::point::PointResult;
+pub use crate::verdict::Correctness;
+pub use crate::words::MapText;
 use crate::words::Text;
-
-/// Overall verdict of a technique's correctness checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Correctness {
-    /// Every check passed.
-    Passed,
-    /// At least one check failed: the technique changed the result.
-    Failed,
-    /// The technique has nothing to compare (a sweep, not a substitute).
-    NotApplicable,
-    /// No point could be checked (all failed to run).
-    Unknown,
-}
-
-impl Correctness {
-    /// Combines the checks of all measured points.
-    pub fn of(points: &[MeasuredPoint]) -> Self {
-        Self::with_derived(points, [])
-    }
-
-    /// Combines the checks of all measured points and those `derived` from their readings
-    /// (one point's set against another's, computed when the guide renders).
-    pub fn with_derived<'a>(
-        points: &'a [MeasuredPoint],
-        derived: impl IntoIterator<Item = &'a Check>,
-    ) -> Self {
-        let checks = points
-            .iter()
-            .filter_map(|p| p.result())
-            .flat_map(|r| r.checks.iter())
-            .chain(derived);
-        Self::of_checks(checks).unwrap_or_else(|| {
-            if points.iter().any(|p| p.result().is_some()) {
-                Correctness::NotApplicable
-            } else {
-                Correctness::Unknown
-            }
-        })
-    }
-
-    /// The verdict of `checks`: passed when every one passed, failed when any failed; `None`
-    /// where there are none (what that means is the caller's to say).
-    pub fn of_checks<'a>(checks: impl IntoIterator<Item = &'a Check>) -> Option<Self> {
-        let mut any = false;
-        for check in checks {
-            if !check.passed {
-                return Some(Correctness::Failed);
-            }
-            any = true;
-        }
-        any.then_some(Correctness::Passed)
-    }
-}
 
 /// One side of a headline comparison: the bytes it peaks at. Its time is not a side's: it is
 /// measured as a comparison ([`crate::PairedComparison`]) and named by [`Headline::timed_by`].
@@ -509,15 +457,6 @@ impl Analysis<Text> {
             fix_table: None,
         }
     }
-}
-
-/// The analysis types with their texts put through a function: how the guide words a
-/// technique's [`crate::words::Text`] into sentences, the figures unchanged.
-pub trait MapText<S> {
-    /// The same value of type `T`-texted.
-    type Out<T>;
-    /// The same value with every text `word`ed.
-    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Self::Out<T>;
 }
 
 impl<S> MapText<S> for Headline<S> {

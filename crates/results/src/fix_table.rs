@@ -9,7 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::{Correctness, MapText};
+use crate::verdict::Correctness;
+use crate::words::MapText;
 
 /// One fix measured on the workload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -24,6 +24,7 @@ pub mod paired;
 pub mod point;
 pub mod record;
 pub mod timing;
+pub mod verdict;
 pub mod words;
 
 pub use analysis::{

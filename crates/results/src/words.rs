@@ -132,6 +132,15 @@ impl Text {
     }
 }
 
+/// The analysis types with their texts put through a function: how the guide words a
+/// technique's [`crate::words::Text`] into sentences, the figures unchanged.
+pub trait MapText<S> {
+    /// The same value of type `T`-texted.
+    type Out<T>;
+    /// The same value with every text `word`ed.
+    fn map_text<T>(&self, word: &mut impl FnMut(&S) -> T) -> Self::Out<T>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ use crate::error::ExperimentError;
 use crate::harness::driver::{self, DriverError};
 use crate::harness::probe::host::HostProbe;
 use crate::harness::probe::MemoryProbe;
+pub use crate::harness::probe::Pool;
 
 /// The training backend on the CPU.
 pub type CpuBackend = Autodiff<Flex>;
@@ -69,34 +70,6 @@ pub struct Setup {
     /// forward pass, a model cast to half): checked, with the stored one, against what the
     /// device supports before anything runs.
     pub compute: Option<FloatStorage>,
-}
-
-/// How a CubeCL device's memory manager pools device memory: cubecl 0.10's
-/// `MemoryConfiguration`, set before the device's first use (`init_setup` on wgpu; CUDA's is
-/// fixed at its default in cubecl 0.10). The CPU backend has no pool.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Pool {
-    /// CubeCL's default (`SubSlices`): an allocation is a slice of a larger page shared with
-    /// others, pages in a few sizes; tiny allocations get pages of their own.
-    #[default]
-    SubSlices,
-    /// The `ExclusivePages` preset: every allocation a page of its own, rounded up to one of
-    /// 24 bucket sizes; an unused page is freed after a period that grows with its size.
-    ExclusivePages,
-}
-
-impl Pool {
-    /// Every setting, CubeCL's default first.
-    pub const ALL: [Pool; 2] = [Pool::SubSlices, Pool::ExclusivePages];
-
-    /// Kebab-case name, as in records and ids.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pool::SubSlices => "sub-slices",
-            Pool::ExclusivePages => "exclusive-pages",
-        }
-    }
 }
 
 /// The backend dispatch table of a [`DeviceKind`].

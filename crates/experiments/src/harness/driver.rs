@@ -18,7 +18,7 @@ pub enum DriverError {
 }
 
 /// Checks that `kind` can be used here and says what it is (through
-/// [`Backends::identify`](crate::harness::backend::Backends::identify)).
+/// [`Backends::identify`](super::backend::Backends::identify)).
 pub(crate) fn identify(kind: DeviceKind) -> Result<DeviceIdentity, DriverError> {
     match kind {
         DeviceKind::Cpu => Ok(DeviceIdentity {

@@ -25,8 +25,8 @@ use cubecl::client::ComputeClient;
 use cubecl::stream_id::StreamId;
 use cubecl::Runtime;
 
+pub use super::Pool;
 use super::{MemoryProbe, MemoryReading, MemorySummary, PeakBracket, ProbeInfo};
-pub use crate::harness::backend::Pool;
 
 /// Pause between two of the sampling thread's readings (each also runs the stream's queued
 /// work, so a shorter pause slows the phase more than it sharpens the bound).
