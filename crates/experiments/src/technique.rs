@@ -12,9 +12,9 @@
 
 use results::keys::CommonKey;
 use results::{
-    Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, FloatStorage,
-    MeasuredPoint, Metric, PairSettings, PairedComparison, Point, PointCheck, PointResult, Profile,
-    TechniqueId, Text,
+    Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, Fix, FixCheck,
+    FloatStorage, MeasuredPoint, Metric, PairSettings, PairedComparison, Point, PointCheck,
+    PointResult, Profile, TechniqueId, Text,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -96,6 +96,19 @@ impl<C> Row<'_, C> {
         self.peak_upper()
             .map(|u| u - self.result.metric(Metric::ProcessBaselineBytes))
     }
+}
+
+/// Every check `rows` recorded, as a check of the ranked fix `fix` made on `technique`'s page:
+/// the guide reads them beside every other page's checks of the same fix.
+pub fn checks_of_fix<C>(rows: &[Row<'_, C>], fix: Fix, technique: TechniqueId) -> Vec<FixCheck> {
+    rows.iter()
+        .flat_map(|r| {
+            r.result
+                .checks
+                .iter()
+                .map(|c| FixCheck::new(fix, technique, r.id, c.clone()))
+        })
+        .collect()
 }
 
 /// A memory-saving technique, measured.

@@ -10,6 +10,7 @@ use results::{
 use serde::Serialize;
 
 use crate::index_row::{device_label, headline_row, software, IndexRow};
+use crate::verdicts::SiteVerdicts;
 
 /// Everything the templates see.
 #[derive(Debug, Serialize)]
@@ -30,6 +31,8 @@ pub struct SiteContext {
     pub workload: Option<crate::workload_table::WorkloadTable>,
     /// Which machine, device and commit produced each result set, one line each.
     pub provenance: Vec<String>,
+    /// The landing page's first lines: what was measured, and what is projected.
+    pub lede: String,
     /// The runs that produced the result sets, for the "Runs" page.
     pub runs: Vec<crate::runs::RunRow>,
 }
@@ -634,19 +637,15 @@ fn paired_row(record: &Analysed, c: &PairedComparison) -> PairedRow {
     }
 }
 
-fn index_row(record: &Analysed) -> IndexRow {
-    headline_row(record, &record.analysis.headline)
-}
-
 /// The index rows of a record: its headline, then its secondary headlines.
-fn index_rows(record: &Analysed) -> Vec<IndexRow> {
+fn index_rows(record: &Analysed, verdicts: &SiteVerdicts) -> Vec<IndexRow> {
     std::iter::once(&record.analysis.headline)
         .chain(&record.analysis.secondary_headlines)
-        .map(|h| headline_row(record, h))
+        .map(|h| headline_row(record, h, verdicts))
         .collect()
 }
 
-fn result_set(record: &Analysed) -> ResultSet {
+fn result_set(record: &Analysed, verdicts: &SiteVerdicts) -> ResultSet {
     let a = &record.analysis;
     let results = || record.points.iter().filter_map(|p| p.result());
     let phase_names = first_seen(results().flat_map(|r| r.phases.iter().map(|p| &*p.phase)));
@@ -801,8 +800,8 @@ fn result_set(record: &Analysed) -> ResultSet {
             .identity
             .as_ref()
             .map_or_else(String::new, |id| id.name.clone()),
-        headline: index_row(record),
-        secondary_headlines: index_rows(record).into_iter().skip(1).collect(),
+        headline: headline_row(record, &record.analysis.headline, verdicts),
+        secondary_headlines: index_rows(record, verdicts).into_iter().skip(1).collect(),
         paired: record
             .comparisons
             .iter()
@@ -1076,9 +1075,10 @@ impl SiteContext {
     /// (records in guide order, CPU first, as `record::load_dirs` returns them), and the "What
     /// fits" page where `capacity` is given.
     pub fn new(records: &[Analysed], capacity: Option<&AnalysedCapacity>) -> Self {
+        let verdicts = SiteVerdicts::new(records);
         let mut pages: Vec<ExperimentPage> = Vec::new();
         for record in records {
-            let set = result_set(record);
+            let set = result_set(record, &verdicts);
             match pages.iter_mut().find(|p| p.id == record.experiment) {
                 Some(page) => page.sets.push(set),
                 None => pages.push(ExperimentPage {
@@ -1117,7 +1117,10 @@ impl SiteContext {
                 )
             });
         Self {
-            rows: records.iter().flat_map(index_rows).collect(),
+            rows: records
+                .iter()
+                .flat_map(|r| index_rows(r, &verdicts))
+                .collect(),
             estimator: summaries
                 .iter()
                 .map(|(r, e)| EstimatorRow {
@@ -1134,9 +1137,10 @@ impl SiteContext {
                 .collect(),
             estimator_worst,
             what_fits: capacity.map(crate::what_fits::WhatFits::new),
-            fix_order: crate::fix_order::FixOrder::new(records),
-            workload: crate::workload_table::WorkloadTable::new(records),
+            fix_order: crate::fix_order::FixOrder::new(records, &verdicts),
+            workload: crate::workload_table::WorkloadTable::new(records, &verdicts),
             provenance: crate::fix_order::provenance_lines(records),
+            lede: crate::words::landing::lede(records),
             runs: crate::runs::rows(records),
             pages,
         }

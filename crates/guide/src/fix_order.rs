@@ -9,10 +9,11 @@
 //! peak here. Other devices' figures for the same headline stand beside each row.
 //! Answer: the ordered list the landing page shows; the rule is printed with it.
 
-use results::{format, Analysed, Correctness, Headline, PairedComparison};
+use results::{format, Analysed, Headline, PairedComparison};
 use serde::Serialize;
 
 use crate::index_row::{device_label, headline_row, memory_change};
+use crate::verdicts::SiteVerdicts;
 
 /// Where a headline falls in the order, by its measured figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -89,12 +90,12 @@ fn timing<'a>(record: &'a Analysed, h: &Headline) -> Option<&'a results::paired:
         .and_then(PairedComparison::timing)
 }
 
-fn tier(record: &Analysed, h: &Headline) -> Tier {
+fn tier(record: &Analysed, h: &Headline, verdicts: &SiteVerdicts) -> Tier {
     let saves = h.memory_saved_pct.is_some_and(|p| p > 0.5);
     if !saves {
         return Tier::NoSaving;
     }
-    if h.correctness == Correctness::Failed {
+    if verdicts.of_headline(record, h).failed {
         return Tier::ChangesResult;
     }
     match timing(record, h) {
@@ -129,13 +130,13 @@ fn change(record: &Analysed, h: &Headline) -> String {
 impl FixOrder {
     /// The order over `records` (guide order, CPU first, as `record::load_dirs` returns them);
     /// `None` where there is none.
-    pub fn new(records: &[Analysed]) -> Option<Self> {
+    pub fn new(records: &[Analysed], verdicts: &SiteVerdicts) -> Option<Self> {
         let basis = records.first()?.device.kind;
         let mut rows: Vec<(Tier, f64, FixRow)> = Vec::new();
         for record in records.iter().filter(|r| r.device.kind == basis) {
             for (i, h) in headlines(record).enumerate() {
-                let t = tier(record, h);
-                let row = headline_row(record, h);
+                let t = tier(record, h, verdicts);
+                let row = headline_row(record, h, verdicts);
                 let elsewhere = records
                     .iter()
                     .filter(|o| o.experiment == record.experiment && o.device.kind != basis)

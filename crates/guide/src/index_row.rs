@@ -4,6 +4,8 @@
 use results::{format, Analysed, Correctness, DeviceKind, Headline};
 use serde::Serialize;
 
+use crate::verdicts::SiteVerdicts;
+
 /// A row of the index table.
 #[derive(Debug, Serialize)]
 pub struct IndexRow {
@@ -49,9 +51,9 @@ pub fn verdict(correctness: Correctness) -> (&'static str, &'static str) {
 }
 
 /// The index row of headline `h` of `record`.
-pub fn headline_row(record: &Analysed, h: &Headline) -> IndexRow {
+pub fn headline_row(record: &Analysed, h: &Headline, verdicts: &SiteVerdicts) -> IndexRow {
     let device = record.device.kind;
-    let (verdict, verdict_class) = verdict(h.correctness);
+    let view = verdicts.of_headline(record, h);
     let timed = h
         .timed_by
         .as_deref()
@@ -109,9 +111,13 @@ pub fn headline_row(record: &Analysed, h: &Headline) -> IndexRow {
         time_cost,
         time_class: time_class.into(),
         resolution,
-        verdict: verdict.into(),
-        verdict_class: verdict_class.into(),
-        verdict_detail: h.correctness_detail.clone(),
+        verdict_detail: if view.checks.is_empty() {
+            h.correctness_detail.clone()
+        } else {
+            view.detail()
+        },
+        verdict: view.verdict,
+        verdict_class: view.class,
         failed_points: record.failed_points(),
         incomplete: record.incomplete.is_some(),
     }

@@ -15,6 +15,7 @@ pub mod fix_order;
 pub mod index_row;
 pub mod probe;
 pub mod runs;
+pub mod verdicts;
 pub mod what_fits;
 pub mod words;
 pub mod workload_table;
@@ -31,6 +32,7 @@ const INDEX: &str = include_str!("templates/index.html");
 const EXPERIMENT: &str = include_str!("templates/experiment.html");
 const WHAT_FITS: &str = include_str!("templates/what_fits.html");
 const RUNS: &str = include_str!("templates/runs.html");
+const CELLS: &str = include_str!("templates/cells.html");
 const STYLE: &str = include_str!("templates/style.css");
 
 /// Errors while writing the site.
@@ -93,6 +95,7 @@ pub fn environment() -> Environment<'static> {
         ("experiment.html", EXPERIMENT),
         ("what_fits.html", WHAT_FITS),
         ("runs.html", RUNS),
+        ("cells.html", CELLS),
     ] {
         env.add_template(name, source)
             .expect("embedded templates parse");

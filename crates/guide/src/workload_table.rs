@@ -3,17 +3,25 @@
 //!
 //! Question: with an out-of-memory error training a transformer, what to try first, and what
 //! does it buy? Method: the first result set (the CPU's where there is one) whose analysis
-//! holds a [`FixTable`] gives the measured cells, each saving a share of the plain step's
-//! peak, and the same fixes estimated at a card's out-of-memory point; the order of the
-//! training fixes is their estimated peak there (the lowest first), by the rules the measured
-//! cells checked. Answer: the rows the landing page prints, the order first.
+//! holds a [`FixTable`] gives the measured cells, each change a share of the plain step's
+//! peak and each peak split into parts that add up to it, and the same fixes estimated at a
+//! card's out-of-memory point, each rule checked in the measured set nearest that regime. The
+//! order of the training fixes: a fix whose check failed last, then a fix whose rule a
+//! measurement contradicts on any device, then the lowest estimated peak first. Answer: the
+//! rows the landing page prints, the order first.
 
-use results::{format, Analysed, Correctness, FixCell, FixTable};
+use results::cards::CONSUMER;
+use results::{
+    format, Analysed, CellSet, Contradiction, DeviceKind, Fix, FixCell, FixTable, ProjectedCell,
+    Projection, RuleCheck,
+};
 use serde::Serialize;
 
-use crate::index_row::{device_label, verdict};
+use crate::index_row::device_label;
+use crate::verdicts::{SiteVerdicts, VerdictView};
+use crate::words::fix_name;
 
-/// One measured cell, formatted.
+/// One measured cell, formatted: its peak and the parts that add up to it.
 #[derive(Debug, Serialize)]
 pub struct CellRow {
     /// The fix.
@@ -24,24 +32,37 @@ pub struct CellRow {
     pub base: bool,
     /// The peak.
     pub peak: String,
-    /// The saving as a share of the base's peak (`-38.1%`; negative saves).
+    /// The change as a share of the base's peak (`-38.1%`; negative saves).
     pub change: String,
-    /// Weights and optimizer state (weights only for inference).
-    pub fixed: String,
-    /// What the forward pass keeps (a pass's own bytes for inference).
-    pub activations: String,
+    /// Everything live before the step: weights, optimizer state, inputs.
+    pub before: String,
+    /// Of it, weights and optimizer state (weights only for inference).
+    pub weights_and_state: String,
+    /// What earlier phases left for the peak's phase (the activations kept, on a step).
+    pub carried: String,
+    /// What the peak's phase added at its peak.
+    pub added: String,
     /// The estimator's peak and its error, or "not modelled".
     pub estimate: String,
-    /// `passed`, `failed`, `not applicable`.
-    pub verdict: String,
-    /// Its CSS class.
-    pub verdict_class: String,
-    /// What the check compared, with its figures.
-    pub check: String,
-    /// What the check compared, in a few words.
-    pub check_short: String,
-    /// The time against the plain step, timed in pairs, or why not.
-    pub time: String,
+    /// The verdict over every check of the fix on this device.
+    pub verdict: Option<VerdictView>,
+}
+
+/// One set of measured cells.
+#[derive(Debug, Serialize)]
+pub struct SetView {
+    /// The model, in words.
+    pub workload: String,
+    /// The plain step's peak.
+    pub base_peak: String,
+    /// The plain step's activations as a share of its peak.
+    pub activation_share: String,
+    /// The plain step's weights and optimizer state as a share of its peak.
+    pub fixed_share: String,
+    /// The training cells.
+    pub training: Vec<CellRow>,
+    /// The inference cells.
+    pub inference: Vec<CellRow>,
 }
 
 /// One fix at the card's out-of-memory point, formatted.
@@ -59,10 +80,15 @@ pub struct ProjectedRow {
     pub change: String,
     /// The largest batch that fits the card with the fix.
     pub max_batch: String,
-    /// The estimator's error measured on the same fix (the measured table's cell).
-    pub measured_error: String,
-    /// Whether the fix's own check failed in the measured cell.
-    pub failed_check: bool,
+    /// The rule measured in the regime: predicted and measured change, on which backend.
+    pub measured: String,
+    /// The estimator's error there.
+    pub error: String,
+    /// Why the row is not to be trusted, where it is not: a failed check, a contradicted
+    /// rule (empty where neither).
+    pub warning: String,
+    /// Whether the row is labelled (failed or contradicted).
+    pub off: bool,
 }
 
 /// The table and the order, as the landing page prints them.
@@ -72,19 +98,14 @@ pub struct WorkloadTable {
     pub href: String,
     /// The device it was measured on.
     pub device: String,
-    /// The workload, in words.
-    pub workload: String,
-    /// The plain step's peak.
-    pub base_peak: String,
-    /// The plain step's fixed part (weights, gradients, optimizer state) as a share of its
-    /// peak.
-    pub fixed_share: String,
-    /// The training cells.
-    pub training: Vec<CellRow>,
-    /// The inference cells.
-    pub inference: Vec<CellRow>,
-    /// The card, in words (`24 GiB`).
+    /// The table's model.
+    pub table: SetView,
+    /// The model measured in the order's regime, where one was.
+    pub regime: Option<SetView>,
+    /// The card, in words (`24 GB (RTX 4090, RTX 3090: 24,564 MiB, 23.99 GiB)`).
     pub card: String,
+    /// The card's class (`24 GB`).
+    pub card_class: String,
     /// What a step may plan on there, in words.
     pub usable: String,
     /// Tokens per sequence at the projection.
@@ -93,6 +114,8 @@ pub struct WorkloadTable {
     pub batch: String,
     /// The largest batch plain training fits at.
     pub plain_max_batch: String,
+    /// Activations as a share of the plain step's estimated peak at the projection.
+    pub projected_share: String,
     /// The projected cells, in the order.
     pub projected: Vec<ProjectedRow>,
     /// The order in a line: the fixes' names, first to last.
@@ -101,140 +124,254 @@ pub struct WorkloadTable {
     pub elsewhere: Vec<String>,
 }
 
-fn href(page: &Option<String>) -> Option<String> {
-    page.as_ref().map(|p| format!("{p}.html"))
+fn href(fix: Fix) -> Option<String> {
+    fix.page().map(|p| format!("{}.html", p.id()))
 }
 
-fn cell_row(record: &Analysed, table: &FixTable, c: &FixCell) -> CellRow {
-    let (verdict, verdict_class) = verdict(c.correctness);
-    let base = c.id == table.base;
+/// The card the projection is at, named by its class, its cards and its driver's figure.
+pub fn card_words() -> String {
+    format!(
+        "{} card ({}: {} MiB as the driver reports it, {})",
+        CONSUMER.class,
+        CONSUMER.models,
+        format::thousands(CONSUMER.reported_mib),
+        format::bytes(CONSUMER.bytes())
+    )
+}
+
+fn cell_row(set: &CellSet, c: &FixCell, verdict: Option<VerdictView>) -> CellRow {
+    let base = c.fix == Fix::Plain;
     CellRow {
-        fix: c.fix.clone(),
-        href: href(&c.page),
+        fix: fix_name(c.fix).into(),
+        href: href(c.fix),
         base,
         peak: format::bytes(c.peak_bytes),
         change: if base {
             "the base".into()
         } else {
-            table
-                .saving_pct(c)
-                .map_or_else(|| "no base".into(), |s| format::pct(-s))
+            set.change_pct(c)
+                .map_or_else(|| "no base".into(), format::pct)
         },
-        fixed: format::bytes(c.fixed_bytes),
-        activations: format::bytes(c.activation_bytes),
+        before: format::bytes(c.parts.weights_and_state_bytes + c.parts.other_before_bytes),
+        weights_and_state: format::bytes(c.parts.weights_and_state_bytes),
+        carried: format::bytes(c.parts.carried_bytes),
+        added: format::bytes(c.parts.added_bytes),
         estimate: match (c.predicted_bytes, c.estimate_error_pct()) {
             (Some(p), Some(e)) => format!("{} ({})", format::bytes(p), format::pct(e)),
             _ => "not modelled".into(),
         },
-        verdict: verdict.into(),
-        verdict_class: verdict_class.into(),
-        check: c.check.clone(),
-        check_short: c.check_short.clone(),
-        time: results::paired::find(&record.comparisons, &c.id)
-            .map_or_else(String::new, crate::words::paired::cost_phrase),
+        verdict,
     }
 }
 
-impl WorkloadTable {
-    /// The table of the first record that holds one (records in guide order, CPU first).
-    pub fn new(records: &[Analysed]) -> Option<Self> {
-        let (record, table) = records
+fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> SetView {
+    let rows = |training: bool| {
+        set.cells
             .iter()
-            .find_map(|r| Some((r, r.analysis.fix_table.as_ref()?)))?;
-        let base = table.cells.iter().find(|c| c.id == table.base)?;
-        let projection = table.projection.as_ref()?;
-        let plain = projection.cells.iter().find(|c| c.id == table.base)?;
-        let measured = |id: &str| table.cells.iter().find(|c| c.id == id);
-        let mut ranked: Vec<_> = projection
-            .cells
+            .filter(|c| c.fix.training() == training)
+            .map(|c| cell_row(set, c, verdicts.of(c.fix, device)))
+            .collect()
+    };
+    SetView {
+        workload: set.workload.clone(),
+        base_peak: set
+            .base_peak_bytes()
+            .map_or_else(String::new, format::bytes),
+        activation_share: set
+            .activation_share_pct()
+            .map_or_else(String::new, |s| format!("{s:.0}%")),
+        fixed_share: set.cell(Fix::Plain).map_or_else(String::new, |c| {
+            crate::words::share(c.parts.weights_and_state_bytes, c.peak_bytes)
+        }),
+        training: rows(true),
+        inference: rows(false),
+    }
+}
+
+/// Why a contradiction holds, in a clause; `gpu` says whether a GPU's set checked the rule.
+fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu: bool) -> String {
+    let cause = match c {
+        Contradiction::Bf16MatmulViaF32 => {
+            "Flex multiplies bf16 through f32 buffers of its own, so the forward pass keeps \
+             more, not fewer, bytes"
+        }
+        Contradiction::Unexplained => "no cause traced",
+    };
+    format!(
+        "contradicted on {}: the rule predicts {}, measured {} ({cause}); on a GPU the rule \
+         predicts {projected} here, {}",
+        rule.device.name(),
+        format::pct(rule.predicted_change_pct),
+        format::pct(rule.measured_change_pct),
+        if gpu {
+            "measured beside it"
+        } else {
+            "not yet measured there"
+        }
+    )
+}
+
+/// What the measurements say of a projected fix's rule, device by device: the change
+/// measured against the rule's, where and in which regime; and the estimator's error there.
+fn measured_words(rules: &[&RuleCheck]) -> (String, String) {
+    if rules.is_empty() {
+        return (
+            "not measured in this regime".into(),
+            "projected only".into(),
+        );
+    }
+    let each = |f: &dyn Fn(&RuleCheck) -> String| {
+        rules
             .iter()
-            .filter(|c| c.id != table.base)
-            .collect();
-        // The order: the lowest estimated peak at the card's out-of-memory batch first (one
-        // base for every fix); a fix whose own check failed goes last, whatever it saves.
-        ranked.sort_by(|a, b| {
-            let failed =
-                |id: &str| measured(id).is_some_and(|m| m.correctness == Correctness::Failed);
-            failed(&a.id)
-                .cmp(&failed(&b.id))
-                .then(a.predicted_bytes.total_cmp(&b.predicted_bytes))
-        });
-        let row = |rank: Option<usize>, c: &results::ProjectedCell| {
-            let m = measured(&c.id);
-            ProjectedRow {
-                rank,
-                fix: c.fix.clone(),
-                href: m.and_then(|m| href(&m.page)),
-                peak: format::bytes(c.predicted_bytes),
-                change: if rank.is_none() {
-                    "the base".into()
-                } else {
-                    format::pct(
-                        (c.predicted_bytes - plain.predicted_bytes) / plain.predicted_bytes * 100.0,
-                    )
-                },
-                max_batch: format::thousands(c.max_batch as u64),
-                measured_error: m
-                    .and_then(FixCell::estimate_error_pct)
-                    .map_or_else(|| "not measured".into(), format::pct),
-                failed_check: m.is_some_and(|m| m.correctness == Correctness::Failed),
+            .map(|r| format!("{}: {}", r.device.name(), f(r)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    (
+        each(&|r| {
+            format!(
+                "{} (rule {}), sequence {}, activations {:.0}% of the peak",
+                format::pct(r.measured_change_pct),
+                format::pct(r.predicted_change_pct),
+                r.seq,
+                r.activation_share_pct
+            )
+        }),
+        each(&|r| format::pct(r.error_pct)),
+    )
+}
+
+/// The rules of `fix` checked on every device whose table holds it.
+fn rules<'a>(tables: &'a [(&'a Analysed, &'a FixTable)], fix: Fix) -> Vec<&'a RuleCheck> {
+    tables
+        .iter()
+        .filter_map(|(_, t)| t.projection.as_ref()?.cell(fix)?.rule.as_ref())
+        .collect()
+}
+
+/// The order's rows: plain first (unranked), then every fix, ranked.
+fn projected_rows(
+    projection: &Projection,
+    tables: &[(&Analysed, &FixTable)],
+    verdicts: &SiteVerdicts,
+    device: DeviceKind,
+) -> Vec<ProjectedRow> {
+    let plain = projection.cell(Fix::Plain);
+    let failed = |c: &ProjectedCell| verdicts.of(c.fix, device).is_some_and(|v| v.failed);
+    let contradicted = |c: &ProjectedCell| {
+        rules(tables, c.fix)
+            .into_iter()
+            .find(|r| r.contradiction.is_some())
+    };
+    let mut ranked: Vec<&ProjectedCell> = projection
+        .cells
+        .iter()
+        .filter(|c| c.fix != Fix::Plain)
+        .collect();
+    ranked.sort_by(|a, b| {
+        failed(a)
+            .cmp(&failed(b))
+            .then(contradicted(a).is_some().cmp(&contradicted(b).is_some()))
+            .then(a.predicted_bytes.total_cmp(&b.predicted_bytes))
+    });
+    let row = |rank: Option<usize>, c: &ProjectedCell| {
+        let all = rules(tables, c.fix);
+        let (measured, error) = measured_words(&all);
+        let change = match (rank, plain) {
+            (Some(_), Some(p)) => {
+                format::pct((c.predicted_bytes - p.predicted_bytes) / p.predicted_bytes * 100.0)
             }
+            _ => "the base".into(),
         };
-        let mut projected = vec![row(None, plain)];
-        projected.extend(ranked.iter().enumerate().map(|(i, c)| row(Some(i + 1), c)));
-        let elsewhere = records
+        let gpu = all.iter().any(|r| r.device == DeviceKind::Cuda);
+        let mut warnings = Vec::new();
+        if let Some(v) = verdicts.of(c.fix, device).filter(|v| v.failed) {
+            warnings.push(format!("a check failed: {}", v.failures()));
+        }
+        if let Some(r) = contradicted(c) {
+            let cause = r.contradiction.expect("a contradicted rule has a cause");
+            warnings.push(contradiction_words(cause, r, &change, gpu));
+        }
+        ProjectedRow {
+            rank,
+            fix: fix_name(c.fix).into(),
+            href: href(c.fix),
+            peak: format::bytes(c.predicted_bytes),
+            change,
+            max_batch: format::thousands(c.max_batch as u64),
+            measured,
+            error,
+            off: !warnings.is_empty(),
+            warning: warnings.join("; "),
+        }
+    };
+    plain
+        .map(|p| row(None, p))
+        .into_iter()
+        .chain(ranked.iter().enumerate().map(|(i, c)| row(Some(i + 1), c)))
+        .collect()
+}
+
+/// The same cells on the other devices, one line each.
+fn elsewhere(tables: &[(&Analysed, &FixTable)], basis: DeviceKind) -> Vec<String> {
+    tables
+        .iter()
+        .filter(|(r, _)| r.device.kind != basis)
+        .filter_map(|(r, t)| {
+            let plain = t.table.cell(Fix::Plain)?;
+            Some(format!(
+                "{}: plain step {}; {}",
+                r.device.kind.name(),
+                format::bytes(plain.peak_bytes),
+                t.table
+                    .cells
+                    .iter()
+                    .filter(|c| c.fix != Fix::Plain && c.fix.training())
+                    .map(|c| format!(
+                        "{} {}",
+                        fix_name(c.fix),
+                        t.table.change_pct(c).map_or_else(String::new, format::pct)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+        .collect()
+}
+
+impl WorkloadTable {
+    /// The table of the first record that holds one (records in guide order, CPU first), the
+    /// other devices' tables beside it.
+    pub fn new(records: &[Analysed], verdicts: &SiteVerdicts) -> Option<Self> {
+        let tables: Vec<(&Analysed, &FixTable)> = records
             .iter()
-            .filter(|r| r.experiment == record.experiment && r.device.kind != record.device.kind)
-            .filter_map(|r| {
-                let t = r.analysis.fix_table.as_ref()?;
-                let plain = t.cells.iter().find(|c| c.id == t.base)?;
-                Some(format!(
-                    "{}: plain step {}; {}",
-                    r.device.kind.name(),
-                    format::bytes(plain.peak_bytes),
-                    t.cells
-                        .iter()
-                        .filter(|c| c.id != t.base && c.training)
-                        .map(|c| format!(
-                            "{} {}",
-                            c.fix,
-                            t.saving_pct(c)
-                                .map_or_else(String::new, |s| format::pct(-s))
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-            })
+            .filter_map(|r| Some((r, r.analysis.fix_table.as_ref()?)))
             .collect();
+        let (record, table) = *tables.first()?;
+        let device = record.device.kind;
+        let projection = table.projection.as_ref()?;
+        let projected = projected_rows(projection, &tables, verdicts, device);
         Some(Self {
             href: format!("{}.html", record.experiment),
             device: device_label(record),
-            workload: table.workload.clone(),
-            base_peak: format::bytes(base.peak_bytes),
-            fixed_share: format!(
-                "{:.0}%",
-                (base.fixed_bytes + base.gradient_bytes) / base.peak_bytes * 100.0
-            ),
-            training: table
-                .cells
-                .iter()
-                .filter(|c| c.training)
-                .map(|c| cell_row(record, table, c))
-                .collect(),
-            inference: table
-                .cells
-                .iter()
-                .filter(|c| !c.training)
-                .map(|c| cell_row(record, table, c))
-                .collect(),
-            card: format::bytes(projection.card_bytes),
+            table: set_view(&table.table, device, verdicts),
+            regime: table.regime.as_ref().map(|s| set_view(s, device, verdicts)),
+            card: card_words(),
+            card_class: CONSUMER.class.into(),
             usable: format::bytes(projection.usable_bytes),
             seq: projection.seq,
             batch: format::thousands(projection.batch as u64),
-            plain_max_batch: format::thousands(plain.max_batch as u64),
-            order: ranked.iter().map(|c| c.fix.clone()).collect(),
+            plain_max_batch: projection
+                .cell(Fix::Plain)
+                .map_or_else(String::new, |p| format::thousands(p.max_batch as u64)),
+            projected_share: format!("{:.0}%", projection.activation_share_pct),
+            order: projected
+                .iter()
+                .filter(|r| r.rank.is_some())
+                .map(|r| r.fix.clone())
+                .collect(),
             projected,
-            elsewhere,
+            elsewhere: elsewhere(&tables, device),
         })
     }
 }

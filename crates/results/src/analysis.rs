@@ -65,6 +65,11 @@ pub struct Headline<S = String> {
     /// (`16-bit storage`); shown after the technique's title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// The fix the guide ranks that this row measures, where it is one: its verdict is then
+    /// every check of that fix on the device, from whichever page made it
+    /// ([`crate::Verdicts`]), not this row's alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<crate::verdict::Fix>,
 }
 
 impl Headline<Text> {
@@ -88,6 +93,7 @@ impl Headline<Text> {
             correctness_detail: correctness_detail.into(),
             peak: Some(baseline.peak),
             variant: None,
+            fix: None,
         }
     }
 }
@@ -96,6 +102,12 @@ impl<S> Headline<S> {
     /// The row is variant `name` of its technique.
     pub fn variant(mut self, name: &str) -> Self {
         self.variant = Some(name.into());
+        self
+    }
+
+    /// The row measures the ranked fix `fix`.
+    pub fn of_fix(mut self, fix: crate::verdict::Fix) -> Self {
+        self.fix = Some(fix);
         self
     }
 
@@ -273,6 +285,54 @@ pub struct Chart<S = String> {
     pub series: Vec<Series<S>>,
 }
 
+impl<S> Chart<S> {
+    /// A chart `id` titled `title`, its axes labelled; numbers as given on a linear x axis, no
+    /// categories and no series until the builder's calls below add them.
+    pub fn new(
+        id: impl Into<String>,
+        title: impl Into<S>,
+        x_label: impl Into<S>,
+        y_label: impl Into<S>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_unit: AxisUnit::Given,
+            y_unit: AxisUnit::Given,
+            x_scale: Scale::Linear,
+            categories: Vec::new(),
+            series: Vec::new(),
+        }
+    }
+
+    /// The x axis counts `unit` on `scale`.
+    pub fn x(mut self, unit: AxisUnit, scale: Scale) -> Self {
+        self.x_unit = unit;
+        self.x_scale = scale;
+        self
+    }
+
+    /// The y axis counts `unit`.
+    pub fn y(mut self, unit: AxisUnit) -> Self {
+        self.y_unit = unit;
+        self
+    }
+
+    /// The x axis is these categories (x = 1 is the first).
+    pub fn categories(mut self, names: Vec<String>) -> Self {
+        self.categories = names;
+        self
+    }
+
+    /// Adds the lines `series`.
+    pub fn series(mut self, series: impl IntoIterator<Item = Series<S>>) -> Self {
+        self.series.extend(series);
+        self
+    }
+}
+
 /// A figure predicted from shapes and dtypes, beside the measured one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison<S = String> {
@@ -432,6 +492,79 @@ pub struct Analysis<S = String> {
     /// Every fix on one workload, on one base (the technique that measures them all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_table: Option<crate::fix_table::FixTable<S>>,
+    /// The checks this record makes of the fixes the guide ranks: every page that states a
+    /// fix's verdict reads them all, whichever record made them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fix_checks: Vec<crate::verdict::FixCheck>,
+}
+
+impl<S> Analysis<S> {
+    /// An analysis whose index row is `headline`, with nothing else yet: the builder's calls
+    /// below add the rest.
+    pub fn new(headline: Headline<S>) -> Self {
+        Self {
+            headline,
+            secondary_headlines: Vec::new(),
+            findings: Vec::new(),
+            comparisons: Vec::new(),
+            fits: Vec::new(),
+            charts: Vec::new(),
+            published: Vec::new(),
+            fix_table: None,
+            fix_checks: Vec::new(),
+        }
+    }
+
+    /// Adds further index rows.
+    pub fn secondary(mut self, headlines: impl IntoIterator<Item = Headline<S>>) -> Self {
+        self.secondary_headlines.extend(headlines);
+        self
+    }
+
+    /// Adds findings.
+    pub fn findings(mut self, findings: impl IntoIterator<Item = S>) -> Self {
+        self.findings.extend(findings);
+        self
+    }
+
+    /// Adds predictions beside measurements.
+    pub fn comparisons(mut self, comparisons: impl IntoIterator<Item = Comparison<S>>) -> Self {
+        self.comparisons.extend(comparisons);
+        self
+    }
+
+    /// Adds fitted lines.
+    pub fn fits(mut self, fits: impl IntoIterator<Item = ReportedFit<S>>) -> Self {
+        self.fits.extend(fits);
+        self
+    }
+
+    /// Adds charts.
+    pub fn charts(mut self, charts: impl IntoIterator<Item = Chart<S>>) -> Self {
+        self.charts.extend(charts);
+        self
+    }
+
+    /// Adds published figures.
+    pub fn published(mut self, published: impl IntoIterator<Item = PublishedFigure<S>>) -> Self {
+        self.published.extend(published);
+        self
+    }
+
+    /// The table of every fix on one workload.
+    pub fn fix_table(mut self, table: crate::fix_table::FixTable<S>) -> Self {
+        self.fix_table = Some(table);
+        self
+    }
+
+    /// Adds the checks that judged a fix the guide ranks.
+    pub fn fix_checks(
+        mut self,
+        checks: impl IntoIterator<Item = crate::verdict::FixCheck>,
+    ) -> Self {
+        self.fix_checks.extend(checks);
+        self
+    }
 }
 
 impl Analysis<Text> {
@@ -447,6 +580,7 @@ impl Analysis<Text> {
                 correctness_detail: Text::said(CommonKey::NoMeasurement),
                 peak: None,
                 variant: None,
+                fix: None,
             },
             secondary_headlines: vec![],
             findings: vec![],
@@ -455,6 +589,7 @@ impl Analysis<Text> {
             charts: vec![],
             published: vec![],
             fix_table: None,
+            fix_checks: vec![],
         }
     }
 }
@@ -471,6 +606,7 @@ impl<S> MapText<S> for Headline<S> {
             correctness_detail: word(&self.correctness_detail),
             peak: self.peak.as_ref().map(&mut *word),
             variant: self.variant.clone(),
+            fix: self.fix,
         }
     }
 }
@@ -555,6 +691,7 @@ impl<S> MapText<S> for Analysis<S> {
             charts: self.charts.iter().map(|c| c.map_text(word)).collect(),
             published: self.published.iter().map(|p| p.map_text(word)).collect(),
             fix_table: self.fix_table.as_ref().map(|t| t.map_text(word)),
+            fix_checks: self.fix_checks.clone(),
         }
     }
 }

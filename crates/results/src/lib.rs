@@ -12,6 +12,7 @@
 
 pub mod analysis;
 pub mod capacity;
+pub mod cards;
 pub mod criterion;
 pub mod device;
 pub mod error;
@@ -35,7 +36,9 @@ pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, FitModel, 
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
-pub use fix_table::{FixCell, FixTable, ProjectedCell, Projection};
+pub use fix_table::{
+    CellSet, Contradiction, FixCell, FixTable, PeakParts, ProjectedCell, Projection, RuleCheck,
+};
 pub use keys::{Key, TechniqueId};
 pub use memory::{PeakBracket, Phase, PhaseKey, PhaseMemory, ProbeInfo};
 pub use paired::{
@@ -54,4 +57,5 @@ pub use record::{
     PointCheck, Provenance, Resumed, OLDEST_READABLE_VERSION, SCHEMA_VERSION,
 };
 pub use timing::Timing;
+pub use verdict::{Fix, FixCheck, Verdicts};
 pub use words::{Arg, Text};

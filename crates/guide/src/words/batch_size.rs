@@ -14,10 +14,8 @@ const ACTIVATIONS_RULE: &str = "forward peak: each hidden layer's Linear and ReL
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     match key {
         Key::LabelBatchSizeSequences => "batch size (sequences)".into(),
-        Key::LabelParameterGradients2 => "parameter gradients".into(),
         Key::LabelInputsAndTargets => "inputs and targets".into(),
         Key::LabelAdamState => "Adam state".into(),
-        Key::LabelParameters2 => "parameters".into(),
         Key::LabelActivationsPerSample => "activations per sample".into(),
         Key::LabelThroughputSamplesS => "throughput (samples/s)".into(),
         Key::LabelBatchSizeSamples => "batch size (samples)".into(),

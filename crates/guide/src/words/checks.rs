@@ -45,6 +45,23 @@ pub fn worst_check(points: &[MeasuredPoint]) -> String {
         .join("; ")
 }
 
+/// What a check compared, in a few words (a table's cell).
+pub fn check_short(c: &Check) -> &'static str {
+    match c.what.as_str() {
+        "gradients-as-one-plain-step" => "gradients as plain's",
+        "gradients-bf16-against-f32" => "gradients as f32's",
+        "gradients-as-one-mixed-step" => "gradients as mixed bf16's",
+        "valid-against-autodiff" => "logits as autodiff's",
+        "quantized-outputs" => "logits as f32's",
+        "loss-falls" => "the loss falls",
+        "loss-drift" => "loss curve within f32's drift",
+        "seed-study" => "final loss within f32's seed spread",
+        "gradients-checkpointed" => "gradients as without",
+        "sgd-update-micro-batches" | "adam-params-micro-batches" => "update as one batch's",
+        _ => "compared",
+    }
+}
+
 /// What a check compared, in words: the sentence of its key, with its figures. A key this guide
 /// does not know (a record from another workbench) reads as it was stored.
 pub fn describe(c: &Check) -> String {

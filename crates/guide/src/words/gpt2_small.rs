@@ -1,35 +1,38 @@
 //! The words of the GPT-2-small table: each fix's name, the workload, what each cell's check
 //! compared, and why the cells were not timed in pairs where they were not.
 
-use results::format;
 use results::keys::gpt2_small::Key;
+use results::{format, Fix};
 
 use super::Said;
 
-/// A fix's name in the table.
-fn fix(id: &str) -> &'static str {
-    match id {
-        "plain" => "plain step (Adam, f32)",
-        "half-batch" => "half the batch",
-        "accumulation" => "accumulation (2 micro-batches)",
-        "mixed-bf16" => "mixed bf16",
-        "bf16-storage" => "bf16 storage",
-        "checkpointing" => "checkpointing",
-        "momentum" => "SGD with momentum",
-        "accumulation-checkpointing" => "accumulation + checkpointing",
-        "accumulation-checkpointing-mixed-bf16" => "accumulation + checkpointing + mixed bf16",
-        "inference-autodiff" => "autodiff backend",
-        "inference-valid" => "model.valid()",
-        "inference-int8" => "valid(), 8-bit weights",
-        "inference-int4" => "valid(), 4-bit weights",
-        "tinyllama-block" => "TinyLlama-width block (estimator check)",
-        _ => "an unknown fix",
+/// A fix's name, as every page names it.
+pub fn fix_name(fix: Fix) -> &'static str {
+    match fix {
+        Fix::Plain => "plain step (Adam, f32)",
+        Fix::HalfBatch => "half the batch",
+        Fix::Accumulation => "accumulation (2 micro-batches)",
+        Fix::MixedBf16 => "mixed bf16",
+        Fix::Bf16Storage => "bf16 storage",
+        Fix::Checkpointing => "checkpointing",
+        Fix::Momentum => "SGD with momentum",
+        Fix::AccumulationCheckpointing => "accumulation + checkpointing",
+        Fix::AccumulationCheckpointingMixed => "accumulation + checkpointing + mixed bf16",
+        Fix::InferAutodiff => "autodiff backend",
+        Fix::InferValid => "model.valid()",
+        Fix::InferInt8 => "valid(), 8-bit weights",
+        Fix::InferInt4 => "valid(), 4-bit weights",
+        Fix::PresetBlock => "TinyLlama-width block (estimator check)",
     }
+}
+
+/// The name of the fix whose id is the argument `name`.
+fn fix(s: &Said<'_>, name: &str) -> &'static str {
+    Fix::from_id(&s.name(name)).map_or("an unknown fix", fix_name)
 }
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     match key {
-        Key::Fix => fix(&s.name("fix")).to_string(),
         Key::PresetBlock => format!(
             "step peak, one block of the TinyLlama-like preset (d_model {}, {} heads), sequence \
              {}, batch {}, vocabulary {}",
@@ -73,14 +76,35 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.count("batch"),
             format::thousands(s.count("params")),
         ),
+        Key::RegimeWorkload => format!(
+            "The order's regime: GPT-2 small's block ({} blocks, d_model {}, {} heads) at sequence \
+             {}, batch {}, with a vocabulary of {} so that the blocks, not the embedding and \
+             head, make the step: {} parameters.",
+            s.count("layers"),
+            s.count("d_model"),
+            s.count("heads"),
+            s.count("seq"),
+            s.count("batch"),
+            format::thousands(s.count("vocab")),
+            format::thousands(s.count("params")),
+        ),
         Key::FixedShare => format!(
-            "The plain step peaks at {}: its fixed part (weights, gradients and Adam's two \
-             moments) is {} ({:.0}% of the peak) and what the forward pass keeps for backward is \
-             {}. An activation fix can only save from the rest.",
+            "The plain step peaks at {}: weights and Adam's two moments are {} ({}), the \
+             gradients {} and what the forward pass keeps for backward {}. An activation fix can \
+             only save from what is not weights and optimizer state.",
             s.bytes("peak"),
             s.bytes("fixed"),
-            s.num("fixed") / s.num("peak") * 100.0,
+            super::share(s.num("fixed"), s.num("peak")),
+            s.bytes("gradients"),
             s.bytes("activations"),
+        ),
+        Key::RegimeShare => format!(
+            "In the order's regime the plain step's activations are {} of its {} peak ({}; the \
+             regime asks for at least {:.0}%), as at a card's out-of-memory point.",
+            s.bytes("activations"),
+            s.bytes("peak"),
+            super::share(s.num("activations"), s.num("peak")),
+            s.num("required"),
         ),
         Key::AccumulationCosts => format!(
             "Accumulation raised the peak from {} to {}: it holds an accumulated copy of the \
@@ -93,10 +117,17 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.bytes("spared"),
         ),
         Key::MixedActivations => format!(
-            "Mixed bf16 kept {} for backward against f32's {}; the estimator's rule halves them \
-             (2 bytes a value). Its error on this row says how far that rule is from this device.",
+            "At sequence {}, mixed bf16 kept {} for backward against f32's {}; the estimator's \
+             rule halves them (2 bytes a value).{}",
+            s.count("seq"),
             s.bytes("mixed"),
             s.bytes("f32"),
+            if s.num("matmul_via_f32") > 0.0 {
+                " This backend (Flex) multiplies bf16 through f32 copies of both operands and of \
+                 the result, which the forward pass keeps: on it the rule is contradicted."
+            } else {
+                ""
+            },
         ),
         Key::NotTimed => format!(
             "Not timed in pairs on this device: a plain step takes {}, and a paired comparison \
@@ -107,24 +138,10 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         ),
         Key::Headline => format!(
             "{} against plain, GPT-2 small, batch {} (step peak)",
-            fix(&s.name("fix")),
+            fix(s, "fix"),
             s.count("batch")
         ),
-        Key::Secondary => format!("{} against plain", fix(&s.name("fix"))),
-        Key::CheckNone => "no check".into(),
-        Key::CheckShort => check_name(&s.name("what")).into(),
-        Key::CheckLossFalls => format!(
-            "trains: loss {:.3} to {:.3} in {} steps",
-            s.num("first"),
-            s.num("last"),
-            s.count("steps")
-        ),
-        Key::CheckCompare => format!(
-            "{}: {} of the largest (allowed {})",
-            check_name(&s.name("what")),
-            sci(s.num("rel")),
-            sci(s.num("tolerance")),
-        ),
+        Key::Secondary => format!("{} against plain", fix(s, "fix")),
         Key::LabelPeakByFix => "The same step under each fix".into(),
         Key::LabelFix => "fix".into(),
         Key::LabelStepPeak => "step peak".into(),
@@ -132,27 +149,5 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::LabelFixedPart => "weights + optimizer state".into(),
         Key::LabelActivationsKept => "activations kept for backward".into(),
         Key::LabelEstimatedPeak => "estimated peak".into(),
-    }
-}
-
-/// What a check compared, in words.
-fn check_name(what: &str) -> &'static str {
-    match what {
-        "gradients-as-one-plain-step" => "gradients as plain's",
-        "gradients-bf16-against-f32" => "gradients as f32's",
-        "gradients-as-one-mixed-step" => "gradients as mixed bf16's",
-        "valid-against-autodiff" => "logits as autodiff's",
-        "quantized-outputs" => "logits as f32's",
-        "loss-falls" => "the loss falls",
-        _ => "compared",
-    }
-}
-
-/// A small fraction in scientific notation (`3.3e-3`), zero as `0`.
-fn sci(value: f64) -> String {
-    if value == 0.0 {
-        "0".into()
-    } else {
-        format!("{value:.1e}")
     }
 }

@@ -26,7 +26,6 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::LabelMSELoss => "MSE loss".into(),
         Key::LabelThroughputSamplesS => "throughput (samples/s)".into(),
         Key::LabelPrecision => "precision".into(),
-        Key::Label => "".into(),
         Key::LabelBytes => "bytes".into(),
         Key::Learned => {
             let (first, last) = (s.num("first"), s.num("last"));
@@ -173,7 +172,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         }
         Key::Loss => format!("{:.4}", s.num("value")),
         Key::Name => s.name("name"),
-        Key::ComponentQuantity => format!("{}: {}", s.name("precision"), s.name("component")),
+        Key::ComponentQuantity => format!("{}: {}", s.name("precision"), s.text("component")),
         Key::ForwardNoteBf16 => {
             "each hidden layer's Linear and ReLU outputs in bf16, plus, during \
                                 the last Linear, the f32 copies of its input, weight and output \
@@ -263,7 +262,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::PointCheckWhat => s
             .point_check()
             .map_or_else(|| "no check ran".to_string(), super::describe_check),
-        Key::NoSeedStudy => "the seed study was not measured".into(),
+        Key::NoSeedStudy => "neither its drift nor the seed study was measured".into(),
         Key::Transformer => {
             let last = s.num("last");
             format!(
@@ -352,7 +351,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::TransformerQuantity => format!(
             "transformer, {}: {}",
             s.name("precision"),
-            s.name("component")
+            s.text("component")
         ),
         Key::TransformerNoteWeights => "parameters x bytes per stored value; host bookkeeping per \
                                        parameter tensor not in the rule"

@@ -15,6 +15,7 @@ mod checkpointing;
 mod checks;
 mod gpt2_small;
 mod in_place;
+pub mod landing;
 mod memory_over_steps;
 mod mixed_precision;
 mod no_grad;
@@ -32,7 +33,8 @@ use results::{
     format, Analysed, Arg, ExperimentRecord, Key, MapText, PairedComparison, TechniqueId, Text,
 };
 
-pub use checks::{check_sentence, describe as describe_check, worst_check};
+pub use checks::{check_sentence, check_short, describe as describe_check, worst_check};
+pub use gpt2_small::fix_name;
 
 /// `record` with every text of its analysis and estimator worded.
 pub fn analysed(record: &Analysed<Text>) -> Analysed {
@@ -151,6 +153,11 @@ fn common(key: CommonKey, s: &Said<'_>) -> String {
         CommonKey::StepPeak => "step peak".into(),
         CommonKey::Name => s.name("name"),
     }
+}
+
+/// `part` as a share of `whole`, in percent, as a page prints it (`24%`).
+pub fn share(part: f64, whole: f64) -> String {
+    format!("{:.0}%", part / whole * 100.0)
 }
 
 /// `after` against `before`, as a signed percentage of `before` (`-41.9%`).

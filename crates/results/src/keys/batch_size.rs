@@ -54,10 +54,8 @@ crate::word_keys! {
         LabelParameterGradients = "label.parameter-gradients",
         LabelAdamStateTwoMoments = "label.adam-state-two-moments",
         LabelParameters = "label.parameters",
-        LabelParameterGradients2 = "label.parameter-gradients",
         LabelInputsAndTargets = "label.inputs-and-targets",
         LabelAdamState = "label.adam-state",
-        LabelParameters2 = "label.parameters",
         LabelBatchSizeSequences = "label.batch-size-sequences",
     }
 }

@@ -1,14 +1,9 @@
-//! The word keys of the gpt2 small analysis.
+//! The word keys of the GPT-2-small table's analysis.
 
 crate::word_keys! {
-    /// What the gpt2 small analysis says.
+    /// What the GPT-2-small table's analysis says.
     pub enum Key {
         AccumulationCosts = "accumulation-costs",
-        CheckCompare = "check-compare",
-        CheckLossFalls = "check-loss-falls",
-        CheckNone = "check-none",
-        CheckShort = "check-short",
-        Fix = "fix",
         FixedShare = "fixed-share",
         Headline = "headline",
         LabelActivationsKept = "label.activations-kept",
@@ -22,6 +17,8 @@ crate::word_keys! {
         NotTimed = "not-timed",
         PresetBlock = "preset-block",
         PresetBlockNote = "preset-block-note",
+        RegimeShare = "regime-share",
+        RegimeWorkload = "regime-workload",
         Secondary = "secondary",
         Workload = "workload",
     }

@@ -46,7 +46,6 @@ crate::word_keys! {
         LabelMSELoss = "label.mse-loss",
         LabelThroughputSamplesS = "label.throughput-samples-s",
         LabelPrecision = "label.precision",
-        Label = "label.",
         LabelBytes = "label.bytes",
         LabelNotMeasured = "label.not-measured",
         ForwardNoteBf16 = "forward-note-bf16",

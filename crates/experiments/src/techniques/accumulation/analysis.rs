@@ -4,13 +4,14 @@
 use results::keys::accumulation::Key;
 use results::keys::CommonKey;
 use results::{
-    paired::find, Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline,
-    MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side, Text,
+    paired::find, Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Fix,
+    Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side,
+    TechniqueId, Text,
 };
 
 use super::{predict, Accumulation};
 use crate::harness::train::TrainConfig;
-use crate::technique::{Analyse, Row};
+use crate::technique::{checks_of_fix, Analyse, Row};
 use crate::workloads::{self, Axis};
 
 /// The share of the largest measured saving that the index row's k must reach.
@@ -45,132 +46,222 @@ pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> 
         .collect()
 }
 
+type R<'a> = Row<'a, TrainConfig>;
+
+/// The sweep of k on the MLP, read once: the plain step, the index row's k, the largest k.
+struct Sweep<'r, 'a> {
+    rows: &'r [R<'a>],
+    base: &'r R<'a>,
+    chosen: &'r R<'a>,
+    most: &'r R<'a>,
+}
+
+impl Sweep<'_, '_> {
+    fn batch(&self) -> usize {
+        self.base.config.batch
+    }
+
+    fn saving(&self, r: &R<'_>) -> f64 {
+        self.base.peak() - r.peak()
+    }
+
+    fn best(&self) -> f64 {
+        self.rows
+            .iter()
+            .map(|r| self.saving(r))
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    fn predicted(&self, r: &R<'_>) -> f64 {
+        let c = &self.base.config;
+        predict::step_peak(c.shape, c.batch as f64, r.config.micro_batches)
+    }
+}
+
+/// The peaks at the ends of the sweep, the chosen k and the floor the gradients set.
+fn findings(sweep: &Sweep<'_, '_>, paired: &[PairedComparison]) -> Vec<Text> {
+    let (base, most) = (sweep.base, sweep.most);
+    let best_k = sweep
+        .rows
+        .iter()
+        .find(|r| sweep.saving(r) == sweep.best())
+        .map_or(0, |r| r.config.micro_batches);
+    let floor = sweep
+        .rows
+        .iter()
+        .map(|r| r.result.metric(Metric::GradBytes))
+        .fold(f64::NAN, f64::max);
+    let mut findings = vec![
+        Text::said(Key::Peaks)
+            .count("batch", sweep.batch())
+            .bytes("plain", base.peak())
+            .count("k", most.config.micro_batches)
+            .count("micro_batch", sweep.batch() / most.config.micro_batches)
+            .bytes("accumulated", most.peak()),
+        Text::said(Key::ChosenK)
+            .count("k", sweep.chosen.config.micro_batches)
+            .number("share", MOST_OF_THE_SAVING)
+            .bytes("best", sweep.best())
+            .count("best_k", best_k)
+            .bytes("saved", sweep.saving(sweep.chosen)),
+    ];
+    findings.extend(
+        paired
+            .iter()
+            .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
+    );
+    findings.push(Text::said(Key::Floor).bytes("gradients", floor));
+    findings
+}
+
+/// Each k's step peak beside the rule's.
+fn step_comparisons(sweep: &Sweep<'_, '_>) -> Vec<Comparison<Text>> {
+    sweep
+        .rows
+        .iter()
+        .map(|r| {
+            Comparison::new(
+                Text::said(Key::StepQuantity).count("k", r.config.micro_batches),
+                sweep.predicted(r),
+                r.peak(),
+                Text::said(Key::StepNote)
+                    .bytes("process", r.result.metric(Metric::ProcessBaselineBytes))
+                    .bytes("runtime", r.result.metric(Metric::RuntimeBytes)),
+            )
+            .bracketed(r.peak_upper())
+        })
+        .collect()
+}
+
+/// The peaks against k, measured and predicted.
+fn peak_chart(sweep: &Sweep<'_, '_>) -> Chart<Text> {
+    let line = |name: Key, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
+        Series::line(
+            name,
+            predicted,
+            sweep
+                .rows
+                .iter()
+                .map(|r| (r.config.micro_batches as f64, f(r)))
+                .collect(),
+        )
+    };
+    let phase_peak = |phase: Phase| {
+        move |r: &R<'_>| {
+            r.result
+                .phase(phase)
+                .map_or(f64::NAN, |p| p.peak_bytes as f64)
+        }
+    };
+    Chart::new(
+        "peak-vs-micro-batches",
+        Text::said(Key::PeakChart).count("batch", sweep.batch()),
+        Key::LabelMicroBatchesKBatchBK,
+        Key::LabelBytesInUse,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .y(AxisUnit::Bytes)
+    .series([
+        line(Key::LabelStepPeakMeasured, false, &|r| r.peak()),
+        line(
+            Key::LabelForwardPeakMeasured,
+            false,
+            &phase_peak(Phase::Forward),
+        ),
+        line(
+            Key::LabelBackwardPeakMeasured,
+            false,
+            &phase_peak(Phase::Backward),
+        ),
+        line(Key::LabelStepPeakPredicted, true, &|r| sweep.predicted(r)),
+    ])
+}
+
+/// Throughput against k.
+fn throughput_chart(sweep: &Sweep<'_, '_>) -> Chart<Text> {
+    Chart::new(
+        "throughput-vs-micro-batches",
+        Key::LabelTrainingThroughputWithAccumulation,
+        Key::LabelMicroBatchesKBatchBK,
+        Key::LabelThroughputSamplesS,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .series([Series::throughput(
+        Text::said(Key::LabelSamplesSMedianBarsFastestAnd),
+        sweep
+            .rows
+            .iter()
+            .map(|r| (r.config.micro_batches as f64, r.result)),
+    )])
+}
+
+/// Hugging Face's figures beside ours at k = 4.
+fn published(sweep: &Sweep<'_, '_>, paired: &[PairedComparison]) -> PublishedFigure<Text> {
+    let ours = match sweep.rows.iter().find(|r| r.config.micro_batches == 4) {
+        Some(r) => {
+            let mut t = Text::said(Key::PublishedOurs)
+                .count("batch", sweep.batch())
+                .count("micro_batch", sweep.batch() / 4)
+                .bytes("plain", sweep.base.peak())
+                .bytes("accumulated", r.peak())
+                .count("timed_k", sweep.chosen.config.micro_batches);
+            if let Some(c) = find(paired, HEADLINE).filter(|t| t.spec.technique == r.id) {
+                t = t.paired("timing", &c.spec.id);
+            }
+            t
+        }
+        None => Text::said(Key::PublishedOursUnmeasured),
+    };
+    PublishedFigure {
+        source: Text::said(Key::PublishedSource),
+        claim: Text::said(Key::PublishedClaim),
+        ours,
+    }
+}
+
+/// The index row: the plain step against the chosen k.
+fn headline(sweep: &Sweep<'_, '_>, correctness: Correctness) -> Headline<Text> {
+    let k = sweep.chosen.config.micro_batches;
+    Headline::versus(
+        Text::said(Key::Headline)
+            .count("batch", sweep.batch())
+            .count("k", k)
+            .count("micro_batch", sweep.batch() / k)
+            .number("share", MOST_OF_THE_SAVING),
+        Side::step(sweep.base.result),
+        Side::step(sweep.chosen.result),
+        correctness,
+        Text::said(CommonKey::WorstCheck),
+    )
+    .timed_by(HEADLINE)
+    .of_fix(Fix::Accumulation)
+}
+
 impl Analyse for Accumulation {
     /// The analysis of the accumulation experiment.
     fn analyse(
         &self,
-        rows: Vec<Row<'_, TrainConfig>>,
+        rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
+        let checks = checks_of_fix(&rows, Fix::Accumulation, TechniqueId::Accumulation);
         let (mut rows, mut transformer) = workloads::split(rows);
         rows.sort_by_key(|r| r.config.micro_batches);
         transformer.sort_by_key(|r| r.config.micro_batches);
-        let section = transformer_section(&transformer);
         let correctness = Correctness::of(points);
         let (Some((base, chosen)), Some(most)) = (plain_and_chosen(&rows), rows.last()) else {
             return Analysis::unmeasured(correctness);
         };
-        let batch = base.config.batch as f64;
-        let shape = base.config.shape;
-        let peak = |r: &Row<'_, TrainConfig>| r.peak();
-        let saving = |r: &Row<'_, TrainConfig>| peak(base) - peak(r);
-        let best = rows.iter().map(saving).fold(f64::NEG_INFINITY, f64::max);
-        let timed = find(paired, HEADLINE);
-
-        let mut findings = vec![Text::said(Key::Peaks)
-            .count("batch", base.config.batch)
-            .bytes("plain", peak(base))
-            .count("k", most.config.micro_batches)
-            .count("micro_batch", base.config.batch / most.config.micro_batches)
-            .bytes("accumulated", peak(most))];
-        findings.push(
-            Text::said(Key::ChosenK)
-                .count("k", chosen.config.micro_batches)
-                .number("share", MOST_OF_THE_SAVING)
-                .bytes("best", best)
-                .count(
-                    "best_k",
-                    rows.iter()
-                        .find(|r| saving(r) == best)
-                        .map_or(0, |r| r.config.micro_batches),
-                )
-                .bytes("saved", saving(chosen)),
-        );
-        findings.extend(
-            paired
-                .iter()
-                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
-        );
-        let floor = rows
-            .iter()
-            .map(|r| r.result.metric(Metric::GradBytes))
-            .fold(f64::NAN, f64::max);
-        findings.push(Text::said(Key::Floor).bytes("gradients", floor));
-
-        let mut comparisons: Vec<Comparison<Text>> = rows
-            .iter()
-            .map(|r| Comparison {
-                quantity: Text::said(Key::StepQuantity).count("k", r.config.micro_batches),
-                predicted_bytes: predict::step_peak(shape, batch, r.config.micro_batches),
-                measured_bytes: peak(r),
-                measured_upper_bytes: r.peak_upper(),
-                note: Text::said(Key::StepNote)
-                    .bytes("process", r.result.metric(Metric::ProcessBaselineBytes))
-                    .bytes("runtime", r.result.metric(Metric::RuntimeBytes)),
-            })
-            .collect();
-
-        let series_of = |name: Key, f: &dyn Fn(&Row<'_, TrainConfig>) -> f64| {
-            Series::line(
-                name,
-                false,
-                rows.iter()
-                    .map(|r| (r.config.micro_batches as f64, f(r)))
-                    .collect(),
-            )
+        let sweep = Sweep {
+            rows: &rows,
+            base,
+            chosen,
+            most,
         };
-        let phase_peak = |phase: Phase| {
-            move |r: &Row<'_, TrainConfig>| {
-                r.result
-                    .phase(phase)
-                    .map_or(f64::NAN, |p| p.peak_bytes as f64)
-            }
-        };
-        let mut charts = vec![
-            Chart {
-                id: "peak-vs-micro-batches".into(),
-                title: Text::said(Key::PeakChart).count("batch", base.config.batch),
-                x_label: Text::said(Key::LabelMicroBatchesKBatchBK),
-                y_label: Key::LabelBytesInUse.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![
-                    series_of(Key::LabelStepPeakMeasured, &peak),
-                    series_of(Key::LabelForwardPeakMeasured, &phase_peak(Phase::Forward)),
-                    series_of(Key::LabelBackwardPeakMeasured, &phase_peak(Phase::Backward)),
-                    Series::line(
-                        Key::LabelStepPeakPredicted,
-                        true,
-                        rows.iter()
-                            .map(|r| {
-                                (
-                                    r.config.micro_batches as f64,
-                                    predict::step_peak(shape, batch, r.config.micro_batches),
-                                )
-                            })
-                            .collect(),
-                    ),
-                ],
-            },
-            Chart {
-                id: "throughput-vs-micro-batches".into(),
-                title: Key::LabelTrainingThroughputWithAccumulation.into(),
-                x_label: Text::said(Key::LabelMicroBatchesKBatchBK),
-                y_label: Key::LabelThroughputSamplesS.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Given,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![Series::throughput(
-                    Text::said(Key::LabelSamplesSMedianBarsFastestAnd),
-                    rows.iter()
-                        .map(|r| (r.config.micro_batches as f64, r.result)),
-                )],
-            },
-        ];
+        let mut findings = findings(&sweep, paired);
+        let mut comparisons = step_comparisons(&sweep);
+        let mut charts = vec![peak_chart(&sweep), throughput_chart(&sweep)];
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
             Text::said(Key::LabelMemoryThroughOneTrainingStepOne),
@@ -179,53 +270,13 @@ impl Analyse for Accumulation {
             charts.insert(1, chart);
             findings.extend(lines);
         }
-
-        section.append_to(&mut findings, &mut comparisons, &mut charts);
-        let four = rows.iter().find(|r| r.config.micro_batches == 4);
-        let published = vec![PublishedFigure {
-            source: Text::said(Key::PublishedSource),
-            claim: Text::said(Key::PublishedClaim),
-            ours: match four {
-                Some(r) => {
-                    let mut t = Text::said(Key::PublishedOurs)
-                        .count("batch", base.config.batch)
-                        .count("micro_batch", base.config.batch / 4)
-                        .bytes("plain", peak(base))
-                        .bytes("accumulated", peak(r))
-                        .count("timed_k", chosen.config.micro_batches);
-                    if let Some(c) = timed.filter(|t| t.spec.technique == r.id) {
-                        t = t.paired("timing", &c.spec.id);
-                    }
-                    t
-                }
-                None => Text::said(Key::PublishedOursUnmeasured),
-            },
-        }];
-
-        Analysis {
-            fix_table: None,
-            headline: Headline::versus(
-                Text::said(Key::Headline)
-                    .count("batch", base.config.batch)
-                    .count("k", chosen.config.micro_batches)
-                    .count(
-                        "micro_batch",
-                        base.config.batch / chosen.config.micro_batches,
-                    )
-                    .number("share", MOST_OF_THE_SAVING),
-                Side::step(base.result),
-                Side::step(chosen.result),
-                correctness,
-                Text::said(CommonKey::WorstCheck),
-            )
-            .timed_by(HEADLINE),
-            secondary_headlines: vec![],
-            findings,
-            comparisons,
-            fits: vec![],
-            charts,
-            published,
-        }
+        transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
+        Analysis::new(headline(&sweep, correctness))
+            .findings(findings)
+            .comparisons(comparisons)
+            .charts(charts)
+            .published([published(&sweep, paired)])
+            .fix_checks(checks)
     }
 }
 

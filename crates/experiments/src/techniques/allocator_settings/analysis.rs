@@ -288,10 +288,12 @@ impl Analyse for AllocatorSettings {
                 correctness_detail: detail,
                 peak: Some(PEAK.into()),
                 variant: None,
+                fix: None,
             },
         };
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline,
             secondary_headlines: vec![],
             findings,

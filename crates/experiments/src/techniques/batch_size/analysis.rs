@@ -32,11 +32,267 @@ pub(super) fn comparisons(rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> 
     }
 }
 
+type R<'a> = Row<'a, TrainConfig>;
+
+/// The MLP's sweep, read once: the rows by batch, the ends, and the activations' fit.
+struct Sweep<'r, 'a> {
+    rows: &'r [R<'a>],
+    small: &'r R<'a>,
+    large: &'r R<'a>,
+    fit: Option<LinearFit>,
+}
+
+impl Sweep<'_, '_> {
+    fn shape(&self) -> ModelShape {
+        self.large.config.shape
+    }
+
+    fn grads(&self) -> f64 {
+        self.large.result.metric(Metric::GradBytes)
+    }
+
+    /// A metric of every row against its batch.
+    fn line(&self, f: &dyn Fn(&R<'_>) -> f64) -> Vec<(f64, f64)> {
+        self.rows.iter().map(|r| (batch(r), f(r))).collect()
+    }
+}
+
+/// The activations' fit against the batch, and the batch past which they outweigh the
+/// gradients.
+fn fit_findings(sweep: &Sweep<'_, '_>) -> Vec<Text> {
+    let Some(fit) = &sweep.fit else {
+        return Vec::new();
+    };
+    let mut findings = vec![Text::said(Key::ActivationsFit)
+        .bytes("slope", fit.slope)
+        .count("sizes", fit.n)
+        .number("r_squared", fit.r_squared)
+        .bytes("intercept", fit.intercept)];
+    if let Some(crossover) = fit.solve(sweep.grads()) {
+        let above: Vec<Text> = sweep
+            .rows
+            .iter()
+            .filter(|r| batch(r) > crossover)
+            .map(|r| Text::said(CommonKey::Number).number("value", batch(r)))
+            .collect();
+        findings.push(
+            Text::said(Key::Crossover)
+                .bytes("gradients", sweep.grads())
+                .number("batch", crossover)
+                .list("above", above),
+        );
+    }
+    findings
+}
+
+/// What the sweep shows, in the page's order.
+fn findings(sweep: &Sweep<'_, '_>, paired: &[PairedComparison]) -> Vec<Text> {
+    let (small, large) = (sweep.small, sweep.large);
+    let mut findings = fit_findings(sweep);
+    findings.push(
+        Text::said(Key::LazyInit)
+            .bytes(
+                "after_init",
+                large.result.metric(Metric::ParamBytesAfterInit),
+            )
+            .count("params", sweep.shape().num_params())
+            .bytes("params_bytes", large.result.metric(Metric::ParamBytes)),
+    );
+    findings.extend(fixed_cost_per_step(sweep.rows));
+    findings.push(
+        Text::said(Key::PeaksRange)
+            .number("small", batch(small))
+            .number("large", batch(large))
+            .bytes("peak_small", small.peak())
+            .bytes("peak_large", large.peak()),
+    );
+    findings.extend(
+        paired
+            .iter()
+            .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
+    );
+    findings.extend(device_brackets(sweep.rows).0);
+    findings
+}
+
+/// The components of the largest batch's step, and its peak, beside their rules.
+fn predictions(sweep: &Sweep<'_, '_>) -> Vec<Comparison<Text>> {
+    let (large, shape) = (sweep.large, sweep.shape());
+    let mut comparisons = vec![
+        Comparison::new(
+            Key::LabelParameters,
+            predict::param_bytes(shape),
+            large.result.metric(Metric::ParamBytes),
+            Text::said(Key::ParamsNote).count("params", shape.num_params()),
+        ),
+        Comparison::new(
+            Key::LabelAdamStateTwoMoments,
+            predict::adam_state_bytes(shape),
+            large.result.metric(Metric::OptimizerStateBytes),
+            Key::AdamNote,
+        ),
+        Comparison::new(
+            Key::LabelParameterGradients,
+            predict::grad_bytes(shape),
+            sweep.grads(),
+            Key::GradsNote,
+        ),
+        activations_per_sample(large, sweep.fit.as_ref(), shape),
+        Comparison::new(
+            Text::said(Key::StepQuantity).number("batch", batch(large)),
+            predict::step_peak(shape, batch(large)),
+            large.peak(),
+            Text::said(Key::StepNote)
+                .bytes("process", large.result.metric(Metric::ProcessBaselineBytes))
+                .bytes("runtime", large.result.metric(Metric::RuntimeBytes)),
+        )
+        .bracketed(large.peak_upper()),
+    ];
+    comparisons.extend(device_brackets(sweep.rows).1);
+    comparisons
+}
+
+/// The step's and each phase's peak against the batch, with the rule's.
+fn peak_chart(sweep: &Sweep<'_, '_>) -> Chart<Text> {
+    let phase = |phase: Phase| {
+        sweep.line(&move |r: &R<'_>| {
+            r.result
+                .phase(phase)
+                .map_or(f64::NAN, |p| p.peak_bytes as f64)
+        })
+    };
+    Chart::new(
+        "peak-vs-batch",
+        Key::LabelPeakMemoryOfATrainingStep,
+        Key::LabelBatchSizeSamples,
+        Key::LabelBytesInUse,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .y(AxisUnit::Bytes)
+    .series([
+        Series::line(Key::LabelStepPeakMeasured, false, sweep.line(&|r| r.peak())),
+        Series::line(Key::LabelForwardPeakMeasured, false, phase(Phase::Forward)),
+        Series::line(
+            Key::LabelBackwardPeakMeasured,
+            false,
+            phase(Phase::Backward),
+        ),
+        Series::line(
+            Key::LabelLiveBeforeTheStepModelAdam,
+            false,
+            sweep.line(&|r| r.result.metric(Metric::LiveBeforeStepBytes)),
+        ),
+        Series::line(
+            Key::LabelStepPeakPredicted,
+            true,
+            sweep.line(&|r| predict::step_peak(r.config.shape, batch(r))),
+        ),
+    ])
+}
+
+/// Where the bytes of a step go, component by component, against the batch.
+fn components_chart(sweep: &Sweep<'_, '_>) -> Chart<Text> {
+    let components = [
+        (Key::LabelParameters, Metric::ParamBytes),
+        (Key::LabelAdamState, Metric::OptimizerStateBytes),
+        (Key::LabelInputsAndTargets, Metric::InputBytes),
+        (
+            Key::LabelProcessBeforeTheModelThreadPool,
+            Metric::ProcessBaselineBytes,
+        ),
+        (
+            Key::LabelBackendBuffersAllocatedByTheFirst,
+            Metric::RuntimeBytes,
+        ),
+        (
+            Key::LabelActivationsForwardPeakAboveLive,
+            Metric::ActivationBytes,
+        ),
+        (Key::LabelParameterGradients, Metric::GradBytes),
+    ];
+    Chart::new(
+        "components-vs-batch",
+        Key::LabelWhereTheBytesOfAStep,
+        Key::LabelBatchSizeSamples,
+        Key::LabelBytes,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .y(AxisUnit::Bytes)
+    .series(
+        components.map(|(name, metric)| {
+            Series::line(name, false, sweep.line(&|r| r.result.metric(metric)))
+        }),
+    )
+}
+
+/// What sets the peak: the activations kept against the gradients, with the fit.
+fn activations_chart(sweep: &Sweep<'_, '_>) -> Chart<Text> {
+    let fitted = sweep.fit.as_ref().map(|fit| {
+        Series::line(
+            Key::LabelActivationsFittedLine,
+            true,
+            sweep.line(&|r| fit.predict(batch(r))),
+        )
+    });
+    Chart::new(
+        "activations-vs-gradients",
+        Key::LabelWhatSetsThePeakActivationsAgainst,
+        Key::LabelBatchSizeSamples,
+        Key::LabelBytes,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .y(AxisUnit::Bytes)
+    .series([
+        Series::line(
+            Key::LabelActivationsKeptByForwardMeasured,
+            false,
+            sweep.line(&|r| r.result.metric(Metric::ActivationBytes)),
+        ),
+        Series::line(
+            Key::LabelParameterGradientsMeasured,
+            false,
+            sweep.line(&|r| r.result.metric(Metric::GradBytes)),
+        ),
+    ])
+    .series(fitted)
+}
+
+/// Throughput against the batch.
+fn throughput_chart(sweep: &Sweep<'_, '_>) -> Chart<Text> {
+    Chart::new(
+        "throughput-vs-batch",
+        Key::LabelTrainingThroughputAgainstBatchSize,
+        Key::LabelBatchSizeSamples,
+        Key::LabelThroughputSamplesS,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .series([Series::throughput(
+        Key::LabelSamplesSMedianBarsFastestAnd,
+        sweep.rows.iter().map(|r| (batch(r), r.result)),
+    )])
+}
+
+/// Hugging Face's bytes per parameter beside ours.
+fn published(sweep: &Sweep<'_, '_>) -> PublishedFigure<Text> {
+    let large = sweep.large;
+    let state_bytes = large.result.metric(Metric::ParamBytes)
+        + sweep.grads()
+        + large.result.metric(Metric::OptimizerStateBytes);
+    PublishedFigure {
+        source: Text::said(Key::PublishedSource),
+        claim: Text::said(Key::PublishedClaim),
+        ours: Text::said(Key::PublishedOurs)
+            .number("per_param", state_bytes / sweep.shape().num_params() as f64)
+            .bytes("state", state_bytes)
+            .count("params", sweep.shape().num_params()),
+    }
+}
+
 impl Analyse for BatchSize {
     /// The analysis of a batch-size sweep.
     fn analyse(
         &self,
-        rows: Vec<Row<'_, TrainConfig>>,
+        rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
@@ -47,257 +303,25 @@ impl Analyse for BatchSize {
         let (Some(small), Some(large)) = (rows.first(), rows.last()) else {
             return Analysis::unmeasured(correctness);
         };
-        let shape = large.config.shape;
-        let section = transformer_section(&transformer);
-
-        let activation_pts: Vec<(f64, f64)> = rows
+        let activations: Vec<(f64, f64)> = rows
             .iter()
             .map(|r| (batch(r), r.result.metric(Metric::ActivationBytes)))
             .collect();
-        let fit = LinearFit::fit(&activation_pts);
-        let grad_bytes = large.result.metric(Metric::GradBytes);
-
-        let mut findings = Vec::new();
-        let mut fits = Vec::new();
-        if let Some(fit) = &fit {
-            findings.push(
-                Text::said(Key::ActivationsFit)
-                    .bytes("slope", fit.slope)
-                    .count("sizes", fit.n)
-                    .number("r_squared", fit.r_squared)
-                    .bytes("intercept", fit.intercept),
-            );
-            fits.push(ReportedFit {
-                what: Text::said(Key::FitActivations),
-                fit: fit.clone(),
-            });
-            if let Some(crossover) = fit.solve(grad_bytes) {
-                let above: Vec<Text> = rows
-                    .iter()
-                    .filter(|r| batch(r) > crossover)
-                    .map(|r| Text::said(CommonKey::Number).number("value", batch(r)))
-                    .collect();
-                findings.push(
-                    Text::said(Key::Crossover)
-                        .bytes("gradients", grad_bytes)
-                        .number("batch", crossover)
-                        .list("above", above),
-                );
-            }
-        }
-        findings.push(
-            Text::said(Key::LazyInit)
-                .bytes(
-                    "after_init",
-                    large.result.metric(Metric::ParamBytesAfterInit),
-                )
-                .count("params", shape.num_params())
-                .bytes("params_bytes", large.result.metric(Metric::ParamBytes)),
-        );
-        findings.extend(fixed_cost_per_step(&rows));
-        let peak_small = small.result.peak_bytes() as f64;
-        let peak_large = large.result.peak_bytes() as f64;
-        findings.push(
-            Text::said(Key::PeaksRange)
-                .number("small", batch(small))
-                .number("large", batch(large))
-                .bytes("peak_small", peak_small)
-                .bytes("peak_large", peak_large),
-        );
-        findings.extend(
-            paired
-                .iter()
-                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
-        );
-        let (bracket_findings, bracket_comparisons) = device_brackets(&rows);
-        findings.extend(bracket_findings);
-        debug_assert!(find(paired, HEADLINE).is_none_or(|c| c.spec.baseline == large.id));
-
-        let p = shape.num_params() as f64;
-        let mut comparisons = vec![
-            Comparison {
-                quantity: Key::LabelParameters.into(),
-                predicted_bytes: predict::param_bytes(shape),
-                measured_bytes: large.result.metric(Metric::ParamBytes),
-                measured_upper_bytes: None,
-                note: Text::said(Key::ParamsNote).count("params", shape.num_params()),
-            },
-            Comparison {
-                quantity: Key::LabelAdamStateTwoMoments.into(),
-                predicted_bytes: predict::adam_state_bytes(shape),
-                measured_bytes: large.result.metric(Metric::OptimizerStateBytes),
-                measured_upper_bytes: None,
-                note: Text::said(Key::AdamNote),
-            },
-            Comparison {
-                quantity: Key::LabelParameterGradients.into(),
-                predicted_bytes: predict::grad_bytes(shape),
-                measured_bytes: grad_bytes,
-                measured_upper_bytes: None,
-                note: Text::said(Key::GradsNote),
-            },
-            activations_per_sample(large, fit.as_ref(), shape),
-            Comparison {
-                quantity: Text::said(Key::StepQuantity).number("batch", batch(large)),
-                predicted_bytes: predict::step_peak(shape, batch(large)),
-                measured_bytes: peak_large,
-                measured_upper_bytes: large.peak_upper(),
-                note: Text::said(Key::StepNote)
-                    .bytes("process", large.result.metric(Metric::ProcessBaselineBytes))
-                    .bytes("runtime", large.result.metric(Metric::RuntimeBytes)),
-            },
-        ];
-        comparisons.extend(bracket_comparisons);
-
-        let throughput = Series::throughput(
-            Text::said(Key::LabelSamplesSMedianBarsFastestAnd),
-            rows.iter().map(|r| (batch(r), r.result)),
-        );
-        let peak_of = |phase: Phase| -> Vec<(f64, f64)> {
-            rows.iter()
-                .map(|r| {
-                    (
-                        batch(r),
-                        r.result
-                            .phase(phase)
-                            .map_or(f64::NAN, |p| p.peak_bytes as f64),
-                    )
-                })
-                .collect()
+        let sweep = Sweep {
+            rows: &rows,
+            small,
+            large,
+            fit: LinearFit::fit(&activations),
         };
-        let charts = vec![
-            Chart {
-                id: "peak-vs-batch".into(),
-                title: Text::said(Key::LabelPeakMemoryOfATrainingStep),
-                x_label: Key::LabelBatchSizeSamples.into(),
-                y_label: Key::LabelBytesInUse.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![
-                    Series::line(
-                        Key::LabelStepPeakMeasured,
-                        false,
-                        rows.iter()
-                            .map(|r| (batch(r), r.result.peak_bytes() as f64))
-                            .collect(),
-                    ),
-                    Series::line(
-                        Key::LabelForwardPeakMeasured,
-                        false,
-                        peak_of(Phase::Forward),
-                    ),
-                    Series::line(
-                        Key::LabelBackwardPeakMeasured,
-                        false,
-                        peak_of(Phase::Backward),
-                    ),
-                    Series::line(
-                        Text::said(Key::LabelLiveBeforeTheStepModelAdam),
-                        false,
-                        rows.iter()
-                            .map(|r| (batch(r), r.result.metric(Metric::LiveBeforeStepBytes)))
-                            .collect(),
-                    ),
-                    Series::line(
-                        Key::LabelStepPeakPredicted,
-                        true,
-                        rows.iter()
-                            .map(|r| (batch(r), predict::step_peak(r.config.shape, batch(r))))
-                            .collect(),
-                    ),
-                ],
-            },
-            Chart {
-                id: "components-vs-batch".into(),
-                title: Text::said(Key::LabelWhereTheBytesOfAStep),
-                x_label: Key::LabelBatchSizeSamples.into(),
-                y_label: Key::LabelBytes.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: [
-                    (Text::from(Key::LabelParameters2), Metric::ParamBytes),
-                    (Text::from(Key::LabelAdamState), Metric::OptimizerStateBytes),
-                    (Text::from(Key::LabelInputsAndTargets), Metric::InputBytes),
-                    (
-                        Text::said(Key::LabelProcessBeforeTheModelThreadPool),
-                        Metric::ProcessBaselineBytes,
-                    ),
-                    (
-                        Text::said(Key::LabelBackendBuffersAllocatedByTheFirst),
-                        Metric::RuntimeBytes,
-                    ),
-                    (
-                        Text::said(Key::LabelActivationsForwardPeakAboveLive),
-                        Metric::ActivationBytes,
-                    ),
-                    (Text::from(Key::LabelParameterGradients2), Metric::GradBytes),
-                ]
-                .into_iter()
-                .map(|(name, metric)| {
-                    Series::line(
-                        name,
-                        false,
-                        rows.iter()
-                            .map(|r| (batch(r), r.result.metric(metric)))
-                            .collect(),
-                    )
-                })
-                .collect(),
-            },
-            Chart {
-                id: "activations-vs-gradients".into(),
-                title: Text::said(Key::LabelWhatSetsThePeakActivationsAgainst),
-                x_label: Key::LabelBatchSizeSamples.into(),
-                y_label: Key::LabelBytes.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: {
-                    let mut s = vec![
-                        Series::line(
-                            Text::said(Key::LabelActivationsKeptByForwardMeasured),
-                            false,
-                            activation_pts.iter().map(|&(b, v)| (b, v)).collect(),
-                        ),
-                        Series::line(
-                            Key::LabelParameterGradientsMeasured,
-                            false,
-                            rows.iter()
-                                .map(|r| (batch(r), r.result.metric(Metric::GradBytes)))
-                                .collect(),
-                        ),
-                    ];
-                    if let Some(fit) = &fit {
-                        s.push(Series::line(
-                            Key::LabelActivationsFittedLine,
-                            true,
-                            rows.iter()
-                                .map(|r| (batch(r), fit.predict(batch(r))))
-                                .collect(),
-                        ));
-                    }
-                    s
-                },
-            },
-            Chart {
-                id: "throughput-vs-batch".into(),
-                title: Text::said(Key::LabelTrainingThroughputAgainstBatchSize),
-                x_label: Key::LabelBatchSizeSamples.into(),
-                y_label: Key::LabelThroughputSamplesS.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Given,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![throughput],
-            },
+        debug_assert!(find(paired, HEADLINE).is_none_or(|c| c.spec.baseline == large.id));
+        let mut findings = findings(&sweep, paired);
+        let mut comparisons = predictions(&sweep);
+        let mut charts = vec![
+            peak_chart(&sweep),
+            components_chart(&sweep),
+            activations_chart(&sweep),
+            throughput_chart(&sweep),
         ];
-
-        let mut charts = charts;
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
             Text::said(Key::LabelMemoryThroughOneTrainingStepThe),
@@ -306,39 +330,26 @@ impl Analyse for BatchSize {
             charts.insert(1, chart);
             findings.extend(lines);
         }
-        section.append_to(&mut findings, &mut comparisons, &mut charts);
-
-        let state_bytes = large.result.metric(Metric::ParamBytes)
-            + grad_bytes
-            + large.result.metric(Metric::OptimizerStateBytes);
-        let published = vec![PublishedFigure {
-            source: Text::said(Key::PublishedSource),
-            claim: Text::said(Key::PublishedClaim),
-            ours: Text::said(Key::PublishedOurs)
-                .number("per_param", state_bytes / p)
-                .bytes("state", state_bytes)
-                .count("params", shape.num_params()),
-        }];
-
-        Analysis {
-            fix_table: None,
-            headline: Headline::versus(
-                Text::said(Key::Headline)
-                    .number("large", batch(large))
-                    .number("small", batch(small)),
-                Side::step(large.result),
-                Side::step(small.result),
-                correctness,
-                Text::said(Key::SweepDetail),
-            )
-            .timed_by(HEADLINE),
-            secondary_headlines: vec![],
-            findings,
-            comparisons,
-            fits,
-            charts,
-            published,
-        }
+        transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
+        let headline = Headline::versus(
+            Text::said(Key::Headline)
+                .number("large", batch(large))
+                .number("small", batch(small)),
+            Side::step(large.result),
+            Side::step(small.result),
+            correctness,
+            Key::SweepDetail,
+        )
+        .timed_by(HEADLINE);
+        Analysis::new(headline)
+            .findings(findings)
+            .comparisons(comparisons)
+            .fits(sweep.fit.clone().map(|fit| ReportedFit {
+                what: Text::said(Key::FitActivations),
+                fit,
+            }))
+            .charts(charts)
+            .published([published(&sweep)])
     }
 }
 

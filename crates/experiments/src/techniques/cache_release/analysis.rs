@@ -250,10 +250,12 @@ impl Analyse for CacheRelease {
                 correctness_detail: detail,
                 peak: Some(Key::LabelBytesReservedAfterTheDrop.into()),
                 variant: None,
+                fix: None,
             },
         };
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline,
             secondary_headlines: vec![],
             findings,

@@ -375,6 +375,7 @@ impl Analyse for GradientCheckpointing {
         section.append_to(&mut findings, &mut comparisons, &mut charts);
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline: Headline::versus(
                 Text::said(Key::Headline)
                     .count("depth", max_depth)

@@ -1,27 +1,27 @@
-//! The GPT-2-small table's conclusions: each cell's peak on the plain step's base, its fixed
-//! part and activations, the estimator beside it, its check, and the same fixes projected onto
-//! a 24 GiB card at sequence 1024.
+//! The GPT-2-small table's conclusions: each cell's peak on the plain step's base, split into
+//! parts that add up to it, the estimator beside it, the checks that judge each fix, and the
+//! same fixes projected onto a 24 GB card at sequence 1024, each rule checked in the measured
+//! set nearest that regime.
 
+use results::cards::CONSUMER;
 use results::keys::gpt2_small::Key;
 use results::keys::CommonKey;
 use results::{
-    Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, FixCell, FixTable,
-    Headline, MeasuredPoint, Metric, PairedComparison, Phase, PointCheck, ProjectedCell,
-    Projection, Scale, Series, Side, Text, Trace,
+    Analysis, AxisUnit, CellSet, Chart, Check, Comparison, ComparisonSpec, Contradiction,
+    Correctness, Fix, FixCell, FixCheck, FixTable, Headline, MeasuredPoint, Metric,
+    PairedComparison, PeakParts, Phase, PointCheck, ProjectedCell, Projection, RuleCheck, Scale,
+    Series, Side, TechniqueId, Text, Trace,
 };
 
-use super::{workload, CellConfig, Fix, Gpt2Metric, Gpt2Small};
+use super::{workload, Cell, CellConfig, Gpt2Metric, Gpt2Small, Workload};
 use crate::capacity::{largest_batch, usable_bytes, Sharding};
-use crate::estimate::StepPlan;
-use crate::harness::models::ModelShape;
+use crate::estimate::{Precision, StepPlan};
+use crate::harness::models::{ModelShape, TransformerShape};
 use crate::harness::profile::Sizes;
 use crate::technique::{Analyse, Row, Technique};
 
 type R<'a> = Row<'a, CellConfig>;
 
-/// The card the table is projected onto: 24 GiB, the memory of the consumer cards (RTX 3090,
-/// 4090) most out-of-memory reports come from.
-pub const CARD_BYTES: f64 = 24.0 * 1024.0 * 1024.0 * 1024.0;
 /// The sequence of the projection: GPT-2's context.
 pub const PROJECTED_SEQ: usize = 1024;
 /// The longest step the three headline fixes are timed in pairs at: a comparison runs at
@@ -31,14 +31,22 @@ const MAX_PAIRED_STEP_S: f64 = 1.0;
 /// The fixes timed against plain, where a step is short enough.
 const TIMED: [Fix; 3] = [Fix::Checkpointing, Fix::Accumulation, Fix::MixedBf16];
 
-fn cell<'r, 'a>(rows: &'r [R<'a>], fix: Fix) -> Option<&'r R<'a>> {
-    rows.iter().find(|r| r.config.fix == fix)
+/// The cells of one workload.
+fn of<'r, 'a>(rows: &'r [R<'a>], workload: Workload) -> Vec<&'r R<'a>> {
+    rows.iter()
+        .filter(|r| r.config.workload == workload && r.config.fix != Fix::PresetBlock)
+        .collect()
 }
 
-/// The headline fixes against plain, timed in pairs where a plain step takes at most
-/// [`MAX_PAIRED_STEP_S`].
+fn cell<'r, 'a>(rows: &[&'r R<'a>], fix: Fix) -> Option<&'r R<'a>> {
+    rows.iter().find(|r| r.config.fix == fix).copied()
+}
+
+/// The headline fixes against plain, on the table's model, timed in pairs where a plain step
+/// takes at most [`MAX_PAIRED_STEP_S`].
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
-    let Some(plain) = cell(rows, Fix::Plain) else {
+    let table = of(rows, Workload::Table);
+    let Some(plain) = cell(&table, Fix::Plain) else {
         return Vec::new();
     };
     if plain.result.step.median_s > MAX_PAIRED_STEP_S {
@@ -50,7 +58,7 @@ pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
     TIMED
         .iter()
         .take(if quick { 1 } else { TIMED.len() })
-        .filter_map(|&fix| cell(rows, fix))
+        .filter_map(|&fix| cell(&table, fix))
         .map(|r| ComparisonSpec::new(r.config.fix.id(), plain.id, r.id))
         .collect()
 }
@@ -66,27 +74,29 @@ fn peak(r: &R<'_>) -> f64 {
     }
 }
 
+/// A metric, 0 where the point did not read it.
+fn metric_or_zero(r: &R<'_>, k: impl results::MetricKey) -> f64 {
+    let v = r.result.metric(k);
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
 /// Weights and optimizer state as measured; for inference, the weights (with the inputs and
 /// the process's own bytes where the pass did not read them apart).
 fn fixed(r: &R<'_>) -> f64 {
-    fn m(r: &R<'_>, k: impl results::MetricKey) -> f64 {
-        let v = r.result.metric(k);
-        if v.is_finite() {
-            v
-        } else {
-            0.0
-        }
-    }
     if r.config.fix.training() {
-        m(r, Metric::ParamBytes) + m(r, Metric::OptimizerStateBytes)
+        metric_or_zero(r, Metric::ParamBytes) + metric_or_zero(r, Metric::OptimizerStateBytes)
     } else if r
         .result
         .metric(Gpt2Metric::ConvertedWeightBytes)
         .is_finite()
     {
-        m(r, Gpt2Metric::ConvertedWeightBytes)
+        metric_or_zero(r, Gpt2Metric::ConvertedWeightBytes)
     } else {
-        m(r, Metric::LiveBeforeBytes)
+        metric_or_zero(r, Metric::LiveBeforeBytes)
     }
 }
 
@@ -110,11 +120,90 @@ fn activations(r: &R<'_>) -> f64 {
     }
 }
 
-/// The checks set between cells: each cell whose fix should compute the plain step's
-/// gradients (or mixed bf16's), its first step's sample against its reference cell's, value
-/// by value within the fix's tolerance. A cell whose reference was not measured, or that
-/// recorded no sample (a record made before cells sampled their gradients), has none.
+/// The peak in parts that add up to it, read from the phases: what was live before the step
+/// (weights and state, the rest), what the phases before the peak's left alive, what the
+/// peak's phase added.
+fn parts(r: &R<'_>) -> PeakParts {
+    let phases = &r.result.phases;
+    let Some(top) = phases.iter().max_by_key(|p| p.peak_bytes) else {
+        return PeakParts {
+            weights_and_state_bytes: fixed(r),
+            other_before_bytes: 0.0,
+            carried_bytes: 0.0,
+            added_bytes: peak(r) - fixed(r),
+        };
+    };
+    // The process's own bytes, which `peak` leaves out.
+    let process = top.peak_bytes as f64 - peak(r);
+    let before = phases[0].live_before_bytes as f64 - process;
+    PeakParts {
+        weights_and_state_bytes: fixed(r),
+        other_before_bytes: before - fixed(r),
+        carried_bytes: (top.live_before_bytes - phases[0].live_before_bytes) as f64,
+        added_bytes: (top.peak_bytes - top.live_before_bytes) as f64,
+    }
+}
+
+/// The cell of one measured point.
+fn fix_cell(r: &R<'_>) -> FixCell {
+    FixCell {
+        fix: r.config.fix,
+        point: r.id.to_string(),
+        peak_bytes: peak(r),
+        parts: parts(r),
+        activation_bytes: activations(r),
+        gradient_bytes: gradients(r),
+        predicted_bytes: r.config.plan().map(|p| p.bytes().step_peak()),
+    }
+}
+
+/// The set of one workload's cells, where its plain step was measured.
+fn cell_set(rows: &[&R<'_>]) -> Option<CellSet<Text>> {
+    let plain = cell(rows, Fix::Plain)?;
+    let ModelShape::Transformer(shape) = plain.config.train.shape else {
+        return None;
+    };
+    Some(CellSet {
+        workload: workload_text(shape, plain.config.train.batch, plain.config.workload),
+        seq: shape.seq,
+        batch: plain.config.train.batch,
+        cells: rows.iter().map(|r| fix_cell(r)).collect(),
+    })
+}
+
+/// The model of a set, in words.
+fn workload_text(shape: TransformerShape, batch: usize, workload: Workload) -> Text {
+    Text::said(match workload {
+        Workload::Table => Key::Workload,
+        Workload::Regime => Key::RegimeWorkload,
+    })
+    .count("layers", shape.layers)
+    .count("d_model", shape.d_model)
+    .count("heads", shape.heads)
+    .count("vocab", shape.vocab)
+    .count("seq", shape.seq)
+    .count("batch", batch)
+    .count("params", shape.num_params())
+}
+
+/// The checks set between cells of one workload: each cell whose fix should compute the
+/// plain step's gradients (or mixed bf16's), its first step's sample against its reference
+/// cell's, value by value within the fix's tolerance. A cell whose reference was not
+/// measured, or that recorded no sample, has none.
 pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
+    [Workload::Table, Workload::Regime]
+        .into_iter()
+        .flat_map(|w| {
+            let set = of(rows, w);
+            set.iter()
+                .filter_map(|r| gradient_check(r, &set))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// `r`'s first step's gradient sample against its reference cell's in `set`.
+fn gradient_check(r: &R<'_>, set: &[&R<'_>]) -> Option<PointCheck> {
     let sample = |r: &R<'_>| -> Vec<f32> {
         r.result
             .trace(Trace::FirstStepGradientSample)
@@ -122,18 +211,14 @@ pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
             .map(|&v| v as f32)
             .collect()
     };
-    rows.iter()
-        .filter_map(|r| {
-            let (reference, what, tolerance) = r.config.fix.reference()?;
-            let candidate = sample(r);
-            let reference = sample(cell(rows, reference)?);
-            (!candidate.is_empty() && !reference.is_empty()).then(|| PointCheck {
-                point: r.id.to_string(),
-                check: Check::compare(what, &reference, &candidate, tolerance)
-                    .with("values", candidate.len()),
-            })
-        })
-        .collect()
+    let (reference, what, tolerance) = r.config.fix.reference()?;
+    let candidate = sample(r);
+    let reference = sample(cell(set, reference)?);
+    (!candidate.is_empty() && !reference.is_empty()).then(|| PointCheck {
+        point: r.id.to_string(),
+        check: Check::compare(what, &reference, &candidate, tolerance)
+            .with("values", candidate.len()),
+    })
 }
 
 /// A cell's checks: those it recorded, then those set against another cell.
@@ -146,104 +231,340 @@ fn checks_of(r: &R<'_>, derived: &[PointCheck]) -> Vec<Check> {
         .collect()
 }
 
-/// A cell's verdict: its checks', or not applicable where it has none.
-fn verdict(checks: &[Check]) -> Correctness {
-    Correctness::of_checks(checks).unwrap_or(Correctness::NotApplicable)
+/// Every check of every cell, as a check of its fix (the guide's one source of its verdict).
+fn fix_checks(rows: &[R<'_>], derived: &[PointCheck]) -> Vec<FixCheck> {
+    rows.iter()
+        .filter(|r| r.config.fix != Fix::PresetBlock)
+        .flat_map(|r| {
+            checks_of(r, derived)
+                .into_iter()
+                .map(|check| FixCheck::new(r.config.fix, TechniqueId::Gpt2Small, r.id, check))
+        })
+        .collect()
 }
 
-/// `r`'s step peak against the plain step's, with its check: an index row, said as `text`.
+/// `r`'s step peak against the plain step's: an index row of the fix, said as `text`.
 fn against_plain(text: Text, plain: &R<'_>, r: &R<'_>, derived: &[PointCheck]) -> Headline<Text> {
     let checks = checks_of(r, derived);
     Headline::versus(
         text,
         Side::with_peak(CommonKey::StepPeak, peak(plain)),
         Side::with_peak(CommonKey::StepPeak, peak(r)),
-        verdict(&checks),
-        check_text(r, &checks),
+        Correctness::of_checks(&checks).unwrap_or(Correctness::NotApplicable),
+        Text::said(CommonKey::PointCheck).name("point", r.id),
+    )
+    .of_fix(r.config.fix)
+}
+
+/// The index rows: the most fixes stacked that the device ran (a device without bf16 has no
+/// mixed-precision cell), then each fix timed in pairs.
+fn headlines(
+    table: &[&R<'_>],
+    derived: &[PointCheck],
+    paired: &[PairedComparison],
+) -> Option<(Headline<Text>, Vec<Headline<Text>>)> {
+    let plain = cell(table, Fix::Plain)?;
+    let best = [
+        Fix::AccumulationCheckpointingMixed,
+        Fix::AccumulationCheckpointing,
+        Fix::Checkpointing,
+    ]
+    .into_iter()
+    .find_map(|fix| cell(table, fix))?;
+    let headline = against_plain(
+        Text::said(Key::Headline)
+            .name("fix", best.config.fix.id())
+            .count("batch", plain.config.train.batch),
+        plain,
+        best,
+        derived,
+    );
+    let secondary = TIMED
+        .iter()
+        .filter_map(|&fix| {
+            let r = cell(table, fix)?;
+            let h = against_plain(
+                Text::said(Key::Secondary).name("fix", fix.id()),
+                plain,
+                r,
+                derived,
+            )
+            .variant(fix.id());
+            let timed = paired.iter().any(|c| c.spec.id == fix.id());
+            Some(if timed { h.timed_by(fix.id()) } else { h })
+        })
+        .collect();
+    Some((headline, secondary))
+}
+
+/// What the table shows, in sentences: the base's parts, where accumulation costs, what mixed
+/// bf16 kept, the regime's share, and why nothing was timed in pairs.
+fn findings(table: &[&R<'_>], regime: &[&R<'_>], paired: &[PairedComparison]) -> Vec<Text> {
+    let Some(plain) = cell(table, Fix::Plain) else {
+        return Vec::new();
+    };
+    let base = peak(plain);
+    let mut findings = vec![Text::said(Key::FixedShare)
+        .bytes("fixed", fixed(plain))
+        .bytes("gradients", gradients(plain))
+        .bytes("activations", activations(plain))
+        .bytes("peak", base)];
+    if let Some(acc) = cell(table, Fix::Accumulation).filter(|a| peak(a) > base) {
+        findings.push(
+            Text::said(Key::AccumulationCosts)
+                .bytes("plain", base)
+                .bytes("accumulated", peak(acc))
+                .bytes("gradients", gradients(plain))
+                .bytes("spared", activations(plain) - activations(acc)),
+        );
+    }
+    for set in [table, regime] {
+        findings.extend(mixed_activations(set));
+    }
+    if let Some(p) = cell(regime, Fix::Plain) {
+        findings.push(
+            Text::said(Key::RegimeShare)
+                .bytes("activations", activations(p))
+                .bytes("peak", peak(p))
+                .number("required", RuleCheck::REGIME_SHARE_PCT),
+        );
+    }
+    if paired.is_empty() {
+        findings.push(
+            Text::said(Key::NotTimed)
+                .seconds("step", plain.result.step.median_s)
+                .seconds("limit", MAX_PAIRED_STEP_S),
+        );
+    }
+    findings.extend(
+        paired
+            .iter()
+            .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
+    );
+    findings
+}
+
+/// What mixed bf16 kept for backward against f32, in one set.
+fn mixed_activations(set: &[&R<'_>]) -> Option<Text> {
+    let (plain, mixed) = (cell(set, Fix::Plain)?, cell(set, Fix::MixedBf16)?);
+    Some(
+        Text::said(Key::MixedActivations)
+            .bytes("mixed", activations(mixed))
+            .bytes("f32", activations(plain))
+            .count("seq", plain.config.train.shape.transformer()?.seq)
+            .number(
+                "matmul_via_f32",
+                u8::from(plain.allocator().bf16_matmul_via_f32()),
+            ),
     )
 }
 
-/// The words of a cell's check (the first of `checks`, the cell's).
-fn check_text(r: &R<'_>, checks: &[Check]) -> Text {
-    let Some(check) = checks.first() else {
-        return Text::said(Key::CheckNone);
+/// The chart of the table's training cells: peak, its parts and the estimate, per fix.
+fn peak_chart(table: &[&R<'_>]) -> Chart<Text> {
+    let training: Vec<&R<'_>> = table
+        .iter()
+        .copied()
+        .filter(|r| r.config.fix.training())
+        .collect();
+    let bar = |name: Key, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
+        Series::line(
+            name,
+            predicted,
+            training
+                .iter()
+                .enumerate()
+                .map(|(i, r)| ((i + 1) as f64, f(r)))
+                .collect(),
+        )
     };
-    if check.what == "loss-falls" {
-        let losses = r.result.trace(Trace::LossByStep);
-        Text::said(Key::CheckLossFalls)
-            .number("first", losses.first().copied().unwrap_or(f64::NAN))
-            .number("last", losses.last().copied().unwrap_or(f64::NAN))
-            .count("steps", losses.len())
-    } else {
-        Text::said(Key::CheckCompare)
-            .name("what", check.what.clone())
-            .number("rel", check.max_rel_diff)
-            .number("tolerance", check.tolerance)
+    Chart::new(
+        "peak-by-fix",
+        Key::LabelPeakByFix,
+        Key::LabelFix,
+        Key::LabelStepPeak,
+    )
+    .y(AxisUnit::Bytes)
+    .x(AxisUnit::Given, Scale::Linear)
+    .categories(
+        training
+            .iter()
+            .map(|r| r.config.fix.short().to_string())
+            .collect(),
+    )
+    .series([
+        bar(Key::LabelMeasuredPeak, false, &peak),
+        bar(Key::LabelFixedPart, false, &fixed),
+        bar(Key::LabelActivationsKept, false, &activations),
+        bar(Key::LabelEstimatedPeak, true, &|r| {
+            r.config.plan().map_or(f64::NAN, |p| p.bytes().step_peak())
+        }),
+    ])
+}
+
+/// The estimator at another preset's block: its step peak predicted and measured, with what
+/// backward's peak held in the record's own parts.
+fn preset_block(b: &R<'_>) -> Option<Comparison<Text>> {
+    let ModelShape::Transformer(s) = b.config.train.shape else {
+        return None;
+    };
+    let plan = Gpt2Small.step_plan(&b.config)?;
+    let mut note = Text::said(Key::PresetBlockNote);
+    let live_before = b.result.metric(Metric::LiveBeforeStepBytes);
+    if let Some(backward) = b.result.phase(Phase::Backward) {
+        let above = backward.peak_bytes as f64 - live_before;
+        let activations = b.result.metric(Metric::ActivationBytes);
+        let grads = b.result.metric(Metric::GradBytes);
+        if [above, activations, grads].iter().all(|v| v.is_finite()) {
+            note = note
+                .bytes("above", above)
+                .bytes("activations", activations)
+                .bytes("grads", grads)
+                .bytes("rest", above - activations - grads);
+        }
     }
+    let quantity = Text::said(Key::PresetBlock)
+        .count("d_model", s.d_model)
+        .count("heads", s.heads)
+        .count("seq", s.seq)
+        .count("batch", b.config.train.batch)
+        .count("vocab", s.vocab);
+    Some(Comparison::new(
+        quantity,
+        plan.bytes().step_peak(),
+        peak(b),
+        note,
+    ))
 }
 
-/// What a cell's check compared, in a few words.
-fn check_short(checks: &[Check]) -> Text {
-    match checks.first() {
-        Some(check) => Text::said(Key::CheckShort).name("what", check.what.clone()),
-        None => Text::said(Key::CheckNone),
-    }
-}
-
-/// The fix in a few words.
-fn fix_text(fix: Fix) -> Text {
-    Text::said(Key::Fix).name("fix", fix.id())
-}
-
-/// The same fixes at the card's out-of-memory point: the smallest batch at sequence
-/// [`PROJECTED_SEQ`] whose plain step does not fit [`CARD_BYTES`], each fix's estimated peak
-/// there and the largest batch it lets fit.
-pub fn projection() -> Option<Projection<Text>> {
+/// The fix's step at `batch` sequences of GPT-2 small at [`PROJECTED_SEQ`].
+fn projected_plan(fix: Fix, batch: usize) -> StepPlan {
     let (shape, _) = workload(Sizes::FullCuda);
-    let shape = crate::harness::models::TransformerShape {
+    let shape = TransformerShape {
         seq: PROJECTED_SEQ,
         ..shape
     };
-    let plan = |fix: Fix, batch: usize| {
-        CellConfig::of(fix, shape, batch)
-            .plan()
-            .expect("a training cell has a step")
-    };
-    // Every "fits" answer plans on the card less the CUDA context and the margin for the
-    // estimator's error, in the precision of the step it answers for.
-    let usable = |p: &StepPlan| usable_bytes(CARD_BYTES, p.precision);
-    let base = plan(Fix::Plain, 2);
+    CellConfig::of(fix, shape, batch)
+        .plan()
+        .expect("a training cell has a step")
+}
+
+/// What a step may plan on at the consumer card, in the precision of the step it answers for.
+fn usable(plan: &StepPlan) -> f64 {
+    usable_bytes(CONSUMER.bytes(), plan.precision)
+}
+
+/// The largest batch the fix trains at on the consumer card (the half batch is plain's step
+/// at half the batch).
+fn max_batch(fix: Fix) -> f64 {
+    let base = projected_plan(
+        if fix == Fix::HalfBatch {
+            Fix::Plain
+        } else {
+            fix
+        },
+        2,
+    );
+    largest_batch(base, usable(&base), Sharding::DataParallel, 1).map_or(0.0, |b| b as f64)
+}
+
+/// The same fixes at the consumer card's out-of-memory point: the smallest even batch at
+/// sequence [`PROJECTED_SEQ`] whose plain step does not fit, each fix's estimated peak there
+/// and the largest batch it lets fit; each rule checked in `verify`, the measured set nearest
+/// that regime, where there is one.
+pub fn projection(verify: Option<&Verifier<'_>>) -> Option<Projection> {
+    let base = projected_plan(Fix::Plain, 2);
     let fits_plain = largest_batch(base, usable(&base), Sharding::DataParallel, 1)?;
-    // The batch where plain stops fitting, even so that half of it and two micro-batches are
-    // whole.
+    // Even, so that half of it and two micro-batches are whole.
     let batch = (fits_plain as usize + 1).next_multiple_of(2);
+    let plain = projected_plan(Fix::Plain, batch).bytes();
     let cells = Fix::ALL
         .into_iter()
         .filter(|f| f.training())
-        .map(|fix| {
-            let p = plan(fix, batch);
-            let bytes = p.bytes();
-            // The largest batch with the fix: the half batch is plain's step at half the batch.
-            let base = if fix == Fix::HalfBatch {
-                plan(Fix::Plain, 2)
-            } else {
-                p
-            };
-            ProjectedCell {
-                id: fix.id().into(),
-                fix: fix_text(fix),
-                predicted_bytes: bytes.step_peak(),
-                max_batch: largest_batch(base, usable(&base), Sharding::DataParallel, 1)
-                    .map_or(0.0, |b| b as f64),
-            }
+        .map(|fix| ProjectedCell {
+            fix,
+            predicted_bytes: projected_plan(fix, batch).bytes().step_peak(),
+            max_batch: max_batch(fix),
+            rule: verify.and_then(|v| v.check(fix)),
         })
         .collect();
     Some(Projection {
-        card_bytes: CARD_BYTES,
-        usable_bytes: usable(&plan(Fix::Plain, batch)),
+        card_bytes: CONSUMER.bytes(),
+        usable_bytes: usable(&projected_plan(Fix::Plain, batch)),
         seq: PROJECTED_SEQ,
         batch: batch as f64,
+        activation_share_pct: plain.activations_at_peak() / plain.step_peak() * 100.0,
         cells,
+    })
+}
+
+/// The measured set a projection's rules are checked in, with the device it ran on.
+pub struct Verifier<'a> {
+    set: &'a CellSet<Text>,
+    regime_set: bool,
+    device: results::DeviceKind,
+    matmul_via_f32: bool,
+}
+
+impl Verifier<'_> {
+    /// The rule of `fix` checked in the set: the change it predicts against the change
+    /// measured, and whether the measurement contradicts it.
+    fn check(&self, fix: Fix) -> Option<RuleCheck> {
+        let plain = self.set.cell(Fix::Plain)?;
+        let c = self.set.cell(fix)?;
+        let predicted = |c: &FixCell| c.predicted_bytes;
+        let predicted_change_pct = (predicted(c)? - predicted(plain)?) / predicted(plain)? * 100.0;
+        let measured_change_pct = self.set.change_pct(c)?;
+        let contradiction = RuleCheck::contradicts(predicted_change_pct, measured_change_pct)
+            .then_some(
+                if self.matmul_via_f32 && fix.precision() != Precision::F32 {
+                    Contradiction::Bf16MatmulViaF32
+                } else {
+                    Contradiction::Unexplained
+                },
+            );
+        Some(RuleCheck {
+            device: self.device,
+            regime_set: self.regime_set,
+            activation_share_pct: self.set.activation_share_pct()?,
+            seq: self.set.seq,
+            batch: self.set.batch,
+            predicted_change_pct,
+            measured_change_pct,
+            error_pct: c.estimate_error_pct()?,
+            contradiction,
+        })
+    }
+}
+
+/// The set that checks the order's rules: the regime's where measured, else the table's if
+/// its activations reach [`RuleCheck::REGIME_SHARE_PCT`] of its peak.
+fn verifier<'a>(
+    table: &'a CellSet<Text>,
+    regime: Option<&'a CellSet<Text>>,
+    plain: &R<'_>,
+) -> Option<Verifier<'a>> {
+    let (set, regime_set) = match regime {
+        Some(r) => (r, true),
+        None => (table, false),
+    };
+    (regime_set || set.activation_share_pct()? >= RuleCheck::REGIME_SHARE_PCT).then(|| Verifier {
+        set,
+        regime_set,
+        device: plain.device,
+        matmul_via_f32: plain.allocator().bf16_matmul_via_f32(),
+    })
+}
+
+/// The table, the regime's set and the projection checked against one of them.
+fn fix_table(table: &[&R<'_>], regime: &[&R<'_>]) -> Option<FixTable<Text>> {
+    let plain = cell(table, Fix::Plain)?;
+    let table_set = cell_set(table)?;
+    let regime_set = cell_set(regime);
+    let projection = projection(verifier(&table_set, regime_set.as_ref(), plain).as_ref());
+    Some(FixTable {
+        table: table_set,
+        regime: regime_set,
+        projection,
     })
 }
 
@@ -254,209 +575,22 @@ impl Analyse for Gpt2Small {
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
-        // The other preset's block is no fix of this step: it joins the estimator's rows and
-        // the predictions, not the table.
-        let (blocks, rows): (Vec<R<'_>>, Vec<R<'_>>) = rows
-            .into_iter()
-            .partition(|r| r.config.fix == Fix::PresetBlock);
         let derived = derived_checks(&rows);
         let correctness = Correctness::with_derived(points, derived.iter().map(|d| &d.check));
-        let Some(plain) = cell(&rows, Fix::Plain) else {
+        let (table, regime) = (of(&rows, Workload::Table), of(&rows, Workload::Regime));
+        let (Some(fixes), Some((headline, secondary))) = (
+            fix_table(&table, &regime),
+            headlines(&table, &derived, paired),
+        ) else {
             return Analysis::unmeasured(correctness);
         };
-        let ModelShape::Transformer(shape) = plain.config.train.shape else {
-            return Analysis::unmeasured(correctness);
-        };
-        let cells: Vec<FixCell<Text>> = rows
-            .iter()
-            .map(|r| (r, checks_of(r, &derived)))
-            .map(|(r, checks)| FixCell {
-                id: r.id.to_string(),
-                fix: fix_text(r.config.fix),
-                training: r.config.fix.training(),
-                page: r.config.fix.page().map(str::to_string),
-                peak_bytes: peak(r),
-                fixed_bytes: fixed(r),
-                gradient_bytes: gradients(r),
-                activation_bytes: activations(r),
-                predicted_bytes: self.step_plan(&r.config).map(|p| p.bytes().step_peak()),
-                correctness: verdict(&checks),
-                check: check_text(r, &checks),
-                check_short: check_short(&checks),
-            })
-            .collect();
-        let workload = Text::said(Key::Workload)
-            .count("layers", shape.layers)
-            .count("d_model", shape.d_model)
-            .count("heads", shape.heads)
-            .count("vocab", shape.vocab)
-            .count("seq", shape.seq)
-            .count("batch", plain.config.train.batch)
-            .count("params", shape.num_params());
-        let table = FixTable {
-            workload: workload.clone(),
-            base: plain.id.to_string(),
-            cells,
-            projection: projection(),
-        };
-
-        // The headline: the most fixes stacked that the device ran (a device without bf16
-        // has no mixed-precision cell).
-        let Some(best) = [
-            Fix::AccumulationCheckpointingMixed,
-            Fix::AccumulationCheckpointing,
-            Fix::Checkpointing,
-        ]
-        .into_iter()
-        .find_map(|fix| cell(&rows, fix)) else {
-            return Analysis::unmeasured(correctness);
-        };
-        let headline = against_plain(
-            Text::said(Key::Headline)
-                .name("fix", best.config.fix.id())
-                .count("batch", plain.config.train.batch),
-            plain,
-            best,
-            &derived,
-        );
-
-        // The fixes timed in pairs, each a row of the index beside the headline.
-        let secondary_headlines = TIMED
-            .iter()
-            .filter_map(|&fix| {
-                let r = cell(&rows, fix)?;
-                let timed = paired.iter().any(|c| c.spec.id == fix.id());
-                let h = against_plain(
-                    Text::said(Key::Secondary).name("fix", fix.id()),
-                    plain,
-                    r,
-                    &derived,
-                )
-                .variant(fix.id());
-                Some(if timed { h.timed_by(fix.id()) } else { h })
-            })
-            .collect();
-
-        let base = peak(plain);
-        let mut findings = vec![
-            workload,
-            Text::said(Key::FixedShare)
-                .bytes("fixed", fixed(plain) + gradients(plain))
-                .bytes("activations", activations(plain))
-                .bytes("peak", base),
-        ];
-        if let Some(acc) = cell(&rows, Fix::Accumulation).filter(|a| peak(a) > base) {
-            findings.push(
-                Text::said(Key::AccumulationCosts)
-                    .bytes("plain", base)
-                    .bytes("accumulated", peak(acc))
-                    .bytes("gradients", gradients(plain))
-                    .bytes("spared", activations(plain) - activations(acc)),
-            );
-        }
-        if let Some(mixed) = cell(&rows, Fix::MixedBf16) {
-            findings.push(
-                Text::said(Key::MixedActivations)
-                    .bytes("mixed", activations(mixed))
-                    .bytes("f32", activations(plain)),
-            );
-        }
-        if paired.is_empty() {
-            findings.push(
-                Text::said(Key::NotTimed)
-                    .seconds("step", plain.result.step.median_s)
-                    .seconds("limit", MAX_PAIRED_STEP_S),
-            );
-        }
-        findings.extend(
-            paired
-                .iter()
-                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
-        );
-
-        let training: Vec<&R<'_>> = rows.iter().filter(|r| r.config.fix.training()).collect();
-        let bar = |name: Text, predicted: bool, f: &dyn Fn(&R<'_>) -> f64| {
-            Series::line(
-                name,
-                predicted,
-                training
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| ((i + 1) as f64, f(r)))
-                    .collect(),
-            )
-        };
-        let charts = vec![Chart {
-            id: "peak-by-fix".into(),
-            title: Text::said(Key::LabelPeakByFix),
-            x_label: Text::said(Key::LabelFix),
-            y_label: Text::said(Key::LabelStepPeak),
-            x_unit: AxisUnit::Given,
-            y_unit: AxisUnit::Bytes,
-            x_scale: Scale::Linear,
-            categories: training
-                .iter()
-                .map(|r| r.config.fix.short().to_string())
-                .collect(),
-            series: vec![
-                bar(Text::said(Key::LabelMeasuredPeak), false, &peak),
-                bar(Text::said(Key::LabelFixedPart), false, &fixed),
-                bar(Text::said(Key::LabelActivationsKept), false, &activations),
-                bar(Text::said(Key::LabelEstimatedPeak), true, &|r| {
-                    self.step_plan(&r.config)
-                        .map_or(f64::NAN, |p| p.bytes().step_peak())
-                }),
-            ],
-        }];
-
-        // The estimator at another preset's block: its step peak predicted and measured.
-        let comparisons = blocks
-            .iter()
-            .filter_map(|b| {
-                let ModelShape::Transformer(s) = b.config.train.shape else {
-                    return None;
-                };
-                let plan = self.step_plan(&b.config)?;
-                // What backward's peak held above the step's start, in the record's own parts:
-                // the words set it beside the rule's larger-of-two.
-                let mut note = Text::said(Key::PresetBlockNote);
-                let live_before = b.result.metric(Metric::LiveBeforeStepBytes);
-                if let Some(backward) = b.result.phase(Phase::Backward) {
-                    let above = backward.peak_bytes as f64 - live_before;
-                    let activations = b.result.metric(Metric::ActivationBytes);
-                    let grads = b.result.metric(Metric::GradBytes);
-                    if [above, activations, grads].iter().all(|v| v.is_finite()) {
-                        note = note
-                            .bytes("above", above)
-                            .bytes("activations", activations)
-                            .bytes("grads", grads)
-                            .bytes("rest", above - activations - grads);
-                    }
-                }
-                Some(Comparison {
-                    quantity: Text::said(Key::PresetBlock)
-                        .count("d_model", s.d_model)
-                        .count("heads", s.heads)
-                        .count("seq", s.seq)
-                        .count("batch", b.config.train.batch)
-                        .count("vocab", s.vocab),
-                    predicted_bytes: plan.bytes().step_peak(),
-                    measured_bytes: peak(b),
-                    measured_upper_bytes: None,
-                    note,
-                })
-            })
-            .collect();
-
-        Analysis {
-            fix_table: Some(table),
-            headline,
-            secondary_headlines,
-            findings,
-            comparisons,
-            fits: vec![],
-            charts,
-            published: vec![],
-        }
+        let blocks = rows.iter().filter(|r| r.config.fix == Fix::PresetBlock);
+        Analysis::new(headline)
+            .secondary(secondary)
+            .findings(findings(&table, &regime, paired))
+            .comparisons(blocks.filter_map(preset_block))
+            .charts([peak_chart(&table)])
+            .fix_table(fixes)
+            .fix_checks(fix_checks(&rows, &derived))
     }
 }

@@ -33,8 +33,8 @@ use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::quantization::Calibration;
 use burn::tensor::Tensor;
 use results::{
-    ComparisonSpec, DeviceKind, FloatStorage, Metric, PointCheck, PointResult, Profile, PutMetric,
-    Trace,
+    ComparisonSpec, DeviceKind, Fix, FloatStorage, Metric, PointCheck, PointResult, Profile,
+    PutMetric, Trace,
 };
 use serde::{Deserialize, Serialize};
 
@@ -68,125 +68,19 @@ const SAME_GRADIENTS: f64 = 1e-4;
 /// few dozen rounded operations moves a gradient by a few percent of the largest at most.
 const BF16_GRADIENTS: f64 = 0.05;
 
-/// The fixes, each one cell of the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fix {
-    /// Adam in f32 on the whole batch: the base.
-    Plain,
-    /// Half the batch.
-    HalfBatch,
-    /// The batch as two micro-batches, gradients accumulated.
-    Accumulation,
-    /// f32 master weights, the forward pass in bf16.
-    MixedBf16,
-    /// Everything stored in bf16.
-    Bf16Storage,
-    /// Burn's balanced checkpointing.
-    Checkpointing,
-    /// SGD with momentum instead of Adam.
-    Momentum,
-    /// Accumulation and checkpointing.
-    AccumulationCheckpointing,
-    /// Accumulation, checkpointing and mixed bf16.
-    AccumulationCheckpointingMixed,
-    /// A forward pass on the autodiff backend, never back-propagated.
-    InferAutodiff,
-    /// The same pass after `model.valid()`.
-    InferValid,
-    /// `valid()` with 8-bit weights.
-    InferInt8,
-    /// `valid()` with 4-bit weights.
-    InferInt4,
-    /// Not a fix: one block of the TinyLlama-like preset's width ([`preset_block`]), a plain
-    /// step, so that the estimator's error is measured at another preset's block than GPT-2's.
-    PresetBlock,
+/// What the guide's table needs of a fix beyond its name: the step it runs and what proves it.
+pub trait Cell {
+    /// The estimator's precision of the cell.
+    fn precision(self) -> Precision;
+    /// The training step of the cell, from the plain step of `shape` on `batch` sequences.
+    fn train(self, shape: TransformerShape, batch: usize) -> TrainConfig;
+    /// The cell whose first step's gradients this one's must equal, the check's name and its
+    /// tolerance (none: the fix changes the step by design, or is not a training step).
+    fn reference(self) -> Option<(Fix, &'static str, f64)>;
 }
 
-impl Fix {
-    /// Every cell, in the table's order.
-    pub const ALL: [Fix; 13] = [
-        Fix::Plain,
-        Fix::HalfBatch,
-        Fix::Accumulation,
-        Fix::MixedBf16,
-        Fix::Bf16Storage,
-        Fix::Checkpointing,
-        Fix::Momentum,
-        Fix::AccumulationCheckpointing,
-        Fix::AccumulationCheckpointingMixed,
-        Fix::InferAutodiff,
-        Fix::InferValid,
-        Fix::InferInt8,
-        Fix::InferInt4,
-    ];
-
-    /// Kebab-case id.
-    pub fn id(self) -> &'static str {
-        match self {
-            Fix::Plain => "plain",
-            Fix::HalfBatch => "half-batch",
-            Fix::Accumulation => "accumulation",
-            Fix::MixedBf16 => "mixed-bf16",
-            Fix::Bf16Storage => "bf16-storage",
-            Fix::Checkpointing => "checkpointing",
-            Fix::Momentum => "momentum",
-            Fix::AccumulationCheckpointing => "accumulation-checkpointing",
-            Fix::AccumulationCheckpointingMixed => "accumulation-checkpointing-mixed-bf16",
-            Fix::InferAutodiff => "inference-autodiff",
-            Fix::InferValid => "inference-valid",
-            Fix::InferInt8 => "inference-int8",
-            Fix::InferInt4 => "inference-int4",
-            Fix::PresetBlock => "tinyllama-block",
-        }
-    }
-
-    /// A chart's category label: a few letters, so that nine fit under a phone-wide chart.
-    pub fn short(self) -> &'static str {
-        match self {
-            Fix::Plain => "plain",
-            Fix::HalfBatch => "half",
-            Fix::Accumulation => "accum",
-            Fix::MixedBf16 => "mixed",
-            Fix::Bf16Storage => "bf16",
-            Fix::Checkpointing => "ckpt",
-            Fix::Momentum => "SGD-m",
-            Fix::AccumulationCheckpointing => "acc+ckpt",
-            Fix::AccumulationCheckpointingMixed => "all 3",
-            Fix::InferAutodiff => "autodiff",
-            Fix::InferValid => "valid",
-            Fix::InferInt8 => "int8",
-            Fix::InferInt4 => "int4",
-            Fix::PresetBlock => "TL block",
-        }
-    }
-
-    /// Whether the cell is a training step.
-    pub fn training(self) -> bool {
-        !matches!(
-            self,
-            Fix::InferAutodiff | Fix::InferValid | Fix::InferInt8 | Fix::InferInt4
-        )
-    }
-
-    /// The technique page that explains the fix.
-    pub fn page(self) -> Option<&'static str> {
-        Some(match self {
-            Fix::Plain | Fix::PresetBlock => return None,
-            Fix::HalfBatch => "batch-size",
-            Fix::Accumulation | Fix::AccumulationCheckpointing => "accumulation",
-            Fix::MixedBf16 | Fix::Bf16Storage | Fix::AccumulationCheckpointingMixed => {
-                "mixed-precision"
-            }
-            Fix::Checkpointing => "checkpointing",
-            Fix::Momentum => "optimizer-state",
-            Fix::InferAutodiff | Fix::InferValid => "no-grad",
-            Fix::InferInt8 | Fix::InferInt4 => "quantization",
-        })
-    }
-
-    /// The estimator's precision of the cell.
-    pub fn precision(self) -> Precision {
+impl Cell for Fix {
+    fn precision(self) -> Precision {
         match self {
             Fix::MixedBf16 | Fix::AccumulationCheckpointingMixed => Precision::MixedBf16,
             Fix::Bf16Storage => Precision::Bf16,
@@ -194,8 +88,7 @@ impl Fix {
         }
     }
 
-    /// The training step of the cell, from the plain step of `shape` on `batch` sequences.
-    pub fn train(self, shape: TransformerShape, batch: usize) -> TrainConfig {
+    fn train(self, shape: TransformerShape, batch: usize) -> TrainConfig {
         let plain = TrainConfig {
             seed: 11,
             ..TrainConfig::adam(shape, batch)
@@ -231,6 +124,37 @@ impl Fix {
             _ => plain,
         }
     }
+
+    fn reference(self) -> Option<(Fix, &'static str, f64)> {
+        Some(match self {
+            // Accumulated, recomputed, or both: the same sums in another order.
+            Fix::Accumulation | Fix::Checkpointing | Fix::AccumulationCheckpointing => {
+                (Fix::Plain, "gradients-as-one-plain-step", SAME_GRADIENTS)
+            }
+            // bf16 compute against f32 at the same weights and batch.
+            Fix::MixedBf16 => (Fix::Plain, "gradients-bf16-against-f32", BF16_GRADIENTS),
+            // bf16 rounds a split batch's values differently from the whole batch's.
+            Fix::AccumulationCheckpointingMixed => (
+                Fix::MixedBf16,
+                "gradients-as-one-mixed-step",
+                BF16_GRADIENTS,
+            ),
+            _ => return None,
+        })
+    }
+}
+
+/// Which model a cell trains: the table's (GPT-2 small, where the fixed part is most of the
+/// step on the CPU) or the order's regime (GPT-2 small's block at sequence 1024, where the
+/// activations are most of it, as at a card's out-of-memory point).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// The table's model.
+    #[default]
+    Table,
+    /// The order's regime.
+    Regime,
 }
 
 /// Configuration of one cell.
@@ -240,6 +164,9 @@ pub struct CellConfig {
     pub fix: Fix,
     /// The step (for inference: the model, batch and seed of the pass).
     pub train: TrainConfig,
+    /// Which model it trains (records made before the regime's cells: the table's).
+    #[serde(default)]
+    pub workload: Workload,
 }
 
 impl CellConfig {
@@ -248,6 +175,15 @@ impl CellConfig {
         Self {
             fix,
             train: fix.train(shape, batch),
+            workload: Workload::Table,
+        }
+    }
+
+    /// The same cell on the order's regime's model.
+    pub fn in_regime(self) -> Self {
+        Self {
+            workload: Workload::Regime,
+            ..self
         }
     }
 
@@ -264,6 +200,18 @@ impl CellConfig {
 
 /// The table's workload.
 pub struct Gpt2Small;
+
+/// A cell's point id and label: the fix's, prefixed `regime` in the order's regime.
+fn cell_names(config: &CellConfig) -> (String, String) {
+    let id = config.fix.id();
+    match config.workload {
+        Workload::Table => (id.into(), id.replace('-', " ")),
+        Workload::Regime => (
+            format!("regime-{id}"),
+            format!("regime, {}", id.replace('-', " ")),
+        ),
+    }
+}
 
 /// The TinyLlama-like preset's block (d_model 2048, 32 heads; the estimator gives every preset
 /// GPT-2's block) as one layer with a small vocabulary, so that the block, not the embedding
@@ -311,7 +259,7 @@ pub fn workload(sizes: Sizes) -> (TransformerShape, usize) {
                 d_model: 64,
                 layers: 2,
                 heads: 4,
-                seq: 64,
+                seq: 128,
                 tied_head: false,
             },
             4,
@@ -319,6 +267,25 @@ pub fn workload(sizes: Sizes) -> (TransformerShape, usize) {
         Sizes::Full => (gpt2(256), 2),
         Sizes::FullCuda => (gpt2(1024), 8),
     }
+}
+
+/// The order's regime, where the table's model is not in it: on the CPU, GPT-2 small's block
+/// (d_model 768, 12 heads) at its context of 1024 tokens, two blocks and a vocabulary of 512,
+/// so that activations are over three quarters of the step's peak, as at a card's
+/// out-of-memory point (the batch of 2 halves and splits in two). Quick and CUDA sizes have
+/// none: their tables are in that regime already (the page says which set verified each rule).
+pub fn regime(sizes: Sizes) -> Option<(TransformerShape, usize)> {
+    (sizes == Sizes::Full).then_some((
+        TransformerShape {
+            vocab: 512,
+            d_model: 768,
+            layers: 2,
+            heads: 12,
+            seq: 1024,
+            tied_head: false,
+        },
+        2,
+    ))
 }
 
 impl Technique for Gpt2Small {
@@ -335,15 +302,22 @@ impl Technique for Gpt2Small {
                 seed: 11,
                 ..TrainConfig::adam(preset_block(sizes), 1)
             },
+            workload: Workload::Table,
         };
+        let regime = regime(sizes).into_iter().flat_map(|(shape, batch)| {
+            Fix::ALL
+                .into_iter()
+                .filter(|f| f.training())
+                .map(move |fix| CellConfig::of(fix, shape, batch).in_regime())
+        });
         Fix::ALL
             .into_iter()
             .map(|fix| CellConfig::of(fix, shape, batch))
+            .chain(regime)
             .chain(std::iter::once(block))
             .map(|config| {
-                let fix = config.fix;
-                let mut planned =
-                    Planned::new(fix.id().into(), fix.id().replace('-', " "), profile, config);
+                let (id, label) = cell_names(&config);
+                let mut planned = Planned::new(id, label, profile, config);
                 // A step of GPT-2 small takes over ten seconds on 2 cores: one untimed step
                 // (the first allocates Adam's state) and one timed, whose memory is the
                 // cell's; no memory timeline.
@@ -466,28 +440,6 @@ impl TrainChecks for CellProof {
 
     fn samples_gradients(&self) -> bool {
         self.compared()
-    }
-}
-
-impl Fix {
-    /// The cell whose first step's gradients this one's must equal, the check's name and its
-    /// tolerance (none: the fix changes the step by design, or is not a training step).
-    pub fn reference(self) -> Option<(Fix, &'static str, f64)> {
-        Some(match self {
-            // Accumulated, recomputed, or both: the same sums in another order.
-            Fix::Accumulation | Fix::Checkpointing | Fix::AccumulationCheckpointing => {
-                (Fix::Plain, "gradients-as-one-plain-step", SAME_GRADIENTS)
-            }
-            // bf16 compute against f32 at the same weights and batch.
-            Fix::MixedBf16 => (Fix::Plain, "gradients-bf16-against-f32", BF16_GRADIENTS),
-            // bf16 rounds a split batch's values differently from the whole batch's.
-            Fix::AccumulationCheckpointingMixed => (
-                Fix::MixedBf16,
-                "gradients-as-one-mixed-step",
-                BF16_GRADIENTS,
-            ),
-            _ => return None,
-        })
     }
 }
 

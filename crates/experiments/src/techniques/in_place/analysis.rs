@@ -216,6 +216,7 @@ impl Analyse for InPlace {
         let (k, c) = (norm_kept, norm_consumed);
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline: Headline::versus(
                 Text::said(Key::Headline)
                     .name("case", k.config.case.name())

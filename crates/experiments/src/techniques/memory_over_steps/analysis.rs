@@ -275,6 +275,7 @@ impl Analyse for MemoryOverSteps {
         }];
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline,
             secondary_headlines: vec![],
             findings,

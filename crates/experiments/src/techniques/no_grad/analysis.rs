@@ -238,6 +238,7 @@ impl Analyse for NoGrad {
         let detail = Text::said(CommonKey::WorstCheck);
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline: Headline::versus(
                 Text::said(Key::Headline).count("batch", ad.config.batch),
                 Side::with_peak(Key::LabelEvaluationPeakAboveTheModelAnd, ad_eval),

@@ -248,6 +248,7 @@ impl Analyse for Offload {
         .timed_by(HEADLINE);
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline,
             secondary_headlines: vec![],
             findings,

@@ -318,6 +318,7 @@ impl Analyse for OptimizerState {
 
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline: Headline::versus(
                 Text::said(Key::Headline).count("batch", adam.config.train.batch),
                 Side::step(adam.result),

@@ -338,6 +338,7 @@ impl Analyse for Quantization {
         }
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline: Headline::versus(
                 Text::said(Key::Headline).count("batch", base.config.batch),
                 side(base),

@@ -455,6 +455,7 @@ impl Analyse for SequenceLength {
 
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline: Headline::versus(
                 Text::said(Key::Headline)
                     .count("long", long.config.shape.seq)

@@ -244,6 +244,7 @@ impl Analyse for Views {
         };
         Analysis {
             fix_table: None,
+            fix_checks: Vec::new(),
             headline,
             secondary_headlines: vec![],
             findings,
