@@ -86,7 +86,7 @@ pub struct Axis<'f, C> {
     /// Its scale.
     pub x_scale: Scale,
     /// Where a row belongs to one of several lines (plain and checkpointed), its line's name.
-    pub line: &'f dyn Fn(&C) -> String,
+    pub line: &'f dyn Fn(&C) -> Option<Text>,
     /// The predicted peak of a row's forward pass, from the shared rules
     /// ([`crate::estimate::forward_peak`]).
     pub predicted_forward: &'f dyn Fn(&C) -> f64,
@@ -135,22 +135,25 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
     let Some(shape) = first.config.model().transformer() else {
         return Section::default();
     };
-    let mut lines: Vec<String> = Vec::new();
+    let mut lines: Vec<Option<Text>> = Vec::new();
     for r in rows {
         let line = (axis.line)(&r.config);
         if !lines.contains(&line) {
             lines.push(line);
         }
     }
-    let of_line = |line: &str| {
+    let of_line = |line: &Option<Text>| {
         let mut on: Vec<&Row<'_, C>> = rows
             .iter()
-            .filter(|r| (axis.line)(&r.config) == line)
+            .filter(|r| (axis.line)(&r.config) == *line)
             .collect();
         on.sort_by(|a, b| (axis.x)(&a.config).total_cmp(&(axis.x)(&b.config)));
         on
     };
-    let named = |key: TransformerKey, line: &str| Text::said(key).name("line", line);
+    let named = |key: TransformerKey, line: &Option<Text>| match line {
+        Some(line) => Text::said(key).text("line", line.clone()),
+        None => Text::said(key),
+    };
 
     let excess: Vec<f64> = rows.iter().filter_map(backward_excess_per_token).collect();
     let (excess_low, excess_high) = excess

@@ -6,6 +6,8 @@ use results::keys::checkpointing::Key;
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     match key {
+        Key::StrategyBalanced => "balanced checkpointing".into(),
+        Key::StrategyNone => "no checkpointing".into(),
         Key::LabelBlocks => "blocks".into(),
         Key::LabelBatchSizeSamples => "batch size (samples)".into(),
         Key::LabelDepthLinearLayers => "depth (Linear layers)".into(),
@@ -52,7 +54,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             "forward activations, depth {}, batch {}, {}",
             s.count("depth"),
             s.count("batch"),
-            s.name("strategy")
+            s.text("strategy")
         ),
         Key::ActivationsNotePlain => "each hidden layer's Linear and ReLU outputs, plus the last \
                                      output and the loss's difference"
@@ -66,15 +68,15 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             "step peak, depth {}, batch {}, {}",
             s.count("depth"),
             s.count("batch"),
-            s.name("strategy")
+            s.text("strategy")
         ),
         Key::StepNote => "model + Adam state + inputs + the larger of activations and parameter \
                         gradients; the process baseline (thread pool, matmul slabs) and \
                         temporaries inside backward, including recomputed outputs, are not \
                         predicted"
             .into(),
-        Key::SeriesMeasured => format!("{} (measured)", s.name("strategy")),
-        Key::SeriesPredicted => format!("{} (predicted)", s.name("strategy")),
+        Key::SeriesMeasured => format!("{} (measured)", s.text("strategy")),
+        Key::SeriesPredicted => format!("{} (predicted)", s.text("strategy")),
         Key::DepthChart => format!("Step peak against depth (batch {})", s.count("batch")),
         Key::DepthOverheadSeries => {
             format!("against depth (batch {}); bars: 95% CI", s.count("batch"))

@@ -8,11 +8,10 @@ use super::Said;
 
 /// A line's name, followed by the line it belongs to where a chart has several.
 fn named(what: &str, s: &Said<'_>) -> String {
-    let line = s.name("line");
-    if line.is_empty() {
-        what.to_string()
+    if s.has("line") {
+        format!("{what}, {}", s.text("line"))
     } else {
-        format!("{what}, {line}")
+        what.to_string()
     }
 }
 

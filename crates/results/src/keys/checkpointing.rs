@@ -34,5 +34,7 @@ crate::word_keys! {
         LabelBlocks = "label.blocks",
         SeriesMeasured = "series-measured",
         SeriesPredicted = "series-predicted",
+        StrategyNone = "strategy-none",
+        StrategyBalanced = "strategy-balanced",
     }
 }

@@ -289,7 +289,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             x_label: Key::LabelMicroBatchesK.into(),
             x: &|c: &TrainConfig| c.micro_batches as f64,
             x_scale: Scale::Log2,
-            line: &|_| String::new(),
+            line: &|_| None,
             predicted_forward: &|c: &TrainConfig| {
                 predict::forward_peak(c.shape, c.batch as f64, c.micro_batches)
             },

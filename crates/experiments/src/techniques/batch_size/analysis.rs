@@ -462,7 +462,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             x_label: Key::LabelBatchSizeSequences.into(),
             x: &|c: &TrainConfig| c.batch as f64,
             x_scale: Scale::Log2,
-            line: &|_| String::new(),
+            line: &|_| None,
             predicted_forward: &|c: &TrainConfig| predict::forward_peak(c.shape, c.batch as f64),
             predicted_step: &|c: &TrainConfig| predict::step_peak(c.shape, c.batch as f64),
             note: Text::said(Key::TransformerNote),

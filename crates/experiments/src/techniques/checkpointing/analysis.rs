@@ -6,26 +6,26 @@ use results::keys::checkpointing::Key;
 use results::keys::CommonKey;
 use results::{
     paired::find, Analysis, AxisUnit, Chart, ChartPoint, Comparison, ComparisonSpec, Correctness,
-    Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series, Side,
-    Text,
+    Fix, Headline, MeasuredPoint, Metric, PairedComparison, Phase, PublishedFigure, Scale, Series,
+    Side, TechniqueId, Text,
 };
 
 use super::{predict, GradientCheckpointing};
 use crate::bracket;
 use crate::harness::backend::Checkpointing;
 use crate::harness::train::TrainConfig;
-use crate::technique::{Analyse, Row};
+use crate::technique::{checks_of_fix, Analyse, Row};
 use crate::workloads::{self, Axis};
 
 /// A measured checkpointing point.
 type R<'a> = Row<'a, TrainConfig>;
 
-/// The strategy's name in sentences and legends.
-fn strategy_name(c: Checkpointing) -> &'static str {
-    match c {
-        Checkpointing::None => "no checkpointing",
-        Checkpointing::Balanced => "balanced checkpointing",
-    }
+/// The strategy, as sentences and legends name it.
+fn strategy(c: Checkpointing) -> Text {
+    Text::said(match c {
+        Checkpointing::None => Key::StrategyNone,
+        Checkpointing::Balanced => Key::StrategyBalanced,
+    })
 }
 
 /// Pairs of (plain, balanced) rows with equal depth and batch, in `key` order.
@@ -99,26 +99,25 @@ pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
         .collect()
 }
 
-impl Analyse for GradientCheckpointing {
-    /// The analysis of the checkpointing experiment.
-    fn analyse(
-        &self,
-        rows: Vec<Row<'_, TrainConfig>>,
-        points: &[MeasuredPoint],
-        paired: &[PairedComparison],
-    ) -> Analysis<Text> {
-        let (mut rows, transformer) = workloads::split(rows);
-        rows.sort_by_key(|r| (r.config.shape.depth(), r.config.batch));
-        let section = transformer_section(&transformer);
-        let correctness = Correctness::of(points);
-        // The depth sweep is the only one reaching the largest depth, the batch sweep the only one
-        // reaching the largest batch.
-        let (Some(max_depth), Some(max_batch)) = (
-            rows.iter().map(|r| r.config.shape.depth()).max(),
-            rows.iter().map(|r| r.config.batch).max(),
-        ) else {
-            return Analysis::unmeasured(correctness);
-        };
+/// A (plain, balanced) pair of rows of the same depth and batch.
+type Pair<'r, 'a> = (&'r R<'a>, &'r R<'a>);
+
+/// The MLP's two sweeps, read once: by depth at one batch, by batch at one depth, and the
+/// deepest pair (the headline).
+struct Sweeps<'r, 'a> {
+    by_depth: Vec<Pair<'r, 'a>>,
+    by_batch: Vec<Pair<'r, 'a>>,
+    depth_batch: usize,
+    batch_depth: usize,
+    deep: Pair<'r, 'a>,
+}
+
+impl<'r, 'a> Sweeps<'r, 'a> {
+    /// The depth sweep is the only one reaching the largest depth, the batch sweep the only
+    /// one reaching the largest batch.
+    fn new(rows: &'r [R<'a>]) -> Option<Self> {
+        let max_depth = rows.iter().map(|r| r.config.shape.depth()).max()?;
+        let max_batch = rows.iter().map(|r| r.config.batch).max()?;
         let depth_batch = rows
             .iter()
             .find(|r| r.config.shape.depth() == max_depth)
@@ -127,272 +126,310 @@ impl Analyse for GradientCheckpointing {
             .iter()
             .find(|r| r.config.batch == max_batch)
             .map_or(0, |r| r.config.shape.depth());
-        let by_depth = pairs(&rows, |r| r.config.batch == depth_batch);
-        let mut by_batch = pairs(&rows, |r| r.config.shape.depth() == batch_depth);
+        let by_depth = pairs(rows, |r| r.config.batch == depth_batch);
+        let mut by_batch = pairs(rows, |r| r.config.shape.depth() == batch_depth);
         by_batch.sort_by_key(|(p, _)| p.config.batch);
-        let Some(&(deep_plain, deep_bal)) = by_depth.last() else {
+        Some(Self {
+            deep: *by_depth.last()?,
+            by_depth,
+            by_batch,
+            depth_batch,
+            batch_depth,
+        })
+    }
+
+    fn max_depth(&self) -> usize {
+        self.deep.0.config.shape.depth()
+    }
+
+    fn headline_id(&self) -> String {
+        pair_id(self.deep.0)
+    }
+}
+
+fn activation(r: &R<'_>) -> f64 {
+    r.result.metric(Metric::ActivationBytes)
+}
+
+/// The deepest pair's peaks and activations, and how many timed pairs resolved a cost.
+fn findings(sw: &Sweeps<'_, '_>, paired: &[PairedComparison]) -> Vec<Text> {
+    let (plain, balanced) = sw.deep;
+    let mut findings = vec![Text::said(Key::Deepest)
+        .count("depth", sw.max_depth())
+        .count("batch", sw.depth_batch)
+        .bytes("plain", plain.peak())
+        .bytes("balanced", balanced.peak())
+        .bytes("plain_kept", activation(plain))
+        .bytes("balanced_kept", activation(balanced))
+        .paired("timing", &sw.headline_id())];
+    findings.extend(
+        find(paired, &sw.headline_id())
+            .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
+    );
+    let timed: Vec<_> = paired.iter().filter_map(|c| c.timing()).collect();
+    if timed.len() > 1 {
+        findings.push(Text::said(Key::Resolved).count("pairs", timed.len()).count(
+            "resolved",
+            timed.iter().filter(|t| t.cost.resolved()).count(),
+        ));
+    }
+    findings.extend(where_it_pays(sw));
+    findings
+}
+
+/// Where it starts to pay: the smallest batch at which the balanced peak is lower by more
+/// than the repeat-to-repeat spread of the bytes measured (1%, generously), beside the batch
+/// at which the rule's activations outweigh the gradients.
+fn where_it_pays(sw: &Sweeps<'_, '_>) -> Option<Text> {
+    let &(p, _) = sw.by_batch.first()?;
+    let shape = p.config.shape;
+    let crossover = predict::grad_bytes(shape)
+        / predict::activation_bytes_per_sample(shape, Checkpointing::None);
+    let mut t = Text::said(Key::WhereItPays)
+        .count("depth", shape.depth())
+        .bytes("gradients", p.result.metric(Metric::GradBytes))
+        .number("crossover", crossover);
+    let pays = sw
+        .by_batch
+        .iter()
+        .find(|(p, b)| p.peak() - b.peak() > 0.01 * p.peak());
+    if let Some((pp, bb)) = pays {
+        t = t
+            .count("pays_batch", pp.config.batch)
+            .bytes("pays_plain", pp.peak())
+            .bytes("pays_balanced", bb.peak());
+    }
+    Some(t)
+}
+
+/// A row's activations and step peak beside the rules'.
+fn row_predictions(r: &R<'_>) -> [Comparison<Text>; 2] {
+    let c = &r.config;
+    let quantity = |key: Key| {
+        Text::said(key)
+            .count("depth", c.shape.depth())
+            .count("batch", c.batch)
+            .text("strategy", strategy(c.checkpointing))
+    };
+    let note = match c.checkpointing {
+        Checkpointing::None => Key::ActivationsNotePlain,
+        Checkpointing::Balanced => Key::ActivationsNoteBalanced,
+    };
+    let per_sample = predict::activation_bytes_per_sample(c.shape, c.checkpointing);
+    [
+        Comparison::new(
+            quantity(Key::ActivationsQuantity),
+            c.batch as f64 * per_sample,
+            activation(r),
+            note,
+        )
+        .bracketed(bracket::added_upper(r, Phase::Forward, 1.0)),
+        Comparison::new(
+            quantity(Key::StepQuantity),
+            predict::step_peak(c),
+            r.peak(),
+            Key::StepNote,
+        )
+        .bracketed(r.peak_upper()),
+    ]
+}
+
+/// The deepest pair's and the largest batch's predictions.
+fn predictions(sw: &Sweeps<'_, '_>) -> Vec<Comparison<Text>> {
+    std::iter::once(sw.deep)
+        .chain(sw.by_batch.last().copied())
+        .flat_map(|(p, b)| [p, b])
+        .flat_map(row_predictions)
+        .collect()
+}
+
+/// Step peaks of both strategies along a sweep, measured and predicted.
+fn peak_chart(
+    id: &str,
+    title: Text,
+    x_label: Key,
+    pairs: &[Pair<'_, '_>],
+    x: fn(&R<'_>) -> f64,
+) -> Chart<Text> {
+    let line = |c: Checkpointing, predicted: bool| {
+        let key = if predicted {
+            Key::SeriesPredicted
+        } else {
+            Key::SeriesMeasured
+        };
+        let points = pairs
+            .iter()
+            .map(|&(p, b)| {
+                let r = if c == Checkpointing::None { p } else { b };
+                let y = if predicted {
+                    predict::step_peak(&r.config)
+                } else {
+                    r.peak()
+                };
+                (x(r), y)
+            })
+            .collect();
+        Series::line(
+            Text::said(key).text("strategy", strategy(c)),
+            predicted,
+            points,
+        )
+    };
+    Chart::new(id, title, x_label, CommonKey::StepPeak)
+        .x(AxisUnit::Given, Scale::Log2)
+        .y(AxisUnit::Bytes)
+        .series(
+            [Checkpointing::None, Checkpointing::Balanced]
+                .into_iter()
+                .flat_map(|c| [line(c, false), line(c, true)]),
+        )
+}
+
+/// The paired cost of each timed pair along a sweep, with its 95% interval.
+fn overhead_chart(
+    (id, title, x_label): (&str, Text, Key),
+    name: Text,
+    pairs: &[Pair<'_, '_>],
+    x: fn(&R<'_>) -> f64,
+    paired: &[PairedComparison],
+) -> Chart<Text> {
+    let points = pairs
+        .iter()
+        .filter_map(|(p, _)| {
+            let t = find(paired, &pair_id(p))?.timing()?;
+            Some(ChartPoint {
+                x: x(p),
+                y: t.cost.estimate_pct,
+                y_low: Some(t.cost.low_pct),
+                y_high: Some(t.cost.high_pct),
+            })
+        })
+        .collect();
+    let series = Series {
+        name,
+        predicted: false,
+        points,
+        marked: Vec::new(),
+        band: false,
+    };
+    Chart::new(id, title, x_label, Key::LabelExtraTimePerStep)
+        .x(AxisUnit::Given, Scale::Log2)
+        .series([series])
+}
+
+/// The four charts: peaks and time costs against depth and against batch.
+fn charts(sw: &Sweeps<'_, '_>, paired: &[PairedComparison]) -> Vec<Chart<Text>> {
+    let depth = |r: &R<'_>| r.config.shape.depth() as f64;
+    let batch = |r: &R<'_>| r.config.batch as f64;
+    vec![
+        peak_chart(
+            "peak-vs-depth",
+            Text::said(Key::DepthChart).count("batch", sw.depth_batch),
+            Key::LabelDepthLinearLayers,
+            &sw.by_depth,
+            depth,
+        ),
+        overhead_chart(
+            (
+                "overhead-vs-depth",
+                Key::LabelTimeCostOfCheckpointingPairedBalanced.into(),
+                Key::LabelDepthLinearLayers,
+            ),
+            Text::said(Key::DepthOverheadSeries).count("batch", sw.depth_batch),
+            &sw.by_depth,
+            depth,
+            paired,
+        ),
+        peak_chart(
+            "peak-vs-batch",
+            Text::said(Key::BatchChart).count("depth", sw.batch_depth),
+            Key::LabelBatchSizeSamples,
+            &sw.by_batch,
+            batch,
+        ),
+        overhead_chart(
+            (
+                "overhead-vs-batch",
+                Text::said(Key::BatchOverheadChart).count("depth", sw.batch_depth),
+                Key::LabelBatchSizeSamples,
+            ),
+            Key::LabelBalancedAgainstPlainPairedBars95.into(),
+            &sw.by_batch,
+            batch,
+            paired,
+        ),
+    ]
+}
+
+/// Chen et al.'s and Hugging Face's figures beside ours.
+fn published(sw: &Sweeps<'_, '_>) -> Vec<PublishedFigure<Text>> {
+    let (plain, balanced) = sw.deep;
+    vec![
+        PublishedFigure {
+            source: Text::said(Key::ChenSource),
+            claim: Text::said(Key::ChenClaim),
+            ours: Text::said(Key::ChenOurs)
+                .number("kept_share", activation(balanced) / activation(plain))
+                .count("depth", sw.max_depth())
+                .paired("timing", &sw.headline_id()),
+        },
+        PublishedFigure {
+            source: Text::said(Key::HfSource),
+            claim: Text::said(Key::HfClaim),
+            ours: Text::said(Key::HfOurs)
+                .count("depth", sw.max_depth())
+                .count("batch", sw.depth_batch)
+                .paired("timing", &sw.headline_id())
+                .bytes("plain", plain.peak())
+                .bytes("balanced", balanced.peak()),
+        },
+    ]
+}
+
+impl Analyse for GradientCheckpointing {
+    /// The analysis of the checkpointing experiment.
+    fn analyse(
+        &self,
+        rows: Vec<R<'_>>,
+        points: &[MeasuredPoint],
+        paired: &[PairedComparison],
+    ) -> Analysis<Text> {
+        let checks = checks_of_fix(&rows, Fix::Checkpointing, TechniqueId::Checkpointing);
+        let (mut rows, transformer) = workloads::split(rows);
+        rows.sort_by_key(|r| (r.config.shape.depth(), r.config.batch));
+        let correctness = Correctness::of(points);
+        let Some(sw) = Sweeps::new(&rows) else {
             return Analysis::unmeasured(correctness);
         };
-
-        let saved = |p: &R<'_>, b: &R<'_>| p.peak() - b.peak();
-        let timed = |p: &R<'_>| find(paired, &pair_id(p));
-        let headline_id = pair_id(deep_plain);
-        let activation = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
-        let mut findings = Vec::new();
-        findings.push(
-            Text::said(Key::Deepest)
-                .count("depth", max_depth)
-                .count("batch", depth_batch)
-                .bytes("plain", deep_plain.peak())
-                .bytes("balanced", deep_bal.peak())
-                .bytes("plain_kept", activation(deep_plain))
-                .bytes("balanced_kept", activation(deep_bal))
-                .paired("timing", &headline_id),
-        );
-        findings.extend(
-            find(paired, &headline_id)
-                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
-        );
-        let resolved = paired
-            .iter()
-            .filter_map(|c| c.timing())
-            .filter(|t| t.cost.resolved())
-            .count();
-        let timed_pairs = paired.iter().filter(|c| c.timing().is_some()).count();
-        if timed_pairs > 1 {
-            findings.push(
-                Text::said(Key::Resolved)
-                    .count("pairs", timed_pairs)
-                    .count("resolved", resolved),
-            );
-        }
-        // Where it starts to pay: the smallest batch at which the balanced peak is lower by more
-        // than the repeat-to-repeat spread of the bytes measured (1%, generously).
-        let pays = by_batch.iter().find(|(p, b)| saved(p, b) > 0.01 * p.peak());
-        let grads = |r: &R<'_>| r.result.metric(Metric::GradBytes);
-        if let Some(&(p, _)) = by_batch.first() {
-            let shape = p.config.shape;
-            let grad_bytes = predict::grad_bytes(shape);
-            let crossover =
-                grad_bytes / predict::activation_bytes_per_sample(shape, Checkpointing::None);
-            let mut t = Text::said(Key::WhereItPays)
-                .count("depth", shape.depth())
-                .bytes("gradients", grads(p))
-                .number("crossover", crossover);
-            if let Some((pp, bb)) = pays {
-                t = t
-                    .count("pays_batch", pp.config.batch)
-                    .bytes("pays_plain", pp.peak())
-                    .bytes("pays_balanced", bb.peak());
-            }
-            findings.push(t);
-        }
-
-        let mut comparisons = Vec::new();
-        for (p, b) in [(deep_plain, deep_bal)]
-            .into_iter()
-            .chain(by_batch.last().copied())
-        {
-            for r in [p, b] {
-                comparisons.push(Comparison {
-                    quantity: Text::said(Key::ActivationsQuantity)
-                        .count("depth", r.config.shape.depth())
-                        .count("batch", r.config.batch)
-                        .name("strategy", strategy_name(r.config.checkpointing)),
-                    predicted_bytes: r.config.batch as f64
-                        * predict::activation_bytes_per_sample(
-                            r.config.shape,
-                            r.config.checkpointing,
-                        ),
-                    measured_bytes: activation(r),
-                    measured_upper_bytes: bracket::added_upper(r, Phase::Forward, 1.0),
-                    note: match r.config.checkpointing {
-                        Checkpointing::None => Text::said(Key::ActivationsNotePlain),
-                        Checkpointing::Balanced => Text::said(Key::ActivationsNoteBalanced),
-                    },
-                });
-                comparisons.push(Comparison {
-                    quantity: Text::said(Key::StepQuantity)
-                        .count("depth", r.config.shape.depth())
-                        .count("batch", r.config.batch)
-                        .name("strategy", strategy_name(r.config.checkpointing)),
-                    predicted_bytes: predict::step_peak(&r.config),
-                    measured_bytes: r.peak(),
-                    measured_upper_bytes: r.peak_upper(),
-                    note: Text::said(Key::StepNote),
-                });
-            }
-        }
-
-        // Step peak (measured or predicted) of one strategy along a sweep, against `x`.
-        let peak_line =
-            |pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64, c: Checkpointing, predicted| {
-                pairs
-                    .iter()
-                    .map(|(p, b)| {
-                        let r = if c == Checkpointing::None { p } else { b };
-                        let y = if predicted {
-                            predict::step_peak(&r.config)
-                        } else {
-                            r.peak()
-                        };
-                        (x(r), y)
-                    })
-                    .collect::<Vec<(f64, f64)>>()
-            };
-        let depth = |r: &R<'_>| r.config.shape.depth() as f64;
-        let batch = |r: &R<'_>| r.config.batch as f64;
-        let depth_line = |c, predicted| peak_line(&by_depth, depth, c, predicted);
-        let batch_line = |c, predicted| peak_line(&by_batch, batch, c, predicted);
-        let mut peak_by_depth = Vec::new();
-        let mut peak_by_batch = Vec::new();
-        for c in [Checkpointing::None, Checkpointing::Balanced] {
-            let name = |key: Key| Text::said(key).name("strategy", strategy_name(c));
-            peak_by_depth.push(Series::line(
-                name(Key::SeriesMeasured),
-                false,
-                depth_line(c, false),
-            ));
-            peak_by_depth.push(Series::line(
-                name(Key::SeriesPredicted),
-                true,
-                depth_line(c, true),
-            ));
-            peak_by_batch.push(Series::line(
-                name(Key::SeriesMeasured),
-                false,
-                batch_line(c, false),
-            ));
-            peak_by_batch.push(Series::line(
-                name(Key::SeriesPredicted),
-                true,
-                batch_line(c, true),
-            ));
-        }
-        // The paired cost of each pair with its 95% interval; pairs not timed are left out.
-        let overhead = |name: Text, pairs: &[(&R<'_>, &R<'_>)], x: fn(&R<'_>) -> f64| Series {
-            name,
-            predicted: false,
-            points: pairs
-                .iter()
-                .filter_map(|(p, _)| {
-                    let t = timed(p)?.timing()?;
-                    Some(ChartPoint {
-                        x: x(p),
-                        y: t.cost.estimate_pct,
-                        y_low: Some(t.cost.low_pct),
-                        y_high: Some(t.cost.high_pct),
-                    })
-                })
-                .collect(),
-            marked: Vec::new(),
-            band: false,
-        };
-        let mut charts = vec![
-            Chart {
-                id: "peak-vs-depth".into(),
-                title: Text::said(Key::DepthChart).count("batch", depth_batch),
-                x_label: Key::LabelDepthLinearLayers.into(),
-                y_label: CommonKey::StepPeak.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: peak_by_depth,
-            },
-            Chart {
-                id: "overhead-vs-depth".into(),
-                title: Text::said(Key::LabelTimeCostOfCheckpointingPairedBalanced),
-                x_label: Key::LabelDepthLinearLayers.into(),
-                y_label: Text::said(Key::LabelExtraTimePerStep),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Given,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![overhead(
-                    Text::said(Key::DepthOverheadSeries).count("batch", depth_batch),
-                    &by_depth,
-                    depth,
-                )],
-            },
-            Chart {
-                id: "peak-vs-batch".into(),
-                title: Text::said(Key::BatchChart).count("depth", batch_depth),
-                x_label: Key::LabelBatchSizeSamples.into(),
-                y_label: CommonKey::StepPeak.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: peak_by_batch,
-            },
-            Chart {
-                id: "overhead-vs-batch".into(),
-                title: Text::said(Key::BatchOverheadChart).count("depth", batch_depth),
-                x_label: Key::LabelBatchSizeSamples.into(),
-                y_label: Text::said(Key::LabelExtraTimePerStep),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Given,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![overhead(
-                    Text::said(Key::LabelBalancedAgainstPlainPairedBars95),
-                    &by_batch,
-                    batch,
-                )],
-            },
-        ];
+        let mut findings = findings(&sw, paired);
+        let mut comparisons = predictions(&sw);
+        let mut charts = charts(&sw, paired);
         if let Some((chart, lines)) = workloads::timeline_chart(
             "memory-timeline",
             Text::said(Key::LabelMemoryThroughOneTrainingStepWithout),
-            &[deep_plain, deep_bal],
+            &[sw.deep.0, sw.deep.1],
         ) {
             charts.insert(1, chart);
             findings.extend(lines);
         }
-
-        let published = vec![
-            PublishedFigure {
-                source: Text::said(Key::ChenSource),
-                claim: Text::said(Key::ChenClaim),
-                ours: Text::said(Key::ChenOurs)
-                    .number("kept_share", activation(deep_bal) / activation(deep_plain))
-                    .count("depth", max_depth)
-                    .paired("timing", &headline_id),
-            },
-            PublishedFigure {
-                source: Text::said(Key::HfSource),
-                claim: Text::said(Key::HfClaim),
-                ours: Text::said(Key::HfOurs)
-                    .count("depth", max_depth)
-                    .count("batch", depth_batch)
-                    .paired("timing", &headline_id)
-                    .bytes("plain", deep_plain.peak())
-                    .bytes("balanced", deep_bal.peak()),
-            },
-        ];
-
-        section.append_to(&mut findings, &mut comparisons, &mut charts);
-        Analysis {
-            fix_table: None,
-            fix_checks: Vec::new(),
-            headline: Headline::versus(
-                Text::said(Key::Headline)
-                    .count("depth", max_depth)
-                    .count("batch", depth_batch),
-                Side::step(deep_plain.result),
-                Side::step(deep_bal.result),
-                correctness,
-                Text::said(CommonKey::WorstCheck),
-            )
-            .timed_by(&headline_id),
-            secondary_headlines: vec![],
-            findings,
-            comparisons,
-            fits: vec![],
-            charts,
-            published,
-        }
+        transformer_section(&transformer).append_to(&mut findings, &mut comparisons, &mut charts);
+        let headline = Headline::versus(
+            Text::said(Key::Headline)
+                .count("depth", sw.max_depth())
+                .count("batch", sw.depth_batch),
+            Side::step(sw.deep.0.result),
+            Side::step(sw.deep.1.result),
+            correctness,
+            CommonKey::WorstCheck,
+        )
+        .timed_by(&sw.headline_id())
+        .of_fix(Fix::Checkpointing);
+        Analysis::new(headline)
+            .findings(findings)
+            .comparisons(comparisons)
+            .charts(charts)
+            .published(published(&sw))
+            .fix_checks(checks)
     }
 }
 
@@ -406,7 +443,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             x_label: Key::LabelBlocks.into(),
             x: &|c: &TrainConfig| c.shape.depth() as f64,
             x_scale: Scale::Log2,
-            line: &|c: &TrainConfig| strategy_name(c.checkpointing).to_string(),
+            line: &|c: &TrainConfig| Some(strategy(c.checkpointing)),
             predicted_forward: &|c: &TrainConfig| predict::forward_peak(c),
             predicted_step: &|c: &TrainConfig| predict::step_peak(c),
             note: Text::said(Key::TransformerNote),

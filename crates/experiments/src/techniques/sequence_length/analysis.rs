@@ -5,14 +5,15 @@
 use results::keys::sequence_length::Key;
 use results::keys::CommonKey;
 use results::{
-    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline, LinearFit,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Fix, Headline, LinearFit,
     MeasuredPoint, Metric, PairedComparison, PublishedFigure, ReportedFit, Scale, Series, Side,
-    Text,
+    TechniqueId, Text,
 };
 
 use super::{predict, SeqConfig, SequenceLength};
 use crate::harness::backend::Checkpointing;
-use crate::technique::{Analyse, Row};
+use crate::harness::models::TransformerShape;
+use crate::technique::{checks_of_fix, Analyse, Row};
 
 /// One sequence length measured at both depths.
 struct Pair<'r> {
@@ -63,32 +64,413 @@ pub(super) fn comparisons(rows: &[Row<'_, SeqConfig>]) -> Vec<ComparisonSpec> {
         .collect()
 }
 
+type R<'a> = Row<'a, SeqConfig>;
+
+/// The secondary row: balanced checkpointing against none at the middle length, timed in
+/// pairs.
+fn checkpointing_headline(rows: &[R<'_>]) -> Option<Headline<Text>> {
+    let (plain, balanced) = checkpointing_pair(rows)?;
+    Some(
+        Headline::versus(
+            Text::said(Key::CheckpointingHeadline)
+                .count("seq", plain.config.shape.seq)
+                .count("blocks", plain.config.shape.layers),
+            Side::step(plain.result),
+            Side::step(balanced.result),
+            Correctness::of_checks(&balanced.result.checks).unwrap_or(Correctness::Unknown),
+            Key::CheckpointingDetail,
+        )
+        .variant("balanced checkpointing")
+        .timed_by(CHECKPOINTING)
+        .of_fix(Fix::Checkpointing),
+    )
+}
+
+/// The sweep, read once: the deepest rows without and with checkpointing, each length
+/// paired with a shallower depth, and the per-token fit.
+struct Sweep<'r> {
+    deep: Vec<&'r R<'r>>,
+    pairs: Vec<Pair<'r>>,
+    deep_balanced: Vec<&'r R<'r>>,
+    pairs_balanced: Vec<Pair<'r>>,
+    short: &'r R<'r>,
+    long: &'r R<'r>,
+    fit: Option<LinearFit>,
+}
+
+impl<'r> Sweep<'r> {
+    fn new(plain: &'r [R<'r>], balanced: &'r [R<'r>]) -> Option<Self> {
+        let (deep, pairs) = depth_pairs(plain);
+        let (deep_balanced, pairs_balanced) = depth_pairs(balanced);
+        let fit = LinearFit::fit(
+            &pairs
+                .iter()
+                .map(|p| (p.seq, p.per_token_layer()))
+                .collect::<Vec<_>>(),
+        );
+        Some(Self {
+            short: deep.first().copied()?,
+            long: deep.last().copied()?,
+            deep,
+            pairs,
+            deep_balanced,
+            pairs_balanced,
+            fit,
+        })
+    }
+
+    fn shape(&self) -> TransformerShape {
+        self.long.config.shape
+    }
+
+    /// The model at sequence length `seq`.
+    fn at(&self, seq: f64) -> TransformerShape {
+        TransformerShape {
+            seq: seq as usize,
+            ..self.shape()
+        }
+    }
+}
+
+/// Each length's bytes per token and block beside Burn's rule and Korthikanti's.
+fn per_token(sw: &Sweep<'_>) -> (Vec<Text>, Vec<Comparison<Text>>) {
+    sw.pairs
+        .iter()
+        .map(|p| {
+            let s = sw.at(p.seq);
+            let burn = predict::burn_bytes_per_token_layer(&s);
+            let finding = Text::said(Key::PerToken)
+                .number("seq", p.seq)
+                .bytes("measured", p.per_token_layer())
+                .count("deep", p.deep.config.shape.layers)
+                .count("shallow", p.shallow.config.shape.layers)
+                .bytes("burn", burn)
+                .bytes(
+                    "adapted",
+                    predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&s),
+                )
+                .bytes("published", predict::korthikanti_bytes_per_token_layer(&s));
+            let comparison = Comparison::new(
+                Text::said(Key::PerTokenQuantity).number("seq", p.seq),
+                burn,
+                p.per_token_layer(),
+                Key::PerTokenNote,
+            );
+            (finding, comparison)
+        })
+        .unzip()
+}
+
+/// The fit of bytes per token and block against the length, beside the rule's intercept and
+/// slope.
+fn fit_part(sw: &Sweep<'_>) -> (Vec<Text>, Vec<Comparison<Text>>) {
+    let Some(fit) = &sw.fit else {
+        return (Vec::new(), Vec::new());
+    };
+    let heads = sw.shape().heads as f64;
+    let predicted_slope = predict::ATTENTION_VALUES_PER_HEAD * heads * 4.0;
+    let first_slope = predict::FIRST_ATTENTION_VALUES_PER_HEAD * heads * 4.0;
+    let predicted_intercept = predict::burn_bytes_per_token_layer(&sw.at(0.0));
+    let finding = Text::said(Key::Fit)
+        .count("lengths", fit.n)
+        .number("r_squared", fit.r_squared)
+        .bytes("intercept", fit.intercept)
+        .bytes("slope", fit.slope)
+        .bytes("predicted_intercept", predicted_intercept)
+        .bytes("predicted_slope", predicted_slope)
+        .count("heads", sw.shape().heads)
+        .bytes("first_slope", first_slope)
+        .number("crossover_rule", predict::burn_crossover_seq(&sw.shape()));
+    let comparisons = vec![
+        Comparison::new(
+            Key::InterceptQuantity,
+            predicted_intercept,
+            fit.intercept,
+            Key::Label18DH2F32Values,
+        ),
+        Comparison::new(
+            Key::SlopeQuantity,
+            predicted_slope,
+            fit.slope,
+            Key::SlopeNote,
+        ),
+    ];
+    (vec![finding], comparisons)
+}
+
+/// Balanced checkpointing's bytes per token and block, and its peak at the longest length.
+fn balanced_part(sw: &Sweep<'_>) -> (Vec<Text>, Vec<Comparison<Text>>) {
+    let (mut findings, comparisons): (Vec<Text>, Vec<Comparison<Text>>) = sw
+        .pairs_balanced
+        .iter()
+        .map(|p| {
+            let measured = p.per_token_layer();
+            let predicted = predict::balanced_bytes_per_token_layer(&sw.at(p.seq));
+            let mut t = Text::said(Key::Balanced)
+                .number("seq", p.seq)
+                .bytes("measured", measured)
+                .bytes("predicted", predicted);
+            if let Some(q) = sw.pairs.iter().find(|q| q.seq == p.seq) {
+                t = t.bytes("without", q.per_token_layer());
+            }
+            let c = Comparison::new(
+                Text::said(Key::BalancedQuantity).number("seq", p.seq),
+                predicted,
+                measured,
+                Key::BalancedNote,
+            );
+            (t, c)
+        })
+        .unzip();
+    let long = sw.long;
+    let at_longest = sw
+        .deep_balanced
+        .iter()
+        .find(|b| b.config.shape.seq == long.config.shape.seq);
+    if let Some(b) = at_longest {
+        let mut t = Text::said(Key::BalancedPeak)
+            .count("seq", long.config.shape.seq)
+            .count("blocks", sw.shape().layers)
+            .bytes("without", long.result.peak_bytes() as f64)
+            .bytes("with", b.result.peak_bytes() as f64);
+        if let Some(c) = b.result.checks.first() {
+            t = t
+                .number("max_rel_diff", c.max_rel_diff)
+                .number("tolerance", c.tolerance)
+                .number("passed", u8::from(c.passed));
+        }
+        findings.push(t);
+    }
+    (findings, comparisons)
+}
+
+/// The longest step's weights and Adam state beside the rules, its components, and the
+/// throughput at the ends of the sweep.
+fn components(sw: &Sweep<'_>) -> (Vec<Text>, Vec<Comparison<Text>>) {
+    let (shape, r) = (sw.shape(), sw.long.result);
+    let params = r.metric(Metric::ParamBytes);
+    let shallow_extra = sw.pairs.last().map_or(f64::NAN, |p| {
+        p.shallow.result.metric(Metric::ParamBytes) - predict::param_bytes(&p.shallow.config.shape)
+    });
+    let comparisons = vec![
+        Comparison::new(
+            Text::said(Key::ParamsQuantity).count("blocks", shape.layers),
+            predict::param_bytes(&shape),
+            params,
+            Text::said(Key::ParamsNote)
+                .count("params", shape.num_params())
+                .bytes("extra", params - predict::param_bytes(&shape))
+                .bytes("per_block", per_block_extra(&sw.pairs))
+                .bytes("shallow_extra", shallow_extra),
+        ),
+        Comparison::new(
+            Key::LabelAdamState,
+            predict::adam_state_bytes(&shape),
+            r.metric(Metric::OptimizerStateBytes),
+            Key::LabelN8BytesPerParameter,
+        ),
+    ];
+    let rate = |r: &R<'_>| r.result.samples_per_step as f64 / r.result.step.median_s;
+    let findings = vec![
+        Text::said(Key::Components)
+            .count("seq", shape.seq)
+            .count("batch", sw.long.config.batch)
+            .count("blocks", shape.layers)
+            .bytes("peak", r.peak_bytes() as f64)
+            .bytes("weights", params)
+            .bytes("adam", r.metric(Metric::OptimizerStateBytes))
+            .bytes("gradients", r.metric(Metric::GradBytes))
+            .bytes("kept", r.metric(Metric::GraphBytes))
+            .bytes("activations", r.metric(Metric::ActivationBytes)),
+        Text::said(Key::Throughput)
+            .count("short", sw.short.config.shape.seq)
+            .count("long", sw.long.config.shape.seq)
+            .number("short_rate", rate(sw.short))
+            .number("long_rate", rate(sw.long)),
+    ];
+    (findings, comparisons)
+}
+
+/// A rule per token and block along the sweep's lengths.
+fn rule_line(
+    sw: &Sweep<'_>,
+    name: Key,
+    pairs: &[Pair<'_>],
+    rule: fn(&TransformerShape) -> f64,
+) -> Series<Text> {
+    Series::line(
+        name,
+        true,
+        pairs.iter().map(|p| (p.seq, rule(&sw.at(p.seq)))).collect(),
+    )
+}
+
+/// Bytes one block keeps per token, measured and by each rule.
+fn per_token_chart(sw: &Sweep<'_>) -> Chart<Text> {
+    let measured = |name: Key, pairs: &[Pair<'_>]| {
+        Series::line(
+            name,
+            false,
+            pairs.iter().map(|p| (p.seq, p.per_token_layer())).collect(),
+        )
+    };
+    Chart::new(
+        "per-token-per-block",
+        Key::LabelBytesOneBlockKeepsPerToken,
+        Key::LabelSequenceLengthTokens,
+        Key::LabelBytesPerTokenPerBlock,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .y(AxisUnit::Bytes)
+    .series([
+        measured(Key::LabelMeasuredDifferenceBetweenDepths, &sw.pairs),
+        rule_line(
+            sw,
+            Key::LabelBurnSRule418D,
+            &sw.pairs,
+            predict::burn_bytes_per_token_layer,
+        ),
+        measured(Key::LabelBalancedCheckpointingMeasured, &sw.pairs_balanced),
+        rule_line(
+            sw,
+            Key::LabelBalancedCheckpointingRule410D,
+            &sw.pairs_balanced,
+            predict::balanced_bytes_per_token_layer,
+        ),
+        rule_line(
+            sw,
+            Key::LabelKorthikantiF32WithoutDropout416,
+            &sw.pairs,
+            predict::korthikanti_f32_no_dropout_bytes_per_token_layer,
+        ),
+        rule_line(
+            sw,
+            Key::LabelKorthikantiAsPublished34D5,
+            &sw.pairs,
+            predict::korthikanti_bytes_per_token_layer,
+        ),
+    ])
+}
+
+/// A value of each row against its sequence length.
+fn by_seq(rows: &[&R<'_>], f: &dyn Fn(&R<'_>) -> f64) -> Vec<(f64, f64)> {
+    rows.iter()
+        .map(|r| (r.config.shape.seq as f64, f(r)))
+        .collect()
+}
+
+/// The deepest step's components against the length, and its peak.
+fn components_chart(sw: &Sweep<'_>) -> Chart<Text> {
+    let components = [
+        (Key::LabelWeights, Metric::ParamBytes),
+        (Key::LabelAdamState, Metric::OptimizerStateBytes),
+        (Key::LabelGradients, Metric::GradBytes),
+        (Key::LabelKeptByForwardForBackward, Metric::GraphBytes),
+    ];
+    Chart::new(
+        "components-vs-seq",
+        Text::said(Key::ComponentsChart).count("blocks", sw.shape().layers),
+        Key::LabelSequenceLengthTokens,
+        Key::LabelBytes,
+    )
+    .x(AxisUnit::Given, Scale::Log2)
+    .y(AxisUnit::Bytes)
+    .series(components.map(|(name, metric)| {
+        Series::line(name, false, by_seq(&sw.deep, &|r| r.result.metric(metric)))
+    }))
+    .series([Series::line(
+        CommonKey::StepPeak,
+        false,
+        by_seq(&sw.deep, &|r| r.result.peak_bytes() as f64),
+    )])
+}
+
+/// The step peak with and without checkpointing, and the throughput, against the length.
+fn peak_and_throughput_charts(sw: &Sweep<'_>) -> [Chart<Text>; 2] {
+    let blocks = sw.shape().layers;
+    let peak = |r: &R<'_>| r.result.peak_bytes() as f64;
+    [
+        Chart::new(
+            "peak-checkpointing-vs-seq",
+            Text::said(Key::CheckpointingChart).count("blocks", blocks),
+            Key::LabelSequenceLengthTokens,
+            CommonKey::StepPeak,
+        )
+        .x(AxisUnit::Given, Scale::Log2)
+        .y(AxisUnit::Bytes)
+        .series([
+            Series::line(Key::LabelNoCheckpointing, false, by_seq(&sw.deep, &peak)),
+            Series::line(
+                Key::LabelBalancedCheckpointing,
+                false,
+                by_seq(&sw.deep_balanced, &peak),
+            ),
+        ]),
+        Chart::new(
+            "throughput-vs-seq",
+            Text::said(Key::ThroughputChart).count("blocks", blocks),
+            Key::LabelSequenceLengthTokens,
+            Key::LabelThroughputTokensS,
+        )
+        .x(AxisUnit::Given, Scale::Log2)
+        .series([Series::throughput(
+            Key::LabelTokensSMedianBarsFastestAnd,
+            sw.deep
+                .iter()
+                .map(|r| (r.config.shape.seq as f64, r.result)),
+        )]),
+    ]
+}
+
+/// Korthikanti et al.'s per-token figure beside ours at the longest length.
+fn published(sw: &Sweep<'_>) -> Option<PublishedFigure<Text>> {
+    let p = sw.pairs.last()?;
+    let s = sw.at(p.seq);
+    Some(PublishedFigure {
+        source: Text::said(Key::PublishedSource),
+        claim: Text::said(Key::PublishedClaim),
+        ours: Text::said(Key::PublishedOurs)
+            .bytes("measured", p.per_token_layer())
+            .number("seq", p.seq)
+            .bytes("published", predict::korthikanti_bytes_per_token_layer(&s))
+            .bytes(
+                "adapted",
+                predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&s),
+            ),
+    })
+}
+
+/// Findings, predictions and the fit of the sweep, in the page's order.
+fn conclusions(sw: &Sweep<'_>, paired: &[PairedComparison]) -> (Vec<Text>, Vec<Comparison<Text>>) {
+    let mut findings = Vec::new();
+    let mut comparisons = Vec::new();
+    for (f, c) in [per_token(sw), fit_part(sw), balanced_part(sw)] {
+        findings.extend(f);
+        comparisons.extend(c);
+    }
+    findings.extend(
+        paired
+            .iter()
+            .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
+    );
+    let (f, c) = components(sw);
+    findings.extend(f);
+    comparisons.extend(c);
+    (findings, comparisons)
+}
+
 impl Analyse for SequenceLength {
     /// The analysis of a sequence-length sweep.
     fn analyse(
         &self,
-        mut rows: Vec<Row<'_, SeqConfig>>,
+        mut rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
         rows.sort_by_key(|r| (r.config.shape.seq, r.config.shape.layers));
         let correctness = Correctness::of(points);
-        let secondary_headlines: Vec<Headline<Text>> = checkpointing_pair(&rows)
-            .map(|(plain, balanced)| {
-                Headline::versus(
-                    Text::said(Key::CheckpointingHeadline)
-                        .count("seq", plain.config.shape.seq)
-                        .count("blocks", plain.config.shape.layers),
-                    Side::step(plain.result),
-                    Side::step(balanced.result),
-                    Correctness::of_checks(&balanced.result.checks).unwrap_or(Correctness::Unknown),
-                    Text::said(Key::CheckpointingDetail),
-                )
-                .variant("balanced checkpointing")
-                .timed_by(CHECKPOINTING)
-            })
-            .into_iter()
-            .collect();
+        let checks = checks_of_fix(&rows, Fix::Checkpointing, TechniqueId::SequenceLength);
+        let secondary = checkpointing_headline(&rows);
         let timeline = checkpointing_pair(&rows).and_then(|(plain, balanced)| {
             crate::workloads::timeline_chart(
                 "memory-timeline",
@@ -99,381 +481,38 @@ impl Analyse for SequenceLength {
         let (plain, balanced): (Vec<_>, Vec<_>) = rows
             .into_iter()
             .partition(|r| r.config.checkpointing == Checkpointing::None);
-        let (deep, pairs) = depth_pairs(&plain);
-        let (deep_balanced, pairs_balanced) = depth_pairs(&balanced);
-        let (Some(short), Some(long)) = (deep.first(), deep.last()) else {
+        let Some(sw) = Sweep::new(&plain, &balanced) else {
             return Analysis::unmeasured(correctness);
         };
-        let shape = long.config.shape;
-        let at = |seq: f64| results_shape(shape, seq);
-
-        let mut findings = Vec::new();
-        let mut comparisons = Vec::new();
-        for p in &pairs {
-            let measured = p.per_token_layer();
-            let s = at(p.seq);
-            let burn = predict::burn_bytes_per_token_layer(&s);
-            let adapted = predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&s);
-            findings.push(
-                Text::said(Key::PerToken)
-                    .number("seq", p.seq)
-                    .bytes("measured", measured)
-                    .count("deep", p.deep.config.shape.layers)
-                    .count("shallow", p.shallow.config.shape.layers)
-                    .bytes("burn", burn)
-                    .bytes("adapted", adapted)
-                    .bytes("published", predict::korthikanti_bytes_per_token_layer(&s)),
-            );
-            comparisons.push(Comparison {
-                quantity: Text::said(Key::PerTokenQuantity).number("seq", p.seq),
-                predicted_bytes: burn,
-                measured_bytes: measured,
-                measured_upper_bytes: None,
-                note: Text::said(Key::PerTokenNote),
-            });
-        }
-
-        let fit = LinearFit::fit(
-            &pairs
-                .iter()
-                .map(|p| (p.seq, p.per_token_layer()))
-                .collect::<Vec<_>>(),
-        );
-        let mut fits = Vec::new();
-        if let Some(fit) = &fit {
-            let predicted_slope = predict::ATTENTION_VALUES_PER_HEAD * shape.heads as f64 * 4.0;
-            let first_slope = predict::FIRST_ATTENTION_VALUES_PER_HEAD * shape.heads as f64 * 4.0;
-            let predicted_intercept = predict::burn_bytes_per_token_layer(&at(0.0));
-            findings.push(
-                Text::said(Key::Fit)
-                    .count("lengths", fit.n)
-                    .number("r_squared", fit.r_squared)
-                    .bytes("intercept", fit.intercept)
-                    .bytes("slope", fit.slope)
-                    .bytes("predicted_intercept", predicted_intercept)
-                    .bytes("predicted_slope", predicted_slope)
-                    .count("heads", shape.heads)
-                    .bytes("first_slope", first_slope)
-                    .number("crossover_rule", predict::burn_crossover_seq(&shape)),
-            );
-            comparisons.push(Comparison {
-                quantity: Text::said(Key::InterceptQuantity),
-                predicted_bytes: predicted_intercept,
-                measured_bytes: fit.intercept,
-                measured_upper_bytes: None,
-                note: Text::said(Key::Label18DH2F32Values),
-            });
-            comparisons.push(Comparison {
-                quantity: Text::said(Key::SlopeQuantity),
-                predicted_bytes: predicted_slope,
-                measured_bytes: fit.slope,
-                measured_upper_bytes: None,
-                note: Text::said(Key::SlopeNote),
-            });
-            fits.push(ReportedFit {
-                what: Text::said(Key::FitWhat),
-                fit: fit.clone(),
-            });
-        }
-
-        for p in &pairs_balanced {
-            let measured = p.per_token_layer();
-            let predicted = predict::balanced_bytes_per_token_layer(&at(p.seq));
-            let without = pairs
-                .iter()
-                .find(|q| q.seq == p.seq)
-                .map(Pair::per_token_layer);
-            let mut t = Text::said(Key::Balanced)
-                .number("seq", p.seq)
-                .bytes("measured", measured)
-                .bytes("predicted", predicted);
-            if let Some(w) = without {
-                t = t.bytes("without", w);
-            }
-            findings.push(t);
-            comparisons.push(Comparison {
-                quantity: Text::said(Key::BalancedQuantity).number("seq", p.seq),
-                predicted_bytes: predicted,
-                measured_bytes: measured,
-                measured_upper_bytes: None,
-                note: Text::said(Key::BalancedNote),
-            });
-        }
-        if let Some(b) = deep_balanced
-            .iter()
-            .find(|b| b.config.shape.seq == long.config.shape.seq)
-        {
-            let (without, with) = (
-                long.result.peak_bytes() as f64,
-                b.result.peak_bytes() as f64,
-            );
-            let mut t = Text::said(Key::BalancedPeak)
-                .count("seq", long.config.shape.seq)
-                .count("blocks", shape.layers)
-                .bytes("without", without)
-                .bytes("with", with);
-            if let Some(c) = b.result.checks.first() {
-                t = t
-                    .number("max_rel_diff", c.max_rel_diff)
-                    .number("tolerance", c.tolerance)
-                    .number("passed", u8::from(c.passed));
-            }
-            findings.push(t);
-        }
-
-        findings.extend(
-            paired
-                .iter()
-                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
-        );
-
-        let r = long.result;
-        let params = r.metric(Metric::ParamBytes);
-        comparisons.push(Comparison {
-            quantity: Text::said(Key::ParamsQuantity).count("blocks", shape.layers),
-            predicted_bytes: predict::param_bytes(&shape),
-            measured_bytes: params,
-            measured_upper_bytes: None,
-            note: Text::said(Key::ParamsNote)
-                .count("params", shape.num_params())
-                .bytes("extra", params - predict::param_bytes(&shape))
-                .bytes("per_block", per_block_extra(&pairs))
-                .bytes(
-                    "shallow_extra",
-                    pairs.last().map_or(f64::NAN, |p| {
-                        p.shallow.result.metric(Metric::ParamBytes)
-                            - predict::param_bytes(&p.shallow.config.shape)
-                    }),
-                ),
-        });
-        comparisons.push(Comparison {
-            quantity: Text::from(Key::LabelAdamState),
-            predicted_bytes: predict::adam_state_bytes(&shape),
-            measured_bytes: r.metric(Metric::OptimizerStateBytes),
-            measured_upper_bytes: None,
-            note: Text::from(Key::LabelN8BytesPerParameter),
-        });
-        findings.push(
-            Text::said(Key::Components)
-                .count("seq", shape.seq)
-                .count("batch", long.config.batch)
-                .count("blocks", shape.layers)
-                .bytes("peak", r.peak_bytes() as f64)
-                .bytes("weights", params)
-                .bytes("adam", r.metric(Metric::OptimizerStateBytes))
-                .bytes("gradients", r.metric(Metric::GradBytes))
-                .bytes("kept", r.metric(Metric::GraphBytes))
-                .bytes("activations", r.metric(Metric::ActivationBytes)),
-        );
-        findings.push(
-            Text::said(Key::Throughput)
-                .count("short", short.config.shape.seq)
-                .count("long", long.config.shape.seq)
-                .number(
-                    "short_rate",
-                    short.result.samples_per_step as f64 / short.result.step.median_s,
-                )
-                .number("long_rate", r.samples_per_step as f64 / r.step.median_s),
-        );
-
-        let x = |r: &Row<'_, SeqConfig>| r.config.shape.seq as f64;
-        let charts = vec![
-            Chart {
-                id: "per-token-per-block".into(),
-                title: Text::said(Key::LabelBytesOneBlockKeepsPerToken),
-                x_label: Key::LabelSequenceLengthTokens.into(),
-                y_label: Text::said(Key::LabelBytesPerTokenPerBlock),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![
-                    Series::line(
-                        Key::LabelMeasuredDifferenceBetweenDepths,
-                        false,
-                        pairs.iter().map(|p| (p.seq, p.per_token_layer())).collect(),
-                    ),
-                    Series::line(
-                        Text::said(Key::LabelBurnSRule418D),
-                        true,
-                        pairs
-                            .iter()
-                            .map(|p| (p.seq, predict::burn_bytes_per_token_layer(&at(p.seq))))
-                            .collect(),
-                    ),
-                    Series::line(
-                        Key::LabelBalancedCheckpointingMeasured,
-                        false,
-                        pairs_balanced
-                            .iter()
-                            .map(|p| (p.seq, p.per_token_layer()))
-                            .collect(),
-                    ),
-                    Series::line(
-                        Text::said(Key::LabelBalancedCheckpointingRule410D),
-                        true,
-                        pairs_balanced
-                            .iter()
-                            .map(|p| (p.seq, predict::balanced_bytes_per_token_layer(&at(p.seq))))
-                            .collect(),
-                    ),
-                    Series::line(
-                        Text::said(Key::LabelKorthikantiF32WithoutDropout416),
-                        true,
-                        pairs
-                            .iter()
-                            .map(|p| {
-                                (
-                                    p.seq,
-                                    predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&at(
-                                        p.seq,
-                                    )),
-                                )
-                            })
-                            .collect(),
-                    ),
-                    Series::line(
-                        Text::said(Key::LabelKorthikantiAsPublished34D5),
-                        true,
-                        pairs
-                            .iter()
-                            .map(|p| {
-                                (
-                                    p.seq,
-                                    predict::korthikanti_bytes_per_token_layer(&at(p.seq)),
-                                )
-                            })
-                            .collect(),
-                    ),
-                ],
-            },
-            Chart {
-                id: "components-vs-seq".into(),
-                title: Text::said(Key::ComponentsChart).count("blocks", shape.layers),
-                x_label: Key::LabelSequenceLengthTokens.into(),
-                y_label: Key::LabelBytes.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: {
-                    let mut series: Vec<Series<Text>> = [
-                        (Text::from(Key::LabelWeights), Metric::ParamBytes),
-                        (Text::from(Key::LabelAdamState), Metric::OptimizerStateBytes),
-                        (Text::from(Key::LabelGradients), Metric::GradBytes),
-                        (
-                            Text::said(Key::LabelKeptByForwardForBackward),
-                            Metric::GraphBytes,
-                        ),
-                    ]
-                    .into_iter()
-                    .map(|(name, metric)| {
-                        Series::line(
-                            name,
-                            false,
-                            deep.iter()
-                                .map(|r| (x(r), r.result.metric(metric)))
-                                .collect(),
-                        )
-                    })
-                    .collect();
-                    series.push(Series::line(
-                        CommonKey::StepPeak,
-                        false,
-                        deep.iter()
-                            .map(|r| (x(r), r.result.peak_bytes() as f64))
-                            .collect(),
-                    ));
-                    series
-                },
-            },
-            Chart {
-                id: "peak-checkpointing-vs-seq".into(),
-                title: Text::said(Key::CheckpointingChart).count("blocks", shape.layers),
-                x_label: Key::LabelSequenceLengthTokens.into(),
-                y_label: CommonKey::StepPeak.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: [
-                    (Key::LabelNoCheckpointing, &deep),
-                    (Key::LabelBalancedCheckpointing, &deep_balanced),
-                ]
-                .into_iter()
-                .map(|(name, rows)| {
-                    Series::line(
-                        name,
-                        false,
-                        rows.iter()
-                            .map(|r| (x(r), r.result.peak_bytes() as f64))
-                            .collect(),
-                    )
-                })
-                .collect(),
-            },
-            Chart {
-                id: "throughput-vs-seq".into(),
-                title: Text::said(Key::ThroughputChart).count("blocks", shape.layers),
-                x_label: Key::LabelSequenceLengthTokens.into(),
-                y_label: Key::LabelThroughputTokensS.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Given,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![Series::throughput(
-                    Text::said(Key::LabelTokensSMedianBarsFastestAnd),
-                    deep.iter().map(|r| (x(r), r.result)),
-                )],
-            },
-        ];
-        let mut charts = charts;
+        let (mut findings, comparisons) = conclusions(&sw, paired);
+        let mut charts = vec![per_token_chart(&sw), components_chart(&sw)];
+        charts.extend(peak_and_throughput_charts(&sw));
         if let Some((chart, lines)) = timeline {
             charts.insert(1, chart);
             findings.extend(lines);
         }
-
-        let published = pairs
-            .last()
-            .map(|p| PublishedFigure {
-                source: Text::said(Key::PublishedSource),
-                claim: Text::said(Key::PublishedClaim),
-                ours: Text::said(Key::PublishedOurs)
-                    .bytes("measured", p.per_token_layer())
-                    .number("seq", p.seq)
-                    .bytes(
-                        "published",
-                        predict::korthikanti_bytes_per_token_layer(&at(p.seq)),
-                    )
-                    .bytes(
-                        "adapted",
-                        predict::korthikanti_f32_no_dropout_bytes_per_token_layer(&at(p.seq)),
-                    ),
-            })
-            .into_iter()
-            .collect();
-
-        Analysis {
-            fix_table: None,
-            fix_checks: Vec::new(),
-            headline: Headline::versus(
-                Text::said(Key::Headline)
-                    .count("long", long.config.shape.seq)
-                    .count("short", short.config.shape.seq)
-                    .count("blocks", shape.layers),
-                Side::step(long.result),
-                Side::step(short.result),
-                // The checks belong to the checkpointing row: the sweep has nothing to prove.
-                Correctness::NotApplicable,
-                Text::said(Key::SweepDetail),
-            ),
-            secondary_headlines,
-            findings,
-            comparisons,
-            fits,
-            charts,
-            published,
-        }
+        let headline = Headline::versus(
+            Text::said(Key::Headline)
+                .count("long", sw.long.config.shape.seq)
+                .count("short", sw.short.config.shape.seq)
+                .count("blocks", sw.shape().layers),
+            Side::step(sw.long.result),
+            Side::step(sw.short.result),
+            // The checks belong to the checkpointing row: the sweep has nothing to prove.
+            Correctness::NotApplicable,
+            Key::SweepDetail,
+        );
+        Analysis::new(headline)
+            .secondary(secondary)
+            .findings(findings)
+            .comparisons(comparisons)
+            .fits(sw.fit.clone().map(|fit| ReportedFit {
+                what: Text::said(Key::FitWhat),
+                fit,
+            }))
+            .charts(charts)
+            .published(published(&sw))
+            .fix_checks(checks)
     }
 }
 
@@ -514,15 +553,4 @@ fn per_block_extra(pairs: &[Pair<'_>]) -> f64 {
         let blocks = (p.deep.config.shape.layers - p.shallow.config.shape.layers) as f64;
         (extra(p.deep) - extra(p.shallow)) / blocks
     })
-}
-
-/// `shape` at sequence length `seq`.
-fn results_shape(
-    shape: crate::harness::models::TransformerShape,
-    seq: f64,
-) -> crate::harness::models::TransformerShape {
-    crate::harness::models::TransformerShape {
-        seq: seq as usize,
-        ..shape
-    }
 }
