@@ -42,11 +42,229 @@ pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
         .collect()
 }
 
+/// The sweep, read once: the cached and fresh allocations by size, the largest of each.
+struct Sweep<'r, 'a> {
+    cached: Vec<&'r R<'a>>,
+    fresh: Vec<&'r R<'a>>,
+    largest: &'r R<'a>,
+    largest_fresh: Option<&'r R<'a>>,
+    has_cache: bool,
+}
+
+impl Sweep<'_, '_> {
+    fn size(&self) -> f64 {
+        self.largest.config.tensor_bytes as f64
+    }
+
+    fn at(&self, moment: Moment, counter: Counter) -> f64 {
+        above_start(self.largest, moment, counter)
+    }
+}
+
+/// Each size's counters beside the rules: in use with the tensor alive and dropped, reserved
+/// after the release, and the allocation's own peak.
+fn predictions(sw: &Sweep<'_, '_>) -> Vec<Comparison<Text>> {
+    let counters = sw.cached.iter().flat_map(|r| {
+        let n = r.config.tensor_bytes as f64;
+        let mut rows = vec![
+            Comparison::new(
+                Text::said(Key::InUseAlive).bytes("tensor", n),
+                predict::in_use_alive_bytes(n),
+                above_start(r, Moment::Alive, Counter::InUse),
+                Key::LabelElementsX4BytesAboveThe,
+            ),
+            Comparison::new(
+                Text::said(Key::InUseDropped).bytes("tensor", n),
+                0.0,
+                above_start(r, Moment::Dropped, Counter::InUse),
+                Key::LabelNothingLiveAboveTheStart,
+            ),
+        ];
+        if sw.has_cache {
+            rows.push(Comparison::new(
+                Text::said(Key::ReservedReleased).bytes("tensor", n),
+                0.0,
+                above_start(r, Moment::Released, Counter::Reserved),
+                Key::ReservedReleasedNote,
+            ));
+        }
+        rows
+    });
+    // The allocation's own peak: on the CPU, Flex's empty() zero-fills a Vec<u8> that
+    // cubecl-common's Bytes::from_bytes_vec then copies into a 16-byte-aligned buffer.
+    let on_host = sw.largest.allocator().counts_host_copies();
+    let allocations = sw.cached.iter().map(|r| {
+        let n = r.config.tensor_bytes as f64;
+        let phase = r.result.phase(CachePhase::Allocate);
+        Comparison::new(
+            Text::said(Key::AllocationPeak).bytes("tensor", n),
+            predict::allocation_peak_bytes(n, on_host),
+            phase.map_or(f64::NAN, |p| p.delta_bytes() as f64),
+            if on_host {
+                Key::AllocationPeakNoteHost
+            } else {
+                Key::AllocationPeakNotePool
+            },
+        )
+    });
+    counters.chain(allocations).collect()
+}
+
+/// The counters around the largest tensor's life, and what an allocation costs in time.
+fn findings(sw: &Sweep<'_, '_>, paired: &[PairedComparison]) -> Vec<Text> {
+    let in_use_dropped = sw.at(Moment::Dropped, Counter::InUse);
+    let counters = if sw.has_cache {
+        Text::said(Key::Counters)
+            .bytes("size", sw.size())
+            .bytes("reserved_alive", sw.at(Moment::Alive, Counter::Reserved))
+            .bytes("in_use_dropped", in_use_dropped)
+            .bytes(
+                "reserved_dropped",
+                sw.at(Moment::Dropped, Counter::Reserved),
+            )
+            .seconds("cleanup", sw.largest.result.metric(Metric::CleanupS))
+            .bytes(
+                "reserved_released",
+                sw.at(Moment::Released, Counter::Reserved),
+            )
+    } else {
+        Text::said(Key::NoCache)
+            .bytes("size", sw.size())
+            .bytes("in_use_dropped", in_use_dropped)
+    };
+    let time = sw.largest_fresh.map(|f| {
+        let t = Text::said(Key::AllocationTime)
+            .bytes("size", sw.size())
+            .number("has_cache", u8::from(sw.has_cache));
+        match find(paired, HEADLINE).filter(|c| c.spec.technique == f.id) {
+            Some(c) => t.paired("timing", &c.spec.id),
+            None => t,
+        }
+    });
+    let paired = paired
+        .iter()
+        .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id));
+    std::iter::once(counters)
+        .chain(time)
+        .chain(paired)
+        .collect()
+}
+
+/// In use and reserved around one tensor's life, against its size.
+fn counters_chart(sw: &Sweep<'_, '_>) -> Chart<Text> {
+    let line = |moment: Moment, counter: Counter, name: Key| {
+        Series::line(
+            name,
+            false,
+            sw.cached
+                .iter()
+                .map(|r| {
+                    let x = r.config.tensor_bytes as f64;
+                    (x, r.result.metric(counter.at(moment)))
+                })
+                .collect(),
+        )
+    };
+    let reserved = sw.has_cache.then(|| {
+        [
+            line(
+                Moment::Dropped,
+                Counter::Reserved,
+                Key::LabelReservedTensorDropped,
+            ),
+            line(
+                Moment::Released,
+                Counter::Reserved,
+                Key::LabelReservedAfterMemoryCleanup,
+            ),
+        ]
+    });
+    Chart::new(
+        "counters-vs-size",
+        Key::LabelInUseAndReservedAroundOne,
+        Key::LabelTensorSize,
+        Key::LabelBytes,
+    )
+    .x(AxisUnit::Bytes, Scale::Log2)
+    .y(AxisUnit::Bytes)
+    .series([
+        line(Moment::Alive, Counter::InUse, Key::LabelInUseTensorAlive),
+        line(
+            Moment::Dropped,
+            Counter::InUse,
+            Key::LabelInUseTensorDropped,
+        ),
+    ])
+    .series(reserved.into_iter().flatten())
+}
+
+/// An allocation's time from the cache and after a release, against the size.
+fn time_chart(sw: &Sweep<'_, '_>) -> Chart<Text> {
+    let line = |rows: &[&R<'_>], name: Key| Series {
+        name: name.into(),
+        predicted: false,
+        points: rows
+            .iter()
+            .map(|r| ChartPoint {
+                x: r.config.tensor_bytes as f64,
+                y: r.result.step.median_s,
+                y_low: Some(r.result.step.min_s),
+                y_high: Some(r.result.step.max_s),
+            })
+            .collect(),
+        marked: Vec::new(),
+        band: false,
+    };
+    Chart::new(
+        "allocation-time",
+        Key::LabelTimeOfOneAllocationMedianBars,
+        Key::LabelTensorSize,
+        Key::LabelAllocationTime,
+    )
+    .x(AxisUnit::Bytes, Scale::Log2)
+    .y(AxisUnit::Seconds)
+    .series([
+        line(&sw.cached, Key::LabelFromTheCacheMedian),
+        line(&sw.fresh, Key::LabelAfterMemoryCleanupMedian),
+    ])
+}
+
+/// The index row: bytes reserved after the drop, without and with the release.
+fn headline(sw: &Sweep<'_, '_>, correctness: Correctness) -> Headline<Text> {
+    let compared = Text::said(Key::Headline).bytes("size", sw.size());
+    let (dropped, released) = (
+        sw.at(Moment::Dropped, Counter::Reserved),
+        sw.at(Moment::Released, Counter::Reserved),
+    );
+    match sw.largest_fresh.filter(|_| sw.has_cache) {
+        Some(_) if dropped > 0.0 => Headline::versus(
+            compared,
+            Side::with_peak(Key::LabelBytesReservedAfterTheDrop, dropped),
+            Side::with_peak(Key::LabelBytesReservedAfterTheDrop, released),
+            correctness,
+            Key::NothingToCheck,
+        )
+        .timed_by(HEADLINE),
+        // Without a cache there is nothing to release and nothing to pay for.
+        _ => Headline {
+            compared,
+            memory_saved_bytes: sw.has_cache.then_some(dropped - released),
+            memory_saved_pct: None,
+            timed_by: Some(HEADLINE.into()),
+            correctness,
+            correctness_detail: Key::NothingToCheck.into(),
+            peak: Some(Key::LabelBytesReservedAfterTheDrop.into()),
+            variant: None,
+            fix: None,
+        },
+    }
+}
+
 impl Analyse for CacheRelease {
     /// The analysis of the cache-release experiment.
     fn analyse(
         &self,
-        mut rows: Vec<Row<'_, CacheConfig>>,
+        mut rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
@@ -58,211 +276,19 @@ impl Analyse for CacheRelease {
         let Some(largest) = cached.last().copied() else {
             return Analysis::unmeasured(Correctness::of(points));
         };
-        let largest_fresh = fresh
-            .iter()
-            .find(|r| r.config.tensor_bytes == largest.config.tensor_bytes)
-            .copied();
-        let has_cache = largest.result.metric(Metric::HasCache) > 0.0;
-        let size = largest.config.tensor_bytes as f64;
-
-        let mut findings = Vec::new();
-        let mut comparisons = Vec::new();
-        for r in &cached {
-            let n = r.config.tensor_bytes as f64;
-            comparisons.push(Comparison {
-                quantity: Text::said(Key::InUseAlive).bytes("tensor", n),
-                predicted_bytes: predict::in_use_alive_bytes(n),
-                measured_bytes: above_start(r, Moment::Alive, Counter::InUse),
-                measured_upper_bytes: None,
-                note: Text::said(Key::LabelElementsX4BytesAboveThe),
-            });
-            comparisons.push(Comparison {
-                quantity: Text::said(Key::InUseDropped).bytes("tensor", n),
-                predicted_bytes: 0.0,
-                measured_bytes: above_start(r, Moment::Dropped, Counter::InUse),
-                measured_upper_bytes: None,
-                note: Text::said(Key::LabelNothingLiveAboveTheStart),
-            });
-            if has_cache {
-                comparisons.push(Comparison {
-                    quantity: Text::said(Key::ReservedReleased).bytes("tensor", n),
-                    predicted_bytes: 0.0,
-                    measured_bytes: above_start(r, Moment::Released, Counter::Reserved),
-                    measured_upper_bytes: None,
-                    note: Text::said(Key::ReservedReleasedNote),
-                });
-            }
-        }
-        // The allocation's own peak: on the CPU, Flex's empty() zero-fills a Vec<u8> that
-        // cubecl-common's Bytes::from_bytes_vec then copies into a 16-byte-aligned buffer.
-        let on_host = largest.allocator().counts_host_copies();
-        for r in &cached {
-            let n = r.config.tensor_bytes as f64;
-            let phase = r.result.phase(CachePhase::Allocate);
-            comparisons.push(Comparison {
-                quantity: Text::said(Key::AllocationPeak).bytes("tensor", n),
-                predicted_bytes: predict::allocation_peak_bytes(n, on_host),
-                measured_bytes: phase.map_or(f64::NAN, |p| p.delta_bytes() as f64),
-                measured_upper_bytes: None,
-                note: if on_host {
-                    Text::said(Key::AllocationPeakNoteHost)
-                } else {
-                    Text::said(Key::AllocationPeakNotePool)
-                },
-            });
-        }
-        let reserved_dropped = above_start(largest, Moment::Dropped, Counter::Reserved);
-        let reserved_released = above_start(largest, Moment::Released, Counter::Reserved);
-        if has_cache {
-            findings.push(
-                Text::said(Key::Counters)
-                    .bytes("size", size)
-                    .bytes(
-                        "reserved_alive",
-                        above_start(largest, Moment::Alive, Counter::Reserved),
-                    )
-                    .bytes(
-                        "in_use_dropped",
-                        above_start(largest, Moment::Dropped, Counter::InUse),
-                    )
-                    .bytes("reserved_dropped", reserved_dropped)
-                    .seconds("cleanup", largest.result.metric(Metric::CleanupS))
-                    .bytes("reserved_released", reserved_released),
-            );
-        } else {
-            findings.push(Text::said(Key::NoCache).bytes("size", size).bytes(
-                "in_use_dropped",
-                above_start(largest, Moment::Dropped, Counter::InUse),
-            ));
-        }
-        if let Some(f) = largest_fresh {
-            let timed = find(paired, HEADLINE).filter(|c| c.spec.technique == f.id);
-            let mut t = Text::said(Key::AllocationTime)
-                .bytes("size", size)
-                .number("has_cache", u8::from(has_cache));
-            if let Some(c) = timed {
-                t = t.paired("timing", &c.spec.id);
-            }
-            findings.push(t);
-        }
-        findings.extend(
-            paired
+        let sw = Sweep {
+            largest_fresh: fresh
                 .iter()
-                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
-        );
-
-        let time_series = |rows: &[&R<'_>], name: Key| Series {
-            name: name.into(),
-            predicted: false,
-            points: rows
-                .iter()
-                .map(|r| ChartPoint {
-                    x: r.config.tensor_bytes as f64,
-                    y: r.result.step.median_s,
-                    y_low: Some(r.result.step.min_s),
-                    y_high: Some(r.result.step.max_s),
-                })
-                .collect(),
-            marked: Vec::new(),
-            band: false,
+                .find(|r| r.config.tensor_bytes == largest.config.tensor_bytes)
+                .copied(),
+            has_cache: largest.result.metric(Metric::HasCache) > 0.0,
+            cached,
+            fresh,
+            largest,
         };
-        let counter_series = |moment: Moment, counter: Counter, name: Key| {
-            Series::line(
-                name,
-                false,
-                cached
-                    .iter()
-                    .map(|r| {
-                        (
-                            r.config.tensor_bytes as f64,
-                            r.result.metric(counter.at(moment)),
-                        )
-                    })
-                    .collect(),
-            )
-        };
-        let mut memory_series = vec![
-            counter_series(Moment::Alive, Counter::InUse, Key::LabelInUseTensorAlive),
-            counter_series(
-                Moment::Dropped,
-                Counter::InUse,
-                Key::LabelInUseTensorDropped,
-            ),
-        ];
-        if has_cache {
-            memory_series.push(counter_series(
-                Moment::Dropped,
-                Counter::Reserved,
-                Key::LabelReservedTensorDropped,
-            ));
-            memory_series.push(counter_series(
-                Moment::Released,
-                Counter::Reserved,
-                Key::LabelReservedAfterMemoryCleanup,
-            ));
-        }
-        let charts = vec![
-            Chart {
-                id: "counters-vs-size".into(),
-                title: Text::said(Key::LabelInUseAndReservedAroundOne),
-                x_label: Key::LabelTensorSize.into(),
-                y_label: Key::LabelBytes.into(),
-                x_unit: AxisUnit::Bytes,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: memory_series,
-            },
-            Chart {
-                id: "allocation-time".into(),
-                title: Text::said(Key::LabelTimeOfOneAllocationMedianBars),
-                x_label: Key::LabelTensorSize.into(),
-                y_label: Key::LabelAllocationTime.into(),
-                x_unit: AxisUnit::Bytes,
-                y_unit: AxisUnit::Seconds,
-                x_scale: Scale::Log2,
-                categories: Vec::new(),
-                series: vec![
-                    time_series(&cached, Key::LabelFromTheCacheMedian),
-                    time_series(&fresh, Key::LabelAfterMemoryCleanupMedian),
-                ],
-            },
-        ];
-
-        let compared = Text::said(Key::Headline).bytes("size", size);
-        let detail = Text::said(Key::NothingToCheck);
-        let headline = match largest_fresh.filter(|_| has_cache) {
-            Some(_) if reserved_dropped > 0.0 => Headline::versus(
-                compared,
-                Side::with_peak(Key::LabelBytesReservedAfterTheDrop, reserved_dropped),
-                Side::with_peak(Key::LabelBytesReservedAfterTheDrop, reserved_released),
-                Correctness::of(points),
-                detail,
-            )
-            .timed_by(HEADLINE),
-            // Without a cache there is nothing to release and nothing to pay for.
-            _ => Headline {
-                compared,
-                memory_saved_bytes: has_cache.then_some(reserved_dropped - reserved_released),
-                memory_saved_pct: None,
-                timed_by: Some(HEADLINE.into()),
-                correctness: Correctness::of(points),
-                correctness_detail: detail,
-                peak: Some(Key::LabelBytesReservedAfterTheDrop.into()),
-                variant: None,
-                fix: None,
-            },
-        };
-        Analysis {
-            fix_table: None,
-            fix_checks: Vec::new(),
-            headline,
-            secondary_headlines: vec![],
-            findings,
-            comparisons,
-            fits: vec![],
-            charts,
-            published: vec![],
-        }
+        Analysis::new(headline(&sw, Correctness::of(points)))
+            .findings(findings(&sw, paired))
+            .comparisons(predictions(&sw))
+            .charts([counters_chart(&sw), time_chart(&sw)])
     }
 }
