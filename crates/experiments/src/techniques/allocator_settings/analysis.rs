@@ -5,7 +5,7 @@
 use results::keys::allocator_settings::Key;
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, Correctness, Headline, MeasuredPoint, Metric,
-    PairedComparison, Scale, Series, Side, Text, Trace,
+    PairedComparison, PublishedFigure, Series, Side, Text, Trace,
 };
 
 use super::AllocatorMetric;
@@ -55,6 +55,281 @@ pub fn losses_agree(steps: &[&R<'_>]) -> Option<Check> {
         .max_by(|a, b| a.max_rel_diff.total_cmp(&b.max_rel_diff))
 }
 
+/// The set, read once: the growing sequence under each setting, the training steps, and the
+/// sequence's shape.
+struct Set<'r, 'a> {
+    growing: Vec<&'r R<'a>>,
+    steps: Vec<&'r R<'a>>,
+    first: &'r R<'a>,
+    base_bytes: u64,
+    count: usize,
+    has_pool: bool,
+}
+
+impl<'r, 'a> Set<'r, 'a> {
+    fn new(rows: &'r [R<'a>]) -> Option<Self> {
+        let of = |f: fn(&Workload) -> bool| -> Vec<&'r R<'a>> {
+            rows.iter().filter(|r| f(&r.config.workload)).collect()
+        };
+        let growing = of(|w| matches!(w, Workload::GrowingTensors { .. }));
+        let first = *growing.first()?;
+        let Workload::GrowingTensors { base_bytes, count } = first.config.workload else {
+            return None;
+        };
+        Some(Self {
+            steps: of(|w| matches!(w, Workload::TrainingStep { .. })),
+            has_pool: first.result.metric(Metric::HasCache) > 0.0,
+            growing,
+            first,
+            base_bytes,
+            count,
+        })
+    }
+
+    fn n(&self) -> u64 {
+        self.count as u64
+    }
+
+    fn reserved_peaks(&self) -> impl Iterator<Item = f64> + '_ {
+        self.growing
+            .iter()
+            .map(|r| r.result.metric(AllocatorMetric::ReservedPeakBytes))
+    }
+}
+
+/// One setting's sequence: what it held and what its pool reserved.
+fn sequence_finding(set: &Set<'_, '_>, r: &R<'_>) -> Text {
+    let held = r.result.metric(Metric::HeldBytes);
+    if !set.has_pool {
+        return Text::said(Key::NoPool)
+            .bytes("held", held)
+            .bytes("predicted", predict::in_use_after(set.n(), set.base_bytes));
+    }
+    let m = |k: AllocatorMetric| r.result.metric(k);
+    Text::said(Key::Pooled)
+        .name("setting", r.config.setting())
+        .bytes("held", held)
+        .bytes("peak", m(AllocatorMetric::ReservedPeakBytes))
+        .bytes("dropped", m(AllocatorMetric::ReservedDroppedBytes))
+        .seconds("cleanup", r.result.metric(Metric::CleanupS))
+        .bytes("released", m(AllocatorMetric::ReservedReleasedBytes))
+}
+
+/// One setting's training step: its peak in use and what its pool reserved.
+fn step_finding(r: &R<'_>) -> Text {
+    let peak = r.peak_above_process();
+    match step_reserved(r) {
+        Some(reserved) => {
+            let t = Text::said(Key::StepPooled)
+                .name("setting", r.config.setting())
+                .bytes("peak", peak)
+                .bytes("reserved", reserved);
+            match r.peak_upper() {
+                Some(u) => t.bytes("upper", u - r.result.metric(Metric::ProcessBaselineBytes)),
+                None => t,
+            }
+        }
+        None => Text::said(Key::StepNoPool).bytes("peak", peak),
+    }
+}
+
+/// The sequence, each setting's readings, the steps and the losses' proof.
+fn findings(set: &Set<'_, '_>, proof: Option<&Check>) -> Vec<Text> {
+    let sequence = Text::said(Key::Sequence)
+        .count("count", set.count)
+        .bytes("first", set.base_bytes as f64)
+        .bytes("last", (set.n() * set.base_bytes) as f64)
+        .count("keep", KEEP)
+        .bytes("in_use", predict::in_use_after(set.n(), set.base_bytes))
+        .bytes(
+            "allocated",
+            predict::never_reused_after(set.n(), set.base_bytes),
+        );
+    let proof = proof.map(|check| {
+        Text::said(Key::Proof)
+            .count("steps", super::PROOF_STEPS)
+            .number("max_rel_diff", check.max_rel_diff)
+            .number("tolerance", TOLERANCE)
+            .number("passed", u8::from(check.passed))
+    });
+    std::iter::once(sequence)
+        .chain(set.growing.iter().map(|r| sequence_finding(set, r)))
+        .chain(set.steps.iter().map(|r| step_finding(r)))
+        .chain(proof)
+        .chain([Text::said(Key::CustomPools), Text::said(Key::NotTimed)])
+        .collect()
+}
+
+/// Each setting's bytes in use at the sequence's end beside the rule.
+fn predictions(set: &Set<'_, '_>) -> Vec<Comparison<Text>> {
+    set.growing
+        .iter()
+        .map(|r| {
+            Comparison::new(
+                Text::said(Key::InUseQuantity).name("setting", r.config.setting()),
+                predict::in_use_after(set.n(), set.base_bytes),
+                r.result.metric(Metric::HeldBytes),
+                Text::said(Key::InUseNote)
+                    .count("keep", KEEP)
+                    .bytes("step", set.base_bytes as f64),
+            )
+        })
+        .collect()
+}
+
+/// In use and reserved after each allocation of the sequence.
+fn sequence_chart(set: &Set<'_, '_>) -> Chart<Text> {
+    let by_allocation = |values: &[f64]| -> Vec<(f64, f64)> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| ((i + 1) as f64, b))
+            .collect()
+    };
+    let rule = |f: fn(u64, u64) -> f64| -> Vec<(f64, f64)> {
+        (1..=set.n())
+            .map(|i| (i as f64, f(i, set.base_bytes)))
+            .collect()
+    };
+    let pools = set.has_pool.then(|| {
+        let reserved = set.growing.iter().map(|r| {
+            Series::line(
+                Text::said(Key::ReservedSeries).name("setting", r.config.setting()),
+                false,
+                by_allocation(r.result.trace(Trace::ReservedBytesByAllocation)),
+            )
+        });
+        reserved.chain([Series::line(
+            Key::LabelEveryTensorSoFarNoPage,
+            true,
+            rule(predict::never_reused_after),
+        )])
+    });
+    Chart::new(
+        "growing-tensors",
+        Key::LabelTensorsOfGrowingSizeInUse,
+        Key::LabelAllocation,
+        Key::LabelBytes,
+    )
+    .y(AxisUnit::Bytes)
+    .series([
+        Series::line(
+            Key::LabelInUseMeasured,
+            false,
+            by_allocation(set.first.result.trace(Trace::InUseBytesByAllocation)),
+        ),
+        Series::line(Key::LabelInUsePredicted, true, rule(predict::in_use_after)),
+    ])
+    .series(pools.into_iter().flatten())
+}
+
+/// A training step under each setting: its peak in use and the most reserved after a phase.
+fn steps_chart(set: &Set<'_, '_>) -> Option<Chart<Text>> {
+    if !set.has_pool || set.steps.is_empty() {
+        return None;
+    }
+    let bar = |name: Key, f: &dyn Fn(&R<'_>) -> f64| {
+        Series::line(
+            name,
+            false,
+            set.steps
+                .iter()
+                .enumerate()
+                .map(|(i, r)| ((i + 1) as f64, f(r)))
+                .collect(),
+        )
+    };
+    Some(
+        Chart::new(
+            "training-step",
+            Key::LabelATrainingStepUnderEachSetting,
+            Key::LabelPoolSetting,
+            Key::LabelBytes,
+        )
+        .y(AxisUnit::Bytes)
+        .categories(
+            set.steps
+                .iter()
+                .map(|r| r.config.setting().to_string())
+                .collect(),
+        )
+        .series([
+            bar(Key::LabelPeakInUse, &|r| r.peak()),
+            bar(Key::LabelMostReservedAfterAPhase, &|r| {
+                step_reserved(r).unwrap_or(f64::NAN)
+            }),
+        ]),
+    )
+}
+
+/// The index row: the default against the setting that reserved least at the sequence's
+/// peak, where there is a pool and more than one setting.
+fn headline(set: &Set<'_, '_>, correctness: Correctness, proof: Option<&Check>) -> Headline<Text> {
+    let first = set.first;
+    let detail = match proof {
+        Some(c) => Text::said(Key::ProofCheck)
+            .count("steps", super::PROOF_STEPS)
+            .name("setting", first.config.setting())
+            .number("max_abs_diff", c.max_abs_diff)
+            .number("max_rel_diff", c.max_rel_diff)
+            .number("tolerance", c.tolerance)
+            .number("passed", u8::from(c.passed)),
+        None => Text::said(Key::NoProof),
+    };
+    let reserved = |r: &R<'_>| r.result.metric(AllocatorMetric::ReservedPeakBytes);
+    let least = set
+        .growing
+        .iter()
+        .skip(1)
+        .min_by(|a, b| reserved(a).total_cmp(&reserved(b)))
+        .filter(|_| set.has_pool);
+    match least {
+        Some(best) => Headline::versus(
+            Text::said(Key::Headline)
+                .name("default", first.config.setting())
+                .name("best", best.config.setting()),
+            Side::with_peak(PEAK, reserved(first)),
+            Side::with_peak(PEAK, reserved(best)),
+            correctness,
+            detail,
+        )
+        .variant(best.config.setting()),
+        None => Headline {
+            compared: Text::said(Key::HeadlineAlone)
+                .name("default", first.config.setting())
+                .number("has_pool", u8::from(set.has_pool)),
+            memory_saved_bytes: None,
+            memory_saved_pct: None,
+            timed_by: None,
+            correctness,
+            correctness_detail: detail,
+            peak: Some(PEAK.into()),
+            variant: None,
+            fix: None,
+        },
+    }
+}
+
+/// The expandable-segments figure beside ours.
+fn published(set: &Set<'_, '_>) -> PublishedFigure<Text> {
+    let ours = if set.has_pool {
+        Text::said(Key::PublishedOurs)
+            .bytes("least", set.reserved_peaks().fold(f64::INFINITY, f64::min))
+            .bytes(
+                "most",
+                set.reserved_peaks().fold(f64::NEG_INFINITY, f64::max),
+            )
+            .bytes("in_use", set.first.result.metric(Metric::HeldBytes))
+    } else {
+        Text::said(Key::PublishedOursNoPool)
+    };
+    PublishedFigure {
+        source: Text::said(Key::PublishedSource),
+        claim: Text::said(Key::PublishedClaim),
+        ours,
+    }
+}
+
 impl Analyse for AllocatorSettings {
     fn analyse(
         &self,
@@ -62,322 +337,18 @@ impl Analyse for AllocatorSettings {
         points: &[MeasuredPoint],
         _paired: &[PairedComparison],
     ) -> Analysis<Text> {
-        let growing: Vec<&R<'_>> = rows
-            .iter()
-            .filter(|r| matches!(r.config.workload, Workload::GrowingTensors { .. }))
-            .collect();
-        let steps: Vec<&R<'_>> = rows
-            .iter()
-            .filter(|r| matches!(r.config.workload, Workload::TrainingStep { .. }))
-            .collect();
-        let Some(first) = growing.first() else {
+        let Some(set) = Set::new(&rows) else {
             return Analysis::unmeasured(Correctness::of(points));
         };
-        let Workload::GrowingTensors { base_bytes, count } = first.config.workload else {
-            return Analysis::unmeasured(Correctness::of(points));
-        };
-        let has_pool = first.result.metric(Metric::HasCache) > 0.0;
-        let n = count as u64;
-
-        let mut findings = vec![Text::said(Key::Sequence)
-            .count("count", count)
-            .bytes("first", base_bytes as f64)
-            .bytes("last", (n * base_bytes) as f64)
-            .count("keep", KEEP)
-            .bytes("in_use", predict::in_use_after(n, base_bytes))
-            .bytes("allocated", predict::never_reused_after(n, base_bytes))];
-        for r in &growing {
-            let held = r.result.metric(Metric::HeldBytes);
-            if has_pool {
-                let peak = r.result.metric(AllocatorMetric::ReservedPeakBytes);
-                findings.push(
-                    Text::said(Key::Pooled)
-                        .name("setting", r.config.setting())
-                        .bytes("held", held)
-                        .bytes("peak", peak)
-                        .bytes(
-                            "dropped",
-                            r.result.metric(AllocatorMetric::ReservedDroppedBytes),
-                        )
-                        .seconds("cleanup", r.result.metric(Metric::CleanupS))
-                        .bytes(
-                            "released",
-                            r.result.metric(AllocatorMetric::ReservedReleasedBytes),
-                        ),
-                );
-            } else {
-                findings.push(
-                    Text::said(Key::NoPool)
-                        .bytes("held", held)
-                        .bytes("predicted", predict::in_use_after(n, base_bytes)),
-                );
-            }
-        }
-        for r in &steps {
-            let peak = r.peak_above_process();
-            match (step_reserved(r), r.peak_upper()) {
-                (Some(reserved), upper) => {
-                    let mut t = Text::said(Key::StepPooled)
-                        .name("setting", r.config.setting())
-                        .bytes("peak", peak)
-                        .bytes("reserved", reserved);
-                    if let Some(u) = upper {
-                        t = t.bytes("upper", u - r.result.metric(Metric::ProcessBaselineBytes));
-                    }
-                    findings.push(t);
-                }
-                (None, _) => findings.push(Text::said(Key::StepNoPool).bytes("peak", peak)),
-            }
-        }
-        let proof = losses_agree(&steps);
-        if let Some(check) = &proof {
-            findings.push(
-                Text::said(Key::Proof)
-                    .count("steps", super::PROOF_STEPS)
-                    .number("max_rel_diff", check.max_rel_diff)
-                    .number("tolerance", TOLERANCE)
-                    .number("passed", u8::from(check.passed)),
-            );
-        }
-        findings.push(Text::said(Key::CustomPools));
-        findings.push(Text::said(Key::NotTimed));
-
-        let comparisons: Vec<Comparison<Text>> = growing
-            .iter()
-            .map(|r| {
-                Comparison::new(
-                    Text::said(Key::InUseQuantity).name("setting", r.config.setting()),
-                    predict::in_use_after(n, base_bytes),
-                    r.result.metric(Metric::HeldBytes),
-                    Text::said(Key::InUseNote)
-                        .count("keep", KEEP)
-                        .bytes("step", base_bytes as f64),
-                )
-            })
-            .collect();
-
-        let by_allocation = |values: &[f64]| -> Vec<(f64, f64)> {
-            values
-                .iter()
-                .enumerate()
-                .map(|(i, &b)| ((i + 1) as f64, b))
-                .collect()
-        };
-        let mut series = vec![
-            Series::line(
-                Key::LabelInUseMeasured,
-                false,
-                by_allocation(first.result.trace(Trace::InUseBytesByAllocation)),
-            ),
-            Series::line(
-                Key::LabelInUsePredicted,
-                true,
-                (1..=n)
-                    .map(|i| (i as f64, predict::in_use_after(i, base_bytes)))
-                    .collect(),
-            ),
-        ];
-        if has_pool {
-            series.extend(growing.iter().map(|r| {
-                Series::line(
-                    Text::said(Key::ReservedSeries).name("setting", r.config.setting()),
-                    false,
-                    by_allocation(r.result.trace(Trace::ReservedBytesByAllocation)),
-                )
-            }));
-            series.push(Series::line(
-                Text::said(Key::LabelEveryTensorSoFarNoPage),
-                true,
-                (1..=n)
-                    .map(|i| (i as f64, predict::never_reused_after(i, base_bytes)))
-                    .collect(),
-            ));
-        }
-        let mut charts = vec![Chart {
-            id: "growing-tensors".into(),
-            title: Text::said(Key::LabelTensorsOfGrowingSizeInUse),
-            x_label: Key::LabelAllocation.into(),
-            y_label: Key::LabelBytes.into(),
-            x_unit: AxisUnit::Given,
-            y_unit: AxisUnit::Bytes,
-            x_scale: Scale::Linear,
-            categories: Vec::new(),
-            series,
-        }];
-        if has_pool && !steps.is_empty() {
-            let categories: Vec<String> = steps
-                .iter()
-                .map(|r| r.config.setting().to_string())
-                .collect();
-            let bar = |name: Text, f: &dyn Fn(&R<'_>) -> f64| {
-                Series::line(
-                    name,
-                    false,
-                    steps
-                        .iter()
-                        .enumerate()
-                        .map(|(i, r)| ((i + 1) as f64, f(r)))
-                        .collect(),
-                )
-            };
-            charts.push(Chart {
-                id: "training-step".into(),
-                title: Text::said(Key::LabelATrainingStepUnderEachSetting),
-                x_label: Key::LabelPoolSetting.into(),
-                y_label: Key::LabelBytes.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Linear,
-                categories,
-                series: vec![
-                    bar(Text::from(Key::LabelPeakInUse), &|r| r.peak()),
-                    bar(Text::said(Key::LabelMostReservedAfterAPhase), &|r| {
-                        step_reserved(r).unwrap_or(f64::NAN)
-                    }),
-                ],
-            });
-        }
-
+        let proof = losses_agree(&set.steps);
         let correctness = match (&proof, Correctness::of(points)) {
             (Some(check), Correctness::Passed) if !check.passed => Correctness::Failed,
             (_, c) => c,
         };
-        let detail = match &proof {
-            Some(c) => Text::said(Key::ProofCheck)
-                .count("steps", super::PROOF_STEPS)
-                .name("setting", first.config.setting())
-                .number("max_abs_diff", c.max_abs_diff)
-                .number("max_rel_diff", c.max_rel_diff)
-                .number("tolerance", c.tolerance)
-                .number("passed", u8::from(c.passed)),
-            None => Text::said(Key::NoProof),
-        };
-        // The headline: the default against the setting that reserved least at the sequence's
-        // peak, where there is a pool and more than one setting.
-        let least = growing
-            .iter()
-            .skip(1)
-            .min_by(|a, b| {
-                a.result
-                    .metric(AllocatorMetric::ReservedPeakBytes)
-                    .total_cmp(&b.result.metric(AllocatorMetric::ReservedPeakBytes))
-            })
-            .filter(|_| has_pool);
-        let headline = match least {
-            Some(best) => Headline::versus(
-                Text::said(Key::Headline)
-                    .name("default", first.config.setting())
-                    .name("best", best.config.setting()),
-                Side::with_peak(
-                    PEAK,
-                    first.result.metric(AllocatorMetric::ReservedPeakBytes),
-                ),
-                Side::with_peak(PEAK, best.result.metric(AllocatorMetric::ReservedPeakBytes)),
-                correctness,
-                detail,
-            )
-            .variant(best.config.setting()),
-            None => Headline {
-                compared: Text::said(Key::HeadlineAlone)
-                    .name("default", first.config.setting())
-                    .number("has_pool", u8::from(has_pool)),
-                memory_saved_bytes: None,
-                memory_saved_pct: None,
-                timed_by: None,
-                correctness,
-                correctness_detail: detail,
-                peak: Some(PEAK.into()),
-                variant: None,
-                fix: None,
-            },
-        };
-        Analysis {
-            fix_table: None,
-            fix_checks: Vec::new(),
-            headline,
-            secondary_headlines: vec![],
-            findings,
-            comparisons,
-            fits: vec![],
-            charts,
-            published: vec![results::PublishedFigure {
-                source: Text::said(Key::PublishedSource),
-                claim: Text::said(Key::PublishedClaim),
-                ours: if has_pool {
-                    Text::said(Key::PublishedOurs)
-                        .bytes(
-                            "least",
-                            growing
-                                .iter()
-                                .map(|r| r.result.metric(AllocatorMetric::ReservedPeakBytes))
-                                .fold(f64::INFINITY, f64::min),
-                        )
-                        .bytes(
-                            "most",
-                            growing
-                                .iter()
-                                .map(|r| r.result.metric(AllocatorMetric::ReservedPeakBytes))
-                                .fold(f64::NEG_INFINITY, f64::max),
-                        )
-                        .bytes("in_use", first.result.metric(Metric::HeldBytes))
-                } else {
-                    Text::said(Key::PublishedOursNoPool)
-                },
-            }],
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::harness::backend::Pool;
-    use results::{DeviceKind, PointResult, ProbeInfo, Timing};
-
-    fn result(losses: &[f64]) -> PointResult {
-        let mut r = PointResult::new(
-            ProbeInfo::of("test"),
-            Vec::new(),
-            Timing::from_samples(vec![1.0]),
-            1,
-        );
-        r.traces.insert(Trace::LossByStep, losses.to_vec());
-        r
-    }
-
-    fn row<'a>(pool: Pool, result: &'a PointResult) -> R<'a> {
-        Row {
-            id: pool.name(),
-            config: AllocConfig {
-                pool: Some(pool),
-                workload: Workload::TrainingStep {
-                    shape: crate::harness::models::MlpShape { width: 4, depth: 2 },
-                    batch: 1,
-                },
-            },
-            label: pool.name(),
-            result,
-            device: DeviceKind::Wgpu,
-        }
-    }
-
-    #[test]
-    fn the_proof_fails_when_a_setting_changes_the_losses() {
-        let (same, other, moved) = (
-            result(&[2.0, 1.5, 1.0]),
-            result(&[2.0, 1.5, 1.0]),
-            result(&[2.0, 1.5, 1.01]),
-        );
-        let (a, b, c) = (
-            row(Pool::SubSlices, &same),
-            row(Pool::ExclusivePages, &other),
-            row(Pool::ExclusivePages, &moved),
-        );
-        assert!(losses_agree(&[&a, &b]).unwrap().passed);
-        assert!(!losses_agree(&[&a, &b, &c]).unwrap().passed);
-        assert!(
-            losses_agree(&[&a]).is_none(),
-            "one setting: nothing to compare"
-        );
+        Analysis::new(headline(&set, correctness, proof.as_ref()))
+            .findings(findings(&set, proof.as_ref()))
+            .comparisons(predictions(&set))
+            .charts(std::iter::once(sequence_chart(&set)).chain(steps_chart(&set)))
+            .published([published(&set)])
     }
 }
