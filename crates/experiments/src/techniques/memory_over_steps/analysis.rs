@@ -5,7 +5,7 @@
 use results::keys::memory_over_steps::Key;
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, Headline,
-    MeasuredPoint, PairedComparison, PointCheck, Scale, Series, Side, Text, Trace,
+    MeasuredPoint, PairedComparison, PointCheck, Series, Side, Text, Trace,
 };
 
 use super::{LoopConfig, MemoryOverSteps, Pattern};
@@ -167,6 +167,82 @@ fn finding(r: &R<'_>) -> Text {
     t.bytes("in_use_last", last(r.result.trace(Trace::InUseBytesByStep)))
 }
 
+/// The index row: the loop that grew most against the control, both read after the last step.
+fn headline(rows: &[R<'_>], control: &R<'_>, correctness: Correctness) -> Option<Headline<Text>> {
+    let slope = |r: &R<'_>| {
+        fit(in_use(r), r.config.warmup_steps).map_or(f64::NAN, |f| f.growth.bytes_per_step)
+    };
+    let worst = rows
+        .iter()
+        .filter(|r| r.config.pattern != Pattern::Control)
+        .max_by(|a, b| slope(a).total_cmp(&slope(b)))?;
+    Some(Headline::versus(
+        Text::said(Key::Headline)
+            .name("pattern", worst.config.pattern.id())
+            .count("steps", worst.config.steps),
+        Side::with_peak(Key::LabelBytesInUseAfterTheLast, last(in_use(worst))),
+        Side::with_peak(Key::LabelBytesInUseAfterTheLast, last(in_use(control))),
+        correctness,
+        Key::ControlCheck,
+    ))
+}
+
+/// Predicted growth: nothing for the correct loop; for a kept evaluation output, what its
+/// graph holds: the step's weights (the optimizer has replaced them, the graph keeps the old
+/// ones for the matrix products' backward), the activations the MLP's rule says an
+/// un-back-propagated pass records, and the output itself.
+fn growth_prediction(r: &R<'_>) -> Option<Comparison<Text>> {
+    let c = r.config;
+    let (predicted, note) = match c.pattern {
+        Pattern::Control => (0.0, Text::said(Key::GrowthNoteControl)),
+        Pattern::KeptEvalOutput => {
+            let w = c.shape.width as f64;
+            let weights = c.shape.depth as f64 * w * w * 4.0;
+            let graph =
+                (c.shape.predicted_graph_bytes_per_sample(4) as f64 + w * 4.0) * c.batch as f64;
+            let note = Text::said(Key::GrowthNoteKeptOutput)
+                .bytes("weights", weights)
+                .bytes("graph", graph);
+            (weights + graph, note)
+        }
+        _ => return None,
+    };
+    let measured = fit(in_use(r), c.warmup_steps)?.growth.bytes_per_step;
+    Some(Comparison::new(
+        Text::said(Key::Growth).name("pattern", c.pattern.id()),
+        predicted,
+        measured,
+        note,
+    ))
+}
+
+/// Every loop's bytes in use by step, above its value at the end of the warm-up.
+fn chart(rows: &[R<'_>]) -> Chart<Text> {
+    let line = |r: &R<'_>| {
+        let base = in_use(r)
+            .get(r.config.warmup_steps)
+            .copied()
+            .unwrap_or(f64::NAN);
+        Series::line(
+            Text::said(Key::LabelPattern).name("pattern", r.config.pattern.id()),
+            false,
+            in_use(r)
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i as f64, v - base))
+                .collect(),
+        )
+    };
+    Chart::new(
+        "in-use-by-step",
+        Key::LabelInUseByStep,
+        Key::LabelStep,
+        Key::LabelAboveWarmUp,
+    )
+    .y(AxisUnit::Bytes)
+    .series(rows.iter().map(line))
+}
+
 impl Analyse for MemoryOverSteps {
     fn analyse(
         &self,
@@ -176,114 +252,17 @@ impl Analyse for MemoryOverSteps {
     ) -> Analysis<Text> {
         let derived = derived_checks(&rows);
         let correctness = Correctness::with_derived(points, derived.iter().map(|d| &d.check));
-        let Some(control) = rows.iter().find(|r| r.config.pattern == Pattern::Control) else {
+        let headline = rows
+            .iter()
+            .find(|r| r.config.pattern == Pattern::Control)
+            .and_then(|control| headline(&rows, control, correctness));
+        let Some(headline) = headline else {
             return Analysis::unmeasured(correctness);
         };
-        // The headline: the loop that grew most against the control, both read after the last
-        // step.
-        let slope = |r: &R<'_>| {
-            fit(in_use(r), r.config.warmup_steps).map_or(f64::NAN, |f| f.growth.bytes_per_step)
-        };
-        let worst = rows
-            .iter()
-            .filter(|r| r.config.pattern != Pattern::Control)
-            .max_by(|a, b| slope(a).total_cmp(&slope(b)));
-        let detail = Text::said(Key::ControlCheck);
-        let headline = match worst {
-            Some(w) => Headline::versus(
-                Text::said(Key::Headline)
-                    .name("pattern", w.config.pattern.id())
-                    .count("steps", w.config.steps),
-                Side::with_peak(Key::LabelBytesInUseAfterTheLast, last(in_use(w))),
-                Side::with_peak(Key::LabelBytesInUseAfterTheLast, last(in_use(control))),
-                correctness,
-                detail,
-            ),
-            None => return Analysis::unmeasured(correctness),
-        };
-
-        let findings = rows.iter().map(finding).collect();
-        // Predicted growth: nothing for the correct loop; for a kept evaluation output, what
-        // its graph holds: the step's weights (the optimizer has replaced them, the graph keeps
-        // the old ones for the matrix products' backward), the activations the MLP's rule says
-        // an un-back-propagated pass records, and the output itself.
-        let comparisons = rows
-            .iter()
-            .filter_map(|r| {
-                let c = r.config;
-                let (quantity, predicted, note) = match c.pattern {
-                    Pattern::Control => (
-                        Text::said(Key::Growth).name("pattern", c.pattern.id()),
-                        0.0,
-                        Text::said(Key::GrowthNoteControl),
-                    ),
-                    Pattern::KeptEvalOutput => {
-                        let w = c.shape.width as f64;
-                        let weights = c.shape.depth as f64 * w * w * 4.0;
-                        let graph = (c.shape.predicted_graph_bytes_per_sample(4) as f64 + w * 4.0)
-                            * c.batch as f64;
-                        (
-                            Text::said(Key::Growth).name("pattern", c.pattern.id()),
-                            weights + graph,
-                            Text::said(Key::GrowthNoteKeptOutput)
-                                .bytes("weights", weights)
-                                .bytes("graph", graph),
-                        )
-                    }
-                    _ => return None,
-                };
-                let measured = fit(in_use(r), c.warmup_steps)?.growth.bytes_per_step;
-                Some(Comparison {
-                    quantity,
-                    predicted_bytes: predicted,
-                    measured_bytes: measured,
-                    measured_upper_bytes: None,
-                    note,
-                })
-            })
-            .collect();
-        let base = |r: &R<'_>| {
-            in_use(r)
-                .get(r.config.warmup_steps)
-                .copied()
-                .unwrap_or(f64::NAN)
-        };
-        let charts = vec![Chart {
-            id: "in-use-by-step".into(),
-            title: Text::said(Key::LabelInUseByStep),
-            x_label: Text::said(Key::LabelStep),
-            y_label: Text::said(Key::LabelAboveWarmUp),
-            x_unit: AxisUnit::Given,
-            y_unit: AxisUnit::Bytes,
-            x_scale: Scale::Linear,
-            categories: Vec::new(),
-            series: rows
-                .iter()
-                .map(|r| {
-                    let b = base(r);
-                    Series::line(
-                        Text::said(Key::LabelPattern).name("pattern", r.config.pattern.id()),
-                        false,
-                        in_use(r)
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (i as f64, v - b))
-                            .collect(),
-                    )
-                })
-                .collect(),
-        }];
-        Analysis {
-            fix_table: None,
-            fix_checks: Vec::new(),
-            headline,
-            secondary_headlines: vec![],
-            findings,
-            comparisons,
-            fits: vec![],
-            charts,
-            published: vec![],
-        }
+        Analysis::new(headline)
+            .findings(rows.iter().map(finding))
+            .comparisons(rows.iter().filter_map(growth_prediction))
+            .charts([chart(&rows)])
     }
 }
 
