@@ -5,13 +5,14 @@
 use results::keys::optimizer_state::Key;
 use results::keys::CommonKey;
 use results::{
-    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Headline, MeasuredPoint,
-    Metric, PairedComparison, PublishedFigure, Scale, Series, Side, Text, Trace,
+    Analysis, AxisUnit, Chart, Comparison, ComparisonSpec, Correctness, Fix, Headline,
+    MeasuredPoint, Metric, PairedComparison, PublishedFigure, Series, Side, TechniqueId, Text,
+    Trace,
 };
 
 use super::{predict, OptimizerConfig, OptimizerState};
 use crate::harness::optim::Optimizer;
-use crate::technique::{Analyse, Row};
+use crate::technique::{checks_of_fix, Analyse, Row};
 use crate::workloads;
 
 type R<'a> = Row<'a, OptimizerConfig>;
@@ -64,39 +65,205 @@ fn x_of(optimizer: Optimizer) -> f64 {
         .map_or(f64::NAN, |i| (i + 1) as f64)
 }
 
-fn loss_chart(
-    id: &str,
-    title: impl Into<Text>,
-    y_label: impl Into<Text>,
-    rows: &[R<'_>],
-) -> Chart<Text> {
-    Chart {
-        id: id.into(),
-        title: title.into(),
-        x_label: Text::said(Key::LabelStepOfTheProofSRun),
-        y_label: y_label.into(),
-        x_unit: AxisUnit::Given,
-        y_unit: AxisUnit::Given,
-        x_scale: Scale::Linear,
-        categories: Vec::new(),
-        series: rows
-            .iter()
-            .map(|r| {
-                Series::line(
-                    Text::said(Key::LossSeries)
-                        .name("optimizer", r.config.optimizer().name())
-                        .number("lr", r.config.train.lr),
-                    false,
-                    r.result
-                        .trace(Trace::LossByStep)
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &l)| ((i + 1) as f64, l))
-                        .collect(),
-                )
-            })
-            .collect(),
+fn loss_chart(id: &str, title: Key, y_label: Key, rows: &[R<'_>]) -> Chart<Text> {
+    let curve = |r: &R<'_>| {
+        Series::line(
+            Text::said(Key::LossSeries)
+                .name("optimizer", r.config.optimizer().name())
+                .number("lr", r.config.train.lr),
+            false,
+            r.result
+                .trace(Trace::LossByStep)
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| ((i + 1) as f64, l))
+                .collect(),
+        )
+    };
+    Chart::new(id, title, Key::LabelStepOfTheProofSRun, y_label).series(rows.iter().map(curve))
+}
+
+/// The MLP's and the transformer's rows, read once, with Adam and SGD with momentum.
+struct Set<'r, 'a> {
+    mlp: &'r [R<'a>],
+    transformer: &'r [R<'a>],
+    adam: &'r R<'a>,
+    momentum: &'r R<'a>,
+}
+
+impl Set<'_, '_> {
+    fn all(&self) -> impl Iterator<Item = &R<'_>> {
+        self.mlp.iter().chain(self.transformer)
     }
+
+    fn params(&self) -> u64 {
+        self.adam.config.train.shape.num_params()
+    }
+}
+
+/// One optimizer's row: its state per parameter, fixed part and loss.
+fn row_finding(r: &R<'_>) -> Text {
+    let o = r.config.optimizer();
+    let (first, last) = losses(r);
+    Text::said(Key::Row)
+        .name("point", r.label)
+        .number("per_param", state_per_param(r))
+        .count("values", o.values_per_param())
+        .number("fixed_per_param", fixed_per_param(r))
+        .number("first", first)
+        .number("last", last)
+        .count("steps", r.config.proof_steps)
+        .number("lr", r.config.train.lr)
+}
+
+/// Adam's state against momentum's, every row, and what the lighter state costs in loss.
+fn findings(set: &Set<'_, '_>, paired: &[PairedComparison]) -> Vec<Text> {
+    let (adam, momentum) = (set.adam, set.momentum);
+    let state = |r: &R<'_>| r.result.metric(Metric::OptimizerStateBytes);
+    let headline = Text::said(Key::State)
+        .count("params", set.params())
+        .count("batch", adam.config.train.batch)
+        .bytes("adam", state(adam))
+        .number("adam_per_param", state_per_param(adam))
+        .bytes("momentum", state(momentum))
+        .number("momentum_per_param", state_per_param(momentum))
+        .bytes("adam_peak", adam.peak())
+        .bytes("momentum_peak", momentum.peak());
+    let fall = |r: &R<'_>| {
+        let (first, last) = losses(r);
+        (first - last) / first * 100.0
+    };
+    let price = Text::said(Key::Price)
+        .count("steps", momentum.config.proof_steps)
+        .number("momentum_fall", fall(momentum))
+        .number("adam_fall", fall(adam));
+    let paired = paired
+        .iter()
+        .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id));
+    std::iter::once(headline)
+        .chain(paired)
+        .chain(set.all().map(row_finding))
+        .chain([price, Text::said(Key::Dampening)])
+        .collect()
+}
+
+/// Each row's state beside burn-optim's tensors.
+fn predictions(set: &Set<'_, '_>) -> Vec<Comparison<Text>> {
+    set.all()
+        .map(|r| {
+            let o = r.config.optimizer();
+            Comparison::new(
+                Text::said(Key::StateQuantity).name("point", r.label),
+                predict::state_bytes(r.config.train.shape, o),
+                r.result.metric(Metric::OptimizerStateBytes),
+                Text::said(Key::StateNote)
+                    .count("values", o.values_per_param())
+                    .name("optimizer", o.name()),
+            )
+        })
+        .collect()
+}
+
+fn categories() -> Vec<String> {
+    Optimizer::ALL
+        .iter()
+        .map(|o| o.name().to_string())
+        .collect()
+}
+
+/// A value of each row at its optimizer's category.
+fn by_optimizer(rows: &[R<'_>], f: &dyn Fn(&R<'_>) -> f64) -> Vec<(f64, f64)> {
+    rows.iter()
+        .map(|r| (x_of(r.config.optimizer()), f(r)))
+        .collect()
+}
+
+/// State per parameter, per optimizer, beside burn-optim's tensors.
+fn state_chart(set: &Set<'_, '_>) -> Chart<Text> {
+    let rule = Optimizer::ALL
+        .iter()
+        .map(|&o| (x_of(o), (o.values_per_param() * 4) as f64))
+        .collect();
+    let transformer = (!set.transformer.is_empty()).then(|| {
+        Series::line(
+            Key::LabelTransformerMeasured,
+            false,
+            by_optimizer(set.transformer, &state_per_param),
+        )
+    });
+    Chart::new(
+        "state-per-param",
+        Key::LabelOptimizerStatePerParameter,
+        Key::LabelOptimizerBurnSDefaults,
+        Key::LabelStatePerParameterBytes,
+    )
+    .categories(categories())
+    .series([Series::line(
+        Key::LabelMLPMeasured,
+        false,
+        by_optimizer(set.mlp, &state_per_param),
+    )])
+    .series(transformer)
+    .series([Series::line(Key::LabelBurnOptimSStateTensorsX, true, rule)])
+}
+
+/// The MLP's step peak, fixed part and state, per optimizer.
+fn peak_chart(set: &Set<'_, '_>) -> Chart<Text> {
+    let params = set.params() as f64;
+    Chart::new(
+        "peak-by-optimizer",
+        Text::said(Key::StepChart).count("batch", set.adam.config.train.batch),
+        Key::LabelOptimizerBurnSDefaults,
+        Key::LabelBytes,
+    )
+    .y(AxisUnit::Bytes)
+    .categories(categories())
+    .series([
+        Series::line(
+            CommonKey::StepPeak,
+            false,
+            by_optimizer(set.mlp, &|r| r.peak()),
+        ),
+        Series::line(
+            Key::LabelWeightsGradientsOptimizerState,
+            false,
+            by_optimizer(set.mlp, &|r| fixed_per_param(r) * params),
+        ),
+        Series::line(
+            Key::LabelOptimizerState,
+            false,
+            by_optimizer(set.mlp, &|r| r.result.metric(Metric::OptimizerStateBytes)),
+        ),
+    ])
+}
+
+/// The published bytes per parameter beside ours.
+fn published(set: &Set<'_, '_>) -> Vec<PublishedFigure<Text>> {
+    let adam = set.adam;
+    let hf = Text::said(Key::HfOurs).number("momentum", state_per_param(set.momentum));
+    let hf = match of(set.mlp, Optimizer::AdamW) {
+        Some(r) => hf.number("adamw", state_per_param(r)),
+        None => hf,
+    };
+    vec![
+        PublishedFigure {
+            source: Text::said(Key::AccelerateSource),
+            claim: Text::said(Key::AccelerateClaim),
+            ours: Text::said(Key::AccelerateOurs)
+                .number("adam_fixed", fixed_per_param(adam))
+                .number("predicted", predict::fixed_bytes_per_param(Optimizer::Adam)),
+        },
+        PublishedFigure {
+            source: Text::said(Key::HfSource),
+            claim: Text::said(Key::HfClaim),
+            ours: hf,
+        },
+        PublishedFigure {
+            source: Text::said(Key::ZeroSource),
+            claim: Text::said(Key::ZeroClaim),
+            ours: Text::said(Key::ZeroOurs).number("adam_fixed", fixed_per_param(adam)),
+        },
+    ]
 }
 
 impl Analyse for OptimizerState {
@@ -106,6 +273,12 @@ impl Analyse for OptimizerState {
         points: &[MeasuredPoint],
         paired: &[PairedComparison],
     ) -> Analysis<Text> {
+        let momentum_rows: Vec<R<'_>> = rows
+            .iter()
+            .filter(|r| r.config.optimizer() == Optimizer::Momentum)
+            .cloned()
+            .collect();
+        let checks = checks_of_fix(&momentum_rows, Fix::Momentum, TechniqueId::OptimizerState);
         let (mlp, transformer) = workloads::split(rows);
         let correctness = Correctness::of(points);
         let (Some(adam), Some(momentum)) =
@@ -113,159 +286,19 @@ impl Analyse for OptimizerState {
         else {
             return Analysis::unmeasured(correctness);
         };
-        let params = adam.config.train.shape.num_params();
-
-        let mut findings = vec![Text::said(Key::State)
-            .count("params", params)
-            .count("batch", adam.config.train.batch)
-            .bytes("adam", adam.result.metric(Metric::OptimizerStateBytes))
-            .number("adam_per_param", state_per_param(adam))
-            .bytes(
-                "momentum",
-                momentum.result.metric(Metric::OptimizerStateBytes),
-            )
-            .number("momentum_per_param", state_per_param(momentum))
-            .bytes("adam_peak", adam.peak())
-            .bytes("momentum_peak", momentum.peak())];
-        findings.extend(
-            paired
-                .iter()
-                .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
-        );
-        for r in mlp.iter().chain(&transformer) {
-            let o = r.config.optimizer();
-            let (first, last) = losses(r);
-            findings.push(
-                Text::said(Key::Row)
-                    .name("point", r.label)
-                    .number("per_param", state_per_param(r))
-                    .count("values", o.values_per_param())
-                    .number("fixed_per_param", fixed_per_param(r))
-                    .number("first", first)
-                    .number("last", last)
-                    .count("steps", r.config.proof_steps)
-                    .number("lr", r.config.train.lr),
-            );
-        }
-        let fall = |r: &R<'_>| {
-            let (first, last) = losses(r);
-            (first - last) / first * 100.0
+        let set = Set {
+            mlp: &mlp,
+            transformer: &transformer,
+            adam,
+            momentum,
         };
-        findings.push(
-            Text::said(Key::Price)
-                .count("steps", momentum.config.proof_steps)
-                .number("momentum_fall", fall(momentum))
-                .number("adam_fall", fall(adam)),
-        );
-        findings.push(Text::said(Key::Dampening));
-
-        let note = |o: Optimizer| {
-            Text::said(Key::StateNote)
-                .count("values", o.values_per_param())
-                .name("optimizer", o.name())
-        };
-        let comparisons: Vec<Comparison<Text>> = mlp
-            .iter()
-            .chain(&transformer)
-            .map(|r| {
-                let o = r.config.optimizer();
-                Comparison::new(
-                    Text::said(Key::StateQuantity).name("point", r.label),
-                    predict::state_bytes(r.config.train.shape, o),
-                    r.result.metric(Metric::OptimizerStateBytes),
-                    note(o),
-                )
-            })
-            .collect();
-
-        let categories: Vec<String> = Optimizer::ALL
-            .iter()
-            .map(|o| o.name().to_string())
-            .collect();
-        let per_param = |name: Key, rows: &[R<'_>], f: fn(&R<'_>) -> f64| {
-            Series::line(
-                name,
-                false,
-                rows.iter()
-                    .map(|r| (x_of(r.config.optimizer()), f(r)))
-                    .collect(),
-            )
-        };
-        let mut state_series = vec![
-            per_param(Key::LabelMLPMeasured, &mlp, state_per_param),
-            Series::line(
-                Text::said(Key::LabelBurnOptimSStateTensorsX),
-                true,
-                Optimizer::ALL
-                    .iter()
-                    .map(|&o| (x_of(o), (o.values_per_param() * 4) as f64))
-                    .collect(),
-            ),
-        ];
-        if !transformer.is_empty() {
-            state_series.insert(
-                1,
-                per_param(Key::LabelTransformerMeasured, &transformer, state_per_param),
-            );
-        }
+        let mut findings = findings(&set, paired);
         let mut charts = vec![
-            Chart {
-                id: "state-per-param".into(),
-                title: Key::LabelOptimizerStatePerParameter.into(),
-                x_label: Key::LabelOptimizerBurnSDefaults.into(),
-                y_label: Key::LabelStatePerParameterBytes.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Given,
-                x_scale: Scale::Linear,
-                categories: categories.clone(),
-                series: state_series,
-            },
-            Chart {
-                id: "peak-by-optimizer".into(),
-                title: Text::said(Key::StepChart).count("batch", adam.config.train.batch),
-                x_label: Key::LabelOptimizerBurnSDefaults.into(),
-                y_label: Key::LabelBytes.into(),
-                x_unit: AxisUnit::Given,
-                y_unit: AxisUnit::Bytes,
-                x_scale: Scale::Linear,
-                categories,
-                series: vec![
-                    Series::line(
-                        CommonKey::StepPeak,
-                        false,
-                        mlp.iter()
-                            .map(|r| (x_of(r.config.optimizer()), r.peak()))
-                            .collect(),
-                    ),
-                    Series::line(
-                        Text::said(Key::LabelWeightsGradientsOptimizerState),
-                        false,
-                        mlp.iter()
-                            .map(|r| {
-                                (
-                                    x_of(r.config.optimizer()),
-                                    fixed_per_param(r) * params as f64,
-                                )
-                            })
-                            .collect(),
-                    ),
-                    Series::line(
-                        Key::LabelOptimizerState,
-                        false,
-                        mlp.iter()
-                            .map(|r| {
-                                (
-                                    x_of(r.config.optimizer()),
-                                    r.result.metric(Metric::OptimizerStateBytes),
-                                )
-                            })
-                            .collect(),
-                    ),
-                ],
-            },
+            state_chart(&set),
+            peak_chart(&set),
             loss_chart(
                 "loss-by-step",
-                Text::said(Key::LabelTheProofTheMlpSLoss),
+                Key::LabelTheProofTheMlpSLoss,
                 Key::LabelMSELoss,
                 &mlp,
             ),
@@ -273,66 +306,36 @@ impl Analyse for OptimizerState {
         if !transformer.is_empty() {
             charts.push(loss_chart(
                 "transformer-loss-by-step",
-                Text::said(Key::LabelTheProofTheTransformerSLoss),
+                Key::LabelTheProofTheTransformerSLoss,
                 Key::LabelCrossEntropyNatsPerToken,
                 &transformer,
             ));
         }
-        if let Some(sgd) = of(&mlp, Optimizer::Sgd) {
-            if let Some((chart, lines)) = workloads::timeline_chart(
+        let timeline = of(&mlp, Optimizer::Sgd).and_then(|sgd| {
+            workloads::timeline_chart(
                 "memory-timeline",
                 Text::said(Key::LabelMemoryThroughOneTrainingStepPlain),
                 &[sgd, adam],
-            ) {
-                charts.insert(2, chart);
-                findings.extend(lines);
-            }
-        }
-
-        let adamw = of(&mlp, Optimizer::AdamW);
-        let published = vec![
-            PublishedFigure {
-                source: Text::said(Key::AccelerateSource),
-                claim: Text::said(Key::AccelerateClaim),
-                ours: Text::said(Key::AccelerateOurs)
-                    .number("adam_fixed", fixed_per_param(adam))
-                    .number("predicted", predict::fixed_bytes_per_param(Optimizer::Adam)),
-            },
-            PublishedFigure {
-                source: Text::said(Key::HfSource),
-                claim: Text::said(Key::HfClaim),
-                ours: {
-                    let t = Text::said(Key::HfOurs).number("momentum", state_per_param(momentum));
-                    match adamw {
-                        Some(r) => t.number("adamw", state_per_param(r)),
-                        None => t,
-                    }
-                },
-            },
-            PublishedFigure {
-                source: Text::said(Key::ZeroSource),
-                claim: Text::said(Key::ZeroClaim),
-                ours: Text::said(Key::ZeroOurs).number("adam_fixed", fixed_per_param(adam)),
-            },
-        ];
-
-        Analysis {
-            fix_table: None,
-            fix_checks: Vec::new(),
-            headline: Headline::versus(
-                Text::said(Key::Headline).count("batch", adam.config.train.batch),
-                Side::step(adam.result),
-                Side::step(momentum.result),
-                correctness,
-                Text::said(CommonKey::WorstCheck),
             )
-            .timed_by(HEADLINE),
-            secondary_headlines: vec![],
-            findings,
-            comparisons,
-            fits: vec![],
-            charts,
-            published,
+        });
+        if let Some((chart, lines)) = timeline {
+            charts.insert(2, chart);
+            findings.extend(lines);
         }
+        let headline = Headline::versus(
+            Text::said(Key::Headline).count("batch", adam.config.train.batch),
+            Side::step(adam.result),
+            Side::step(momentum.result),
+            correctness,
+            CommonKey::WorstCheck,
+        )
+        .timed_by(HEADLINE)
+        .of_fix(Fix::Momentum);
+        Analysis::new(headline)
+            .findings(findings)
+            .comparisons(predictions(&set))
+            .charts(charts)
+            .published(published(&set))
+            .fix_checks(checks)
     }
 }
