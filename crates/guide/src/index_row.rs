@@ -1,7 +1,7 @@
 //! The index's row of a headline: what a technique saves on one device, what it costs in
 //! time and what its checks found, as the landing page and the fix order print it.
 
-use results::{format, Analysed, Correctness, DeviceKind, Headline};
+use results::{format, Analysed, DeviceKind, Headline};
 use serde::Serialize;
 
 use crate::verdicts::SiteVerdicts;
@@ -38,16 +38,6 @@ pub struct IndexRow {
     pub failed_points: usize,
     /// Whether the record is incomplete (an interrupted run).
     pub incomplete: bool,
-}
-
-/// A verdict in words, with its CSS class.
-pub fn verdict(correctness: Correctness) -> (&'static str, &'static str) {
-    match correctness {
-        Correctness::Passed => ("passed", "ok"),
-        Correctness::Failed => ("failed", "bad"),
-        Correctness::NotApplicable => ("not applicable", "na"),
-        Correctness::Unknown => ("unknown", "na"),
-    }
 }
 
 /// The index row of headline `h` of `record`.

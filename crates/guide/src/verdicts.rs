@@ -13,8 +13,17 @@ use std::collections::BTreeMap;
 use results::{Analysed, Correctness, DeviceKind, Fix, FixCheck, Headline, TechniqueId, Verdicts};
 use serde::Serialize;
 
-use crate::index_row::verdict;
 use crate::words::{check_sentence, check_short};
+
+/// A verdict in words, with its CSS class.
+pub fn verdict(correctness: Correctness) -> (&'static str, &'static str) {
+    match correctness {
+        Correctness::Passed => ("passed", "ok"),
+        Correctness::Failed => ("failed", "bad"),
+        Correctness::NotApplicable => ("not applicable", "na"),
+        Correctness::Unknown => ("unknown", "na"),
+    }
+}
 
 /// Every fix check of the site, per device.
 #[derive(Debug, Default)]

@@ -52,7 +52,7 @@ pub fn check_short(c: &Check) -> &'static str {
         "gradients-bf16-against-f32" => "gradients as f32's",
         "gradients-as-one-mixed-step" => "gradients as mixed bf16's",
         "valid-against-autodiff" => "logits as autodiff's",
-        "quantized-outputs" => "logits as f32's",
+        "quantized-outputs" => "outputs as f32 weights'",
         "loss-falls" => "the loss falls",
         "loss-drift" => "loss curve within f32's drift",
         "seed-study" => "final loss within f32's seed spread",
