@@ -222,8 +222,10 @@ impl<'a> StepMonitor<'a> {
         Some(format!(
             "the pool's reserved memory grows by {} while memory in use does not: the \
              allocator keeps memory no tensor holds. Likely causes: a data loader whose threads \
-             each get their own CubeCL stream and pool (Burn #4971; in 0.21, `[streaming] \
-             max_streams = 1` in cubecl.toml); shapes that change every step; \
+             each get their own CubeCL stream and pool (Burn #4971; the reported workaround, \
+             `[streaming] max_streams = 1` in cubecl.toml, holds only where a reading of every \
+             pool shows it: the workbench's Memory over many steps page says where); shapes \
+             that change every step; \
              `memory_cleanup()` gives the pool's free pages back",
             g.words()
         ))

@@ -253,6 +253,15 @@ pub enum Trace {
     ReservedBytesByStep,
     /// The process's resident set after each step (`/proc/self/statm`).
     ResidentBytesByStep,
+    /// Bytes in use after each step over every pool of the device (CubeCL keeps one per
+    /// stream, and a stream per thread); on the CPU, the process's heap (every thread's).
+    InUseAllStreamsBytesByStep,
+    /// Bytes the device's pools held after each step, every pool (CubeCL).
+    ReservedAllStreamsBytesByStep,
+    /// The pools read for each step's device-wide reading.
+    PoolsByStep,
+    /// Bytes the driver says are taken on the whole device after each step (CUDA).
+    DriverUsedBytesByStep,
 }
 
 /// What a point's throughput counts.

@@ -145,6 +145,15 @@ fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
     })
 }
 
+/// Bytes taken on CUDA device 0, as the driver says (total less free), read in the primary
+/// context the CUDA backend uses.
+#[cfg(feature = "cuda")]
+pub fn cuda_used_bytes() -> Option<u64> {
+    let _context = cudarc::driver::CudaContext::new(0).ok()?;
+    let (free, total) = cudarc::driver::result::mem_get_info().ok()?;
+    Some(total.saturating_sub(free) as u64)
+}
+
 #[cfg(not(feature = "cuda"))]
 fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
     Err(DriverError::NotBuilt("cuda"))

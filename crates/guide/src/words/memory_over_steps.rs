@@ -45,8 +45,8 @@ fn about(id: &str) -> &'static str {
         "loader-thread" => {
             "Makes each epoch's batch on a new thread, as Burn 0.21's DataLoader does per \
              iter(): on CubeCL each thread gets a stream and each stream a pool that outlives \
-             the thread (burn#4971, #4792). The workaround reported there, max_streams = 1 in \
-             cubecl.toml, is the next loop."
+             the thread (burn#4971, #4792). The workaround reported there is the next loop; \
+             what this backend's device-wide readings say of it is below."
         }
         "loader-thread-one-stream" => {
             "The same loader with CubeCL's [streaming] max_streams = 1: every thread shares one \
@@ -96,6 +96,24 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
                     s.bytes("reserved_slope"),
                 ));
             }
+            if s.has("all_reserved_slope") {
+                out.push_str(&format!(
+                    " Over every pool of the device ({:.0}): in use {} ({}/step), reserved {} \
+                     ({}/step).",
+                    s.num("pools"),
+                    verdict(&s.name("all_verdict")),
+                    s.bytes("all_slope"),
+                    verdict(&s.name("all_reserved_verdict")),
+                    s.bytes("all_reserved_slope"),
+                ));
+            }
+            if s.has("driver_slope") {
+                out.push_str(&format!(
+                    " The driver's used memory: {} ({}/step).",
+                    verdict(&s.name("driver_verdict")),
+                    s.bytes("driver_slope"),
+                ));
+            }
             if s.has("resident_slope") {
                 out.push_str(&format!(
                     " Resident set: {} ({}/step).",
@@ -107,6 +125,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             out.push_str(about(&s.name("pattern")));
             out
         }
+        Key::LoaderFinding => loader_finding(s),
         Key::Headline => format!(
             "{} against the correct loop, bytes in use after {} steps",
             pattern(&s.name("pattern")),
@@ -137,4 +156,41 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         // A legend entry: the id, short enough for a phone-wide chart.
         Key::LabelPattern => s.name("pattern").replace('-', " "),
     }
+}
+
+/// What the device-wide readings support saying of `max_streams = 1` on this backend.
+fn loader_finding(s: &Said<'_>) -> String {
+    let figures = format!(
+        "every pool of the device, after each step: the per-thread loader read {} pools, in use \
+         {}/step, reserved {}/step; with max_streams = 1, {} pools, in use {}/step, reserved \
+         {}/step",
+        s.num("pools_per_thread"),
+        s.bytes("in_use_per_thread"),
+        s.bytes("reserved_per_thread"),
+        s.num("pools_one"),
+        s.bytes("in_use_one"),
+        s.bytes("reserved_one"),
+    );
+    let said = match s.name("finding").as_str() {
+        "workaround-holds" => {
+            "the per-thread loader leaves memory behind and max_streams = 1 stops it: on this \
+             backend the workaround holds"
+        }
+        "nothing-to-fix" => {
+            "neither loader leaves memory behind: on this backend there is nothing for \
+             max_streams = 1 to fix, and it is not recommended here"
+        }
+        "neither-fixes" => {
+            "both loaders leave memory behind: on this backend max_streams = 1 does not fix it, \
+             and it is not recommended here"
+        }
+        "workaround-worse" => {
+            "only the loader with max_streams = 1 leaves memory behind: on this backend the \
+             workaround makes it worse"
+        }
+        _ => "the two loaders could not be set side by side",
+    };
+    let mut out = format!("The loaders, read over {figures}: {said}.");
+    out[..1].make_ascii_uppercase();
+    out
 }

@@ -233,8 +233,10 @@ pub fn page(id: TechniqueId) -> PageWords {
             fix: "Keep nothing that holds an autodiff graph across steps: read losses with into_scalar() and evaluate on model.valid().",
             on_devices: "On CubeCL (wgpu, CUDA) each thread that touches the device gets a stream, and each \
              stream its own pool; bytes in use and reserved are read on the training thread's \
-             stream, and the process's resident set counts the rest where the device's memory is \
-             host memory (lavapipe). On a GPU, nvidia-smi shows the pools of every stream.",
+             stream and over every pool of the device (each stream that worked on it), with the \
+             driver's used memory on CUDA and the process's resident set where the device's \
+             memory is host memory (lavapipe). The loader's workaround is recommended only on a \
+             backend whose device-wide readings show it stops a leak.",
         },
     }
 }

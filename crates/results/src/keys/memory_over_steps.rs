@@ -13,6 +13,7 @@ crate::word_keys! {
         LabelPattern = "label.pattern",
         LabelStep = "label.step",
         Pattern = "pattern",
+        LoaderFinding = "loader-finding",
         LabelBytesInUseAfterTheLast = "label.bytes-in-use-after-the-last-step",
     }
 }

@@ -26,7 +26,7 @@ use cubecl::stream_id::StreamId;
 use cubecl::Runtime;
 
 pub use super::Pool;
-use super::{MemoryProbe, MemoryReading, MemorySummary, PeakBracket, ProbeInfo};
+use super::{DeviceWide, MemoryProbe, MemoryReading, MemorySummary, PeakBracket, ProbeInfo};
 
 /// Pause between two of the sampling thread's readings (each also runs the stream's queued
 /// work, so a shorter pause slows the phase more than it sharpens the bound).
@@ -124,6 +124,44 @@ impl<R: Runtime> CubeProbe<R> {
         }
     }
 
+    /// Every pool of `streams`' (each read on its own stream: a stream's pool outlives its
+    /// thread), counted once: streams share a pool where their ids meet modulo CubeCL's
+    /// `max_streams`.
+    pub fn pools(&self, streams: &[u64]) -> (CubeUsage, u64) {
+        use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig};
+        let max = u64::from(CubeClRuntimeConfig::get().streaming.max_streams.max(1));
+        let mut seen: Vec<u64> = Vec::with_capacity(streams.len());
+        let mut total = CubeUsage {
+            allocations: 0,
+            in_use_bytes: 0,
+            padding_bytes: 0,
+            reserved_bytes: 0,
+        };
+        for &id in streams {
+            if seen.contains(&(id % max)) {
+                continue;
+            }
+            seen.push(id % max);
+            let stream = StreamId { value: id };
+            if let Ok(u) = stream.executes(|| self.client.memory_usage()) {
+                total.allocations += u.number_allocs;
+                total.in_use_bytes += u.bytes_in_use;
+                total.padding_bytes += u.bytes_padding;
+                total.reserved_bytes += u.bytes_reserved;
+            }
+        }
+        (total, seen.len() as u64)
+    }
+
+    /// Bytes taken on the whole device, as its driver says (CUDA: total less free).
+    fn driver_used_bytes(&self) -> Option<u64> {
+        #[cfg(feature = "cuda")]
+        if R::name(&self.client) == "cuda" {
+            return crate::harness::driver::cuda_used_bytes();
+        }
+        None
+    }
+
     /// Asks the memory manager to return the pages it can (the `empty_cache` of CubeCL).
     pub fn cleanup(&self) {
         self.client.memory_cleanup();
@@ -166,6 +204,16 @@ impl<R: Runtime> MemoryProbe for CubeProbe<R> {
     fn release_cache(&self) -> bool {
         self.cleanup();
         true
+    }
+
+    fn device_wide(&self, streams: &[u64]) -> Option<DeviceWide> {
+        let (usage, pools) = self.pools(streams);
+        Some(DeviceWide {
+            in_use_bytes: usage.in_use_bytes,
+            reserved_bytes: Some(usage.reserved_bytes),
+            pools,
+            driver_used_bytes: self.driver_used_bytes(),
+        })
     }
 
     fn exact_peak(&self) -> bool {

@@ -12,7 +12,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::{MemoryProbe, MemoryReading, ProbeInfo, Timeline};
+use super::{DeviceWide, MemoryProbe, MemoryReading, ProbeInfo, Timeline};
 
 static IN_USE_BYTES: AtomicU64 = AtomicU64::new(0);
 static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
@@ -197,6 +197,16 @@ impl HostProbe {
 impl MemoryProbe for HostProbe {
     fn info(&self) -> ProbeInfo {
         ProbeInfo::of(KIND)
+    }
+
+    /// The heap is the process's, every thread's: the reading is already device-wide.
+    fn device_wide(&self, _streams: &[u64]) -> Option<DeviceWide> {
+        Some(DeviceWide {
+            in_use_bytes: self.read().in_use_bytes,
+            reserved_bytes: None,
+            pools: 1,
+            driver_used_bytes: None,
+        })
     }
 
     fn read(&self) -> MemoryReading {

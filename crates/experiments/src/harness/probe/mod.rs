@@ -56,6 +56,34 @@ pub struct MemoryReading {
     pub reserved_bytes: Option<u64>,
 }
 
+/// A reading of every pool of the device at once, where a backend keeps one per stream: what
+/// the training thread's reading does not see (a pool left by a finished loader thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceWide {
+    /// Bytes held by live allocations, over every pool.
+    pub in_use_bytes: u64,
+    /// Bytes the pools hold, used or not (none on the CPU).
+    pub reserved_bytes: Option<u64>,
+    /// Pools read.
+    pub pools: u64,
+    /// Bytes the driver says are taken on the whole device (CUDA: total less free), where it
+    /// can say.
+    pub driver_used_bytes: Option<u64>,
+}
+
+/// The stream the calling thread's device work runs on (CubeCL gives each thread its own);
+/// 0 without a CubeCL backend.
+pub fn current_stream() -> u64 {
+    #[cfg(any(feature = "wgpu", feature = "cuda"))]
+    {
+        cubecl::stream_id::StreamId::current().value
+    }
+    #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
+    {
+        0
+    }
+}
+
 /// One step's bytes in use after every allocation event, and the event at which each of its
 /// phases began, in the order the step ran them.
 #[derive(Debug, Clone, Default)]
@@ -119,6 +147,12 @@ pub trait MemoryProbe {
 
     /// Stops the timeline and returns what it recorded.
     fn stop_timeline(&self) -> Option<Timeline> {
+        None
+    }
+
+    /// Every pool of the device, read together: `streams` are the streams that worked on it
+    /// ([`current_stream`] on each thread). `None` where the probe cannot read them.
+    fn device_wide(&self, _streams: &[u64]) -> Option<DeviceWide> {
         None
     }
 

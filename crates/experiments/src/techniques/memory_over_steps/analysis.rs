@@ -85,10 +85,7 @@ pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
         .filter(|r| r.config.pattern == Pattern::Control)
         .map(|r| PointCheck {
             point: r.id.to_string(),
-            check: flat_check(
-                r.result.trace(Trace::InUseBytesByStep),
-                r.config.warmup_steps,
-            ),
+            check: flat_check(in_use(r), r.config.warmup_steps),
         })
         .collect()
 }
@@ -111,8 +108,90 @@ pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
         .collect()
 }
 
+/// Bytes in use after each step over every pool of the device where the loop read them, else
+/// on the training thread's stream (a record made before the device-wide reading).
 fn in_use<'r>(r: &'r R<'_>) -> &'r [f64] {
-    r.result.trace(Trace::InUseBytesByStep)
+    let all = r.result.trace(Trace::InUseAllStreamsBytesByStep);
+    if all.is_empty() {
+        r.result.trace(Trace::InUseBytesByStep)
+    } else {
+        all
+    }
+}
+
+/// Whether a series, after the warm-up, grows (none where it was not read).
+fn grows(r: &R<'_>, trace: Trace) -> Option<bool> {
+    fit(r.result.trace(trace), r.config.warmup_steps).map(|f| f.verdict != Verdict::Flat)
+}
+
+/// Whether a loop leaves memory behind on the whole device: bytes in use over every pool, or
+/// the pools' reserved bytes (a finished thread's pool), grow.
+fn leaks_device_wide(r: &R<'_>) -> Option<bool> {
+    let in_use = grows(r, Trace::InUseAllStreamsBytesByStep)?;
+    Some(in_use || grows(r, Trace::ReservedAllStreamsBytesByStep).unwrap_or(false))
+}
+
+/// What the device-wide readings say of the loader's reported workaround, `max_streams = 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoaderFinding {
+    /// The per-thread loader leaves memory behind and the one-stream loader does not.
+    WorkaroundHolds,
+    /// Neither leaves memory behind: there is nothing to fix on this backend.
+    NothingToFix,
+    /// Both leave memory behind: the workaround does not fix it here.
+    NeitherFixes,
+    /// Only the one-stream loader leaves memory behind.
+    WorkaroundWorse,
+}
+
+impl LoaderFinding {
+    fn id(self) -> &'static str {
+        match self {
+            LoaderFinding::WorkaroundHolds => "workaround-holds",
+            LoaderFinding::NothingToFix => "nothing-to-fix",
+            LoaderFinding::NeitherFixes => "neither-fixes",
+            LoaderFinding::WorkaroundWorse => "workaround-worse",
+        }
+    }
+}
+
+/// The two loader loops set side by side by their device-wide readings: what this backend
+/// supports recommending (none where either loop, or its device-wide reading, is missing).
+fn loader_finding(rows: &[R<'_>]) -> Option<Text> {
+    let of = |p: Pattern| rows.iter().find(|r| r.config.pattern == p);
+    let (per_thread, one) = (
+        of(Pattern::LoaderThread)?,
+        of(Pattern::LoaderThreadOneStream)?,
+    );
+    let finding = match (leaks_device_wide(per_thread)?, leaks_device_wide(one)?) {
+        (true, false) => LoaderFinding::WorkaroundHolds,
+        (false, false) => LoaderFinding::NothingToFix,
+        (true, true) => LoaderFinding::NeitherFixes,
+        (false, true) => LoaderFinding::WorkaroundWorse,
+    };
+    let pools = |r: &R<'_>| last(r.result.trace(Trace::PoolsByStep));
+    let slope = |r: &R<'_>, t: Trace| {
+        fit(r.result.trace(t), r.config.warmup_steps).map_or(f64::NAN, |f| f.growth.bytes_per_step)
+    };
+    Some(
+        Text::said(Key::LoaderFinding)
+            .name("finding", finding.id())
+            .number("pools_per_thread", pools(per_thread))
+            .number("pools_one", pools(one))
+            .bytes(
+                "in_use_per_thread",
+                slope(per_thread, Trace::InUseAllStreamsBytesByStep),
+            )
+            .bytes("in_use_one", slope(one, Trace::InUseAllStreamsBytesByStep))
+            .bytes(
+                "reserved_per_thread",
+                slope(per_thread, Trace::ReservedAllStreamsBytesByStep),
+            )
+            .bytes(
+                "reserved_one",
+                slope(one, Trace::ReservedAllStreamsBytesByStep),
+            ),
+    )
 }
 
 fn last(series: &[f64]) -> f64 {
@@ -154,6 +233,28 @@ fn finding(r: &R<'_>) -> Text {
                 "resident_verdict",
             ],
         ),
+        (
+            Trace::InUseAllStreamsBytesByStep,
+            ["all_slope", "all_low", "all_high", "all_verdict"],
+        ),
+        (
+            Trace::ReservedAllStreamsBytesByStep,
+            [
+                "all_reserved_slope",
+                "all_reserved_low",
+                "all_reserved_high",
+                "all_reserved_verdict",
+            ],
+        ),
+        (
+            Trace::DriverUsedBytesByStep,
+            [
+                "driver_slope",
+                "driver_low",
+                "driver_high",
+                "driver_verdict",
+            ],
+        ),
     ];
     for (trace, [slope, low, high, verdict]) in series {
         if let Some(f) = fit(r.result.trace(trace), w) {
@@ -163,6 +264,10 @@ fn finding(r: &R<'_>) -> Text {
                 .bytes(high, f.growth.high_bytes_per_step)
                 .name(verdict, f.verdict.id());
         }
+    }
+    let pools = last(r.result.trace(Trace::PoolsByStep));
+    if pools.is_finite() {
+        t = t.number("pools", pools);
     }
     t.bytes("in_use_last", last(r.result.trace(Trace::InUseBytesByStep)))
 }
@@ -260,7 +365,7 @@ impl Analyse for MemoryOverSteps {
             return Analysis::unmeasured(correctness);
         };
         Analysis::new(headline)
-            .findings(rows.iter().map(finding))
+            .findings(rows.iter().map(finding).chain(loader_finding(&rows)))
             .comparisons(rows.iter().filter_map(growth_prediction))
             .charts([chart(&rows)])
     }

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::mlp::{self, Mlp, MlpShape};
-use crate::harness::probe::MemoryProbe;
+use crate::harness::probe::{self, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::monitor::StepMonitor;
@@ -231,21 +231,239 @@ struct LoopPoint {
     config: LoopConfig,
 }
 
+/// What the loop reads after each step, its room made before the first step: on the CPU the
+/// probe counts the heap, and the loop's own bookkeeping must not read as growth.
+struct Readings {
+    in_use: Vec<f64>,
+    peak: Vec<f64>,
+    reserved: Vec<f64>,
+    resident: Vec<f64>,
+    all_in_use: Vec<f64>,
+    all_reserved: Vec<f64>,
+    pools: Vec<f64>,
+    driver_used: Vec<f64>,
+    step_s: Vec<f64>,
+}
+
+impl Readings {
+    fn with_capacity(steps: usize) -> Self {
+        let v = || Vec::with_capacity(steps);
+        Self {
+            in_use: v(),
+            peak: v(),
+            reserved: v(),
+            resident: v(),
+            all_in_use: v(),
+            all_reserved: v(),
+            pools: v(),
+            driver_used: v(),
+            step_s: v(),
+        }
+    }
+
+    /// The readings after one step: the training thread's stream, then every pool of the
+    /// device (the streams of every thread that worked on it), then the resident set.
+    fn record(&mut self, probe: &dyn MemoryProbe, streams: &[u64], step_s: f64) {
+        self.step_s.push(step_s);
+        let r = probe.read();
+        self.in_use.push(r.in_use_bytes as f64);
+        self.peak
+            .push(r.peak_in_use_bytes.max(r.in_use_bytes) as f64);
+        if let Some(b) = r.reserved_bytes {
+            self.reserved.push(b as f64);
+        }
+        if let Some(all) = probe.device_wide(streams) {
+            self.all_in_use.push(all.in_use_bytes as f64);
+            self.pools.push(all.pools as f64);
+            if let Some(b) = all.reserved_bytes {
+                self.all_reserved.push(b as f64);
+            }
+            if let Some(b) = all.driver_used_bytes {
+                self.driver_used.push(b as f64);
+            }
+        }
+        if let Some(b) = resident_bytes() {
+            self.resident.push(b as f64);
+        }
+    }
+
+    /// The readings as the point's traces (a series read on no step is left out).
+    fn traces(self, losses: Vec<f64>) -> BTreeMap<Trace, Vec<f64>> {
+        let mut traces = BTreeMap::new();
+        traces.insert(Trace::InUseBytesByStep, self.in_use);
+        traces.insert(Trace::PeakBytesByStep, self.peak);
+        traces.insert(Trace::LossByStep, losses);
+        for (trace, series) in [
+            (Trace::ReservedBytesByStep, self.reserved),
+            (Trace::ResidentBytesByStep, self.resident),
+            (Trace::InUseAllStreamsBytesByStep, self.all_in_use),
+            (Trace::ReservedAllStreamsBytesByStep, self.all_reserved),
+            (Trace::PoolsByStep, self.pools),
+            (Trace::DriverUsedBytesByStep, self.driver_used),
+        ] {
+            if !series.is_empty() {
+                traces.insert(trace, series);
+            }
+        }
+        traces
+    }
+}
+
+/// A batch of the MLP's inputs and targets.
+type Pair<B> = (Tensor<B, 2>, Tensor<B, 2>);
+
+/// A loop's model, optimizer and data, and what its pattern keeps across steps.
+struct Loop<B: AutodiffBackend> {
+    c: LoopConfig,
+    device: B::Device,
+    model: Option<Mlp<B>>,
+    optim: burn::optim::adaptor::OptimizerAdaptor<burn::optim::Adam, Mlp<B>, B>,
+    x: Tensor<B, 2>,
+    y: Tensor<B, 2>,
+    eval_x: Tensor<B::InnerBackend, 2>,
+    dataset: Option<Pair<B>>,
+    loader: Option<Pair<B>>,
+    /// The streams that worked on the device: the training thread's, then each loader
+    /// thread's.
+    streams: Vec<u64>,
+    kept_losses: Vec<Tensor<B, 1>>,
+    kept_outputs: Vec<Tensor<B, 2>>,
+    losses: Vec<f64>,
+}
+
+impl<B: AutodiffBackend> Loop<B> {
+    fn new(c: LoopConfig, device: B::Device, steps: usize) -> Self {
+        B::seed(&device, 5);
+        let model = c.shape.init::<B>(&device);
+        mlp::materialize(&model);
+        let (x, y) = c.shape.batch::<B>(c.batch, &device);
+        let loaders = steps / EPOCH_STEPS + 1;
+        Self {
+            optim: AdamConfig::new().init(),
+            eval_x: x.clone().inner(),
+            dataset: (c.pattern == Pattern::CloneSelect)
+                .then(|| c.shape.batch::<B>(c.batch * DATASET_BATCHES, &device)),
+            loader: None,
+            streams: {
+                let mut streams = Vec::with_capacity(loaders + 1);
+                streams.push(probe::current_stream());
+                streams
+            },
+            kept_losses: Vec::with_capacity(steps),
+            kept_outputs: Vec::with_capacity(steps),
+            losses: Vec::with_capacity(steps),
+            model: Some(model),
+            x,
+            y,
+            c,
+            device,
+        }
+    }
+
+    /// A new epoch's batch, made on a thread of its own as Burn 0.21's DataLoader does for
+    /// each iter(); the thread's stream is kept for the device-wide reading.
+    fn load(&mut self) -> Pair<B> {
+        let (shape, batch, d) = (self.c.shape, self.c.batch, self.device.clone());
+        let (pair, stream) = std::thread::spawn(move || {
+            let b = shape.batch::<B>(batch, &d);
+            backend::sync::<B>(&d);
+            (b, probe::current_stream())
+        })
+        .join()
+        .expect("the loader thread makes a batch");
+        if !self.streams.contains(&stream) {
+            self.streams.push(stream);
+        }
+        pair
+    }
+
+    /// Step `step`'s batch, as the pattern makes it.
+    fn batch(&mut self, step: usize) -> Pair<B> {
+        let c = self.c;
+        match c.pattern {
+            Pattern::CloneSelect => {
+                let (dx, dy) = self.dataset.as_ref().expect("made for this pattern");
+                let first = (step % DATASET_BATCHES * c.batch) as i64;
+                let rows = Tensor::<B, 1, Int>::arange(first..first + c.batch as i64, &self.device);
+                (
+                    dx.clone().select(0, rows.clone()),
+                    dy.clone().select(0, rows),
+                )
+            }
+            Pattern::LoaderThread | Pattern::LoaderThreadOneStream => {
+                if step % EPOCH_STEPS == 0 {
+                    self.loader = Some(self.load());
+                }
+                self.loader.clone().expect("made at the epoch's start")
+            }
+            _ => (self.x.clone(), self.y.clone()),
+        }
+    }
+
+    /// One Adam step on `(x, y)`, the loss read (and kept, where the pattern keeps it).
+    fn train(&mut self, (x, y): Pair<B>) {
+        let m = self.model.take().expect("put back after each step");
+        let keep = self.c.pattern == Pattern::KeptLoss;
+        let (kept, losses) = (&mut self.kept_losses, &mut self.losses);
+        self.model = Some(adam_step(m, &mut self.optim, x, y, |loss| {
+            if keep {
+                kept.push(loss.clone());
+            }
+            losses.push(loss.clone().into_scalar().elem::<f64>());
+        }));
+    }
+
+    /// What the pattern does after the step: evaluate (on the autodiff model or `valid()`),
+    /// keep the output, or release the pool's cache.
+    fn after_step(&mut self, step: usize, sync: &dyn Fn()) {
+        let m = self.model.as_ref().expect("put back by the step");
+        match self.c.pattern {
+            Pattern::KeptEvalOutput => self.kept_outputs.push(m.forward(self.x.clone())),
+            Pattern::EvalOnAutodiff => {
+                let _ = m.forward(self.x.clone()).mean().into_scalar();
+            }
+            Pattern::CleanupEvery if step % CLEANUP_EVERY == CLEANUP_EVERY - 1 => {
+                sync();
+                B::memory_cleanup(&self.device);
+            }
+            _ => drop(m.valid().forward(self.eval_x.clone())),
+        }
+    }
+}
+
+/// A bench or a paired comparison times one training step of the correct loop, with what the
+/// pattern adds where its cost is the question: `memory_cleanup()` every [`CLEANUP_EVERY`]
+/// steps, or the monitor's readings around the step. The other patterns' question is their
+/// memory, not their time.
+fn offer_step<B: AutodiffBackend>(
+    lp: &mut Loop<B>,
+    monitor: &mut Option<StepMonitor<'_>>,
+    sync: &dyn Fn(),
+) {
+    let mut offered = 0usize;
+    timing::offer(lp.c.batch as u64, &mut || {
+        let clock = Instant::now();
+        monitored(monitor, || {
+            let m = lp.model.take().expect("put back after each step");
+            let (x, y) = (lp.x.clone(), lp.y.clone());
+            lp.model = Some(adam_step(m, &mut lp.optim, x, y, |_| {}));
+        });
+        offered += 1;
+        if lp.c.pattern == Pattern::CleanupEvery && offered.is_multiple_of(CLEANUP_EVERY) {
+            sync();
+            B::memory_cleanup(&lp.device);
+        }
+        sync();
+        clock.elapsed()
+    });
+}
+
 impl OnBackend for LoopPoint {
     type Output = PointResult;
 
     fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
         let sync = || backend::sync::<B>(&device);
-        B::seed(&device, 5);
-        let mut model = Some(c.shape.init::<B>(&device));
-        mlp::materialize(model.as_ref().expect("made above"));
-        let mut optim = AdamConfig::new().init();
-        let (x, y) = c.shape.batch::<B>(c.batch, &device);
-        let eval_x = x.clone().inner();
-        let dataset = (c.pattern == Pattern::CloneSelect)
-            .then(|| c.shape.batch::<B>(c.batch * DATASET_BATCHES, &device));
-        let mut loader: Option<(Tensor<B, 2>, Tensor<B, 2>)> = None;
         // A paired comparison's arm (or a bench) times the step offered below, after the
         // loop's warm-up; the point's own run reads every step.
         let steps = if timing::timing_only() {
@@ -253,119 +471,30 @@ impl OnBackend for LoopPoint {
         } else {
             c.steps
         };
-
-        // Every reading's room made before the first step: on the CPU the probe counts the
-        // heap, and the loop's own bookkeeping must not read as growth. The monitored loop's
-        // monitor is made here for the same reason.
-        let mut in_use = Vec::with_capacity(steps);
-        let mut peak = Vec::with_capacity(steps);
-        let mut reserved = Vec::with_capacity(steps);
-        let mut resident = Vec::with_capacity(steps);
-        let mut step_s = Vec::with_capacity(steps);
-        let mut kept_losses: Vec<Tensor<B, 1>> = Vec::with_capacity(steps);
-        let mut kept_outputs: Vec<Tensor<B, 2>> = Vec::with_capacity(steps);
-        let mut losses = Vec::with_capacity(steps);
+        let mut lp = Loop::<B>::new(c, device.clone(), steps);
+        let mut readings = Readings::with_capacity(steps);
+        // The monitored loop's monitor is made before the first step, as the readings' room.
         let mut monitor = (c.pattern == Pattern::Monitored)
             .then(|| StepMonitor::new(probe, sync).warmup(c.warmup_steps));
-
         for step in 0..steps {
             sync();
             probe.reset_peak();
             let clock = Instant::now();
-            let (xb, yb) = match c.pattern {
-                Pattern::CloneSelect => {
-                    let (dx, dy) = dataset.as_ref().expect("made for this pattern");
-                    let first = (step % DATASET_BATCHES * c.batch) as i64;
-                    let rows = Tensor::<B, 1, Int>::arange(first..first + c.batch as i64, &device);
-                    (
-                        dx.clone().select(0, rows.clone()),
-                        dy.clone().select(0, rows),
-                    )
-                }
-                Pattern::LoaderThread | Pattern::LoaderThreadOneStream => {
-                    if step % EPOCH_STEPS == 0 {
-                        // A new epoch: its batch made on a thread of its own, as Burn 0.21's
-                        // DataLoader does for each iter().
-                        let (shape, batch, d) = (c.shape, c.batch, device.clone());
-                        loader = Some(
-                            std::thread::spawn(move || {
-                                let b = shape.batch::<B>(batch, &d);
-                                backend::sync::<B>(&d);
-                                b
-                            })
-                            .join()
-                            .expect("the loader thread makes a batch"),
-                        );
-                    }
-                    loader.clone().expect("made at the epoch's start")
-                }
-                _ => (x.clone(), y.clone()),
-            };
-            monitored(&mut monitor, || {
-                let m = model.take().expect("put back after each step");
-                model = Some(adam_step(m, &mut optim, xb, yb, |loss| {
-                    if c.pattern == Pattern::KeptLoss {
-                        kept_losses.push(loss.clone());
-                    }
-                    losses.push(loss.clone().into_scalar().elem::<f64>());
-                }));
-            });
-            let m = model.as_ref().expect("put back by the step");
-            match c.pattern {
-                Pattern::KeptEvalOutput => kept_outputs.push(m.forward(x.clone())),
-                Pattern::EvalOnAutodiff => {
-                    let _ = m.forward(x.clone()).mean().into_scalar();
-                }
-                Pattern::CleanupEvery if step % CLEANUP_EVERY == CLEANUP_EVERY - 1 => {
-                    sync();
-                    B::memory_cleanup(&device);
-                }
-                _ => drop(m.valid().forward(eval_x.clone())),
-            }
+            let batch = lp.batch(step);
+            monitored(&mut monitor, || lp.train(batch));
+            lp.after_step(step, &sync);
             sync();
-            step_s.push(clock.elapsed().as_secs_f64());
-            let r = probe.read();
-            in_use.push(r.in_use_bytes as f64);
-            peak.push(r.peak_in_use_bytes.max(r.in_use_bytes) as f64);
-            if let Some(b) = r.reserved_bytes {
-                reserved.push(b as f64);
-            }
-            if let Some(b) = resident_bytes() {
-                resident.push(b as f64);
-            }
+            readings.record(probe, &lp.streams, clock.elapsed().as_secs_f64());
         }
-        drop((kept_losses, kept_outputs));
-        // A bench or a paired comparison times one training step of the correct loop, with
-        // what the pattern adds where its cost is the question: `memory_cleanup()` every
-        // [`CLEANUP_EVERY`] steps, or the monitor's readings around the step. The other
-        // patterns' question is their memory, not their time.
-        let mut offered = 0usize;
-        timing::offer(c.batch as u64, &mut || {
-            let clock = Instant::now();
-            monitored(&mut monitor, || {
-                let m = model.take().expect("put back after each step");
-                model = Some(adam_step(m, &mut optim, x.clone(), y.clone(), |_| {}));
-            });
-            offered += 1;
-            if c.pattern == Pattern::CleanupEvery && offered.is_multiple_of(CLEANUP_EVERY) {
-                sync();
-                B::memory_cleanup(&device);
-            }
-            sync();
-            clock.elapsed()
-        });
-        let mut traces = BTreeMap::new();
-        traces.insert(Trace::InUseBytesByStep, in_use);
-        traces.insert(Trace::PeakBytesByStep, peak);
-        traces.insert(Trace::LossByStep, losses);
-        if !reserved.is_empty() {
-            traces.insert(Trace::ReservedBytesByStep, reserved);
-        }
-        if !resident.is_empty() {
-            traces.insert(Trace::ResidentBytesByStep, resident);
-        }
+        drop((
+            std::mem::take(&mut lp.kept_losses),
+            std::mem::take(&mut lp.kept_outputs),
+        ));
+        offer_step(&mut lp, &mut monitor, &sync);
+        let losses = std::mem::take(&mut lp.losses);
+        let step_s = std::mem::take(&mut readings.step_s);
         PointResult {
-            traces,
+            traces: readings.traces(losses),
             ..PointResult::new(
                 probe.info(),
                 Vec::new(),

@@ -27,7 +27,8 @@ pub fn evaluate<B: AutodiffBackend>(model: &Mlp<B>, x: Tensor<B::InnerBackend, 2
 }
 
 // A data loader that makes batches on a thread of its own gives each thread a CubeCL stream,
-// and each stream a pool. In `cubecl.toml` beside the binary (or in a parent folder):
+// and each stream a pool. The workaround reported in burn#4971 (whether it holds on a backend
+// is what the page's reading of every pool says), in `cubecl.toml` beside the binary:
 //
 // [streaming]
 // max_streams = 1

@@ -27,8 +27,8 @@ use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Distribution, FloatDType, Tensor};
 use results::{
-    Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Phase, PhaseKey, PhaseTiming,
-    PointResult, Profile, PutMetric, Timing, Trace,
+    Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Metrics, Phase, PhaseKey, PhaseMemory,
+    PhaseTiming, PointResult, Profile, PutMetric, Timing, Trace,
 };
 use serde::{Deserialize, Serialize};
 
@@ -630,6 +630,221 @@ pub struct MixedPoint {
     pub repeats: Repeats,
 }
 
+/// A device without the type (lavapipe has no bf16) refuses here, not with a panic in a
+/// kernel.
+fn refuse_unsupported<B: AutodiffBackend>(
+    device: &B::Device,
+    p: Precision,
+) -> Result<(), ExperimentError> {
+    let Some(compute) = p.compute() else {
+        return Ok(());
+    };
+    let dtype = burn::tensor::DType::from(backend::float_dtype(compute));
+    if B::supports_dtype(device, dtype) {
+        Ok(())
+    } else {
+        Err(ExperimentError::Unsupported {
+            lacks: compute.name().to_string(),
+        })
+    }
+}
+
+/// The task of `c`: for the MLP, to match a fixed random linear teacher on a fixed batch; for
+/// the transformer, the next token of a fixed batch of the Markov chain's sequences.
+fn task<B: AutodiffBackend>(c: &MixedConfig, device: &B::Device) -> Batch<B> {
+    match c.shape {
+        ModelShape::Mlp(shape) => {
+            let x = Tensor::<B, 2>::random(
+                [c.batch, shape.width],
+                Distribution::Normal(0.0, 1.0),
+                device,
+            );
+            let teacher = Tensor::<B, 2>::random(
+                [shape.width, shape.width],
+                Distribution::Normal(0.0, 1.0 / (shape.width as f64).sqrt()),
+                device,
+            );
+            let y = Tensor::from_inner(x.clone().inner().matmul(teacher.inner()));
+            Batch::Regression { x, y }
+        }
+        ModelShape::Transformer(_) => c.shape.batch::<B>(c.batch, c.seed, device),
+    }
+}
+
+/// Underflow at `model`'s weights: gradients as the optimizer would see them, with no loss
+/// scale and with the first scale (halving from 2^16) whose gradients are finite, put into
+/// `metrics` under `when`.
+fn count_zeros<B: AutodiffBackend>(
+    model: &Model<B>,
+    batch: &Batch<B>,
+    p: Precision,
+    when: When,
+    metrics: &mut Metrics,
+) {
+    let zeros_at = |scale: f64| zeros_at_scale(model, batch, p.compute(), scale);
+    let (zeros, total, _) = zeros_at(1.0);
+    metrics.put(when.unscaled_zeros(), zeros as f64);
+    metrics.put(MixedMetric::GradElements, total as f64);
+    if !p.loss_scaled() {
+        return;
+    }
+    let mut scale = INITIAL_LOSS_SCALE;
+    for _ in 0..32 {
+        let (zeros, _, finite) = zeros_at(scale);
+        if finite {
+            metrics.put(when.scaled_zeros(), zeros as f64);
+            metrics.put(when.finite_scale(), scale);
+            return;
+        }
+        scale /= 2.0;
+    }
+}
+
+/// A training run's state between steps: the model, Adam, the loss scale, and what the steps
+/// recorded.
+struct Run<B: AutodiffBackend> {
+    model: Option<Model<B>>,
+    optim: burn::optim::adaptor::OptimizerAdaptor<burn::optim::Adam, Model<B>, B>,
+    scaler: Option<DynamicLossScale>,
+    losses: Vec<f64>,
+    scales: Vec<f64>,
+    skipped: u64,
+    optimizer_state_bytes: Option<u64>,
+    /// Bytes in use before the first step: the first applied step's excess is Adam's state.
+    after_runtime: u64,
+}
+
+impl<B: AutodiffBackend> Run<B> {
+    fn new(model: Model<B>, p: Precision, after_runtime: u64) -> Self {
+        Self {
+            model: Some(model),
+            optim: AdamConfig::new().init::<B, Model<B>>(),
+            scaler: p
+                .loss_scaled()
+                .then(|| DynamicLossScale::new(INITIAL_LOSS_SCALE, GROWTH_INTERVAL)),
+            losses: Vec::new(),
+            scales: Vec::new(),
+            skipped: 0,
+            optimizer_state_bytes: None,
+            after_runtime,
+        }
+    }
+
+    /// Backward and the optimizer's step, the loss scaled and the step skipped on overflow
+    /// where there is a scale; whether the step was applied.
+    fn backward_and_step(
+        &mut self,
+        meter: &mut PhaseMeter<'_>,
+        m: Model<B>,
+        l: Tensor<B, 1>,
+        lr: f64,
+    ) -> (Model<B>, bool) {
+        let scale = self.scaler.as_ref().map_or(1.0, |s| s.scale);
+        let scaled = self.scaler.is_some();
+        let grads = meter.phase(Phase::Backward, || {
+            if scaled {
+                l.mul_scalar(scale).backward()
+            } else {
+                l.backward()
+            }
+        });
+        meter.phase(Phase::Optimizer, || {
+            let mut grads = GradientsParams::from_grads(grads, &m);
+            let apply = match self.scaler.as_mut() {
+                Some(s) => {
+                    let finite = unscale(&m, &mut grads, scale);
+                    s.update(finite)
+                }
+                None => true,
+            };
+            if apply {
+                (self.optim.step(lr, m, grads), true)
+            } else {
+                (m, false)
+            }
+        })
+    }
+
+    /// One training step: its time (the device synchronised before the clock is read) and
+    /// its phases.
+    fn step(
+        &mut self,
+        probe: &dyn MemoryProbe,
+        sync: &dyn Fn(),
+        batch: &Batch<B>,
+        c: &MixedConfig,
+    ) -> (Duration, Vec<PhaseMemory>) {
+        let mut meter = PhaseMeter::new(probe, sync);
+        let m = self
+            .model
+            .take()
+            .expect("model is put back after each step");
+        let scale = self.scaler.as_ref().map_or(1.0, |s| s.scale);
+        let clock = Instant::now();
+        let l = meter.phase(Phase::Forward, || loss(&m, batch, c.precision.compute()));
+        self.losses.push(scalar(&l));
+        self.scales.push(scale);
+        let (m, applied) = self.backward_and_step(&mut meter, m, l, c.lr);
+        sync();
+        let elapsed = clock.elapsed();
+        self.model = Some(m);
+        if !applied {
+            self.skipped += 1;
+        } else if self.optimizer_state_bytes.is_none() {
+            // The first applied step allocates Adam's moments.
+            self.optimizer_state_bytes =
+                Some(probe.read().in_use_bytes.saturating_sub(self.after_runtime));
+        }
+        (elapsed, meter.finish())
+    }
+}
+
+/// The bytes the run read, before the steps and from their phases, into `metrics`.
+fn put_memory_metrics(
+    metrics: &mut Metrics,
+    (start, after_model, after_inputs): (u64, u64, u64),
+    optimizer_state_bytes: Option<u64>,
+    phases: &[PhaseMemory],
+    runs: &[Vec<PhaseMemory>],
+) {
+    metrics.put(Metric::ParamBytes, (after_model - start) as f64);
+    metrics.put(Metric::ProcessBaselineBytes, start as f64);
+    metrics.put(Metric::InputBytes, (after_inputs - after_model) as f64);
+    metrics.put(
+        Metric::OptimizerStateBytes,
+        optimizer_state_bytes.map_or(f64::NAN, |b| b as f64),
+    );
+    let forward = phases.iter().find(|ph| ph.phase == Phase::Forward.name());
+    let backward = phases.iter().find(|ph| ph.phase == Phase::Backward.name());
+    if let (Some(f), Some(b)) = (forward, backward) {
+        metrics.put(Metric::ActivationBytes, f.delta_bytes() as f64);
+        metrics.put(
+            Metric::GradBytes,
+            b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
+        );
+    }
+    metrics.put(
+        Metric::RepeatDeltaSpreadBytes,
+        delta_spread_bytes(runs) as f64,
+    );
+}
+
+/// Where the probe sees every allocation (the CPU), one more step, untimed, with its memory
+/// timeline (the step's loss is kept in the loss curve).
+fn timeline_step(
+    probe: &dyn MemoryProbe,
+    step: &mut dyn FnMut() -> Vec<PhaseMemory>,
+) -> BTreeMap<Trace, Vec<f64>> {
+    if timing::timing_only() || !probe.start_timeline() {
+        return BTreeMap::new();
+    }
+    let phases = step();
+    match probe.stop_timeline() {
+        Some(t) if !t.cut => train::timeline_traces(&t, &phases),
+        _ => BTreeMap::new(),
+    }
+}
+
 impl OnBackend for MixedPoint {
     type Output = Result<PointResult, ExperimentError>;
 
@@ -640,18 +855,8 @@ impl OnBackend for MixedPoint {
     ) -> Result<PointResult, ExperimentError> {
         let c = self.config;
         let p = c.precision;
-        // A device without the type (lavapipe has no bf16) refuses here, not with a panic in a
-        // kernel.
-        if let Some(compute) = p.compute() {
-            let dtype = burn::tensor::DType::from(backend::float_dtype(compute));
-            if !B::supports_dtype(&device, dtype) {
-                return Err(ExperimentError::Unsupported {
-                    lacks: compute.name().to_string(),
-                });
-            }
-        }
+        refuse_unsupported::<B>(&device, p)?;
         let sync = || backend::sync::<B>(&device);
-
         let start = probe.read().in_use_bytes;
         B::seed(&device, c.init_seed);
         let model = c.shape.init::<B>(&device);
@@ -659,167 +864,57 @@ impl OnBackend for MixedPoint {
         sync();
         let after_model = probe.read().in_use_bytes;
         B::seed(&device, c.seed);
-        let batch = match c.shape {
-            // The task: match a fixed random linear teacher on a fixed batch.
-            ModelShape::Mlp(shape) => {
-                let x = Tensor::<B, 2>::random(
-                    [c.batch, shape.width],
-                    Distribution::Normal(0.0, 1.0),
-                    &device,
-                );
-                let teacher = Tensor::<B, 2>::random(
-                    [shape.width, shape.width],
-                    Distribution::Normal(0.0, 1.0 / (shape.width as f64).sqrt()),
-                    &device,
-                );
-                let y = Tensor::from_inner(x.clone().inner().matmul(teacher.inner()));
-                Batch::Regression { x, y }
-            }
-            // The task: the next token of a fixed batch of the Markov chain's sequences.
-            ModelShape::Transformer(_) => c.shape.batch::<B>(c.batch, c.seed, &device),
-        };
+        let batch = task::<B>(&c, &device);
         sync();
         let after_inputs = probe.read().in_use_bytes;
-
-        // Underflow at the initial weights (and, below, the trained ones): gradients as the
-        // optimizer would see them, with no loss scale and with the first scale (halving from
-        // 2^16) whose gradients are finite.
         let mut metrics = BTreeMap::new();
-        let mut count_zeros = |model: &Model<B>, when: When| {
-            let zeros_at = |scale: f64| zeros_at_scale(model, &batch, p.compute(), scale);
-            let (zeros, total, _) = zeros_at(1.0);
-            metrics.put(when.unscaled_zeros(), zeros as f64);
-            metrics.put(MixedMetric::GradElements, total as f64);
-            if p.loss_scaled() {
-                let mut scale = INITIAL_LOSS_SCALE;
-                for _ in 0..32 {
-                    let (zeros, _, finite) = zeros_at(scale);
-                    if finite {
-                        metrics.put(when.scaled_zeros(), zeros as f64);
-                        metrics.put(when.finite_scale(), scale);
-                        break;
-                    }
-                    scale /= 2.0;
-                }
-            }
-        };
-        count_zeros(&model, When::Initial);
+        count_zeros(&model, &batch, p, When::Initial, &mut metrics);
         sync();
-        let after_runtime = probe.read().in_use_bytes;
-
-        let mut optim = AdamConfig::new().init::<B, Model<B>>();
-        let mut scaler = p
-            .loss_scaled()
-            .then(|| DynamicLossScale::new(INITIAL_LOSS_SCALE, GROWTH_INTERVAL));
-        let mut model = Some(model);
-        let mut losses = Vec::new();
-        let mut scales = Vec::new();
-        let mut skipped = 0_u64;
-        let mut optimizer_state_bytes = None;
-        // One training step: its time (the device synchronised before the clock is read) and
-        // its phases.
-        let mut train_step = || {
-            let mut meter = PhaseMeter::new(probe, &sync);
-            let m = model.take().expect("model is put back after each step");
-            let scale = scaler.as_ref().map_or(1.0, |s| s.scale);
-            let clock = Instant::now();
-            let l = meter.phase(Phase::Forward, || loss(&m, &batch, p.compute()));
-            losses.push(scalar(&l));
-            scales.push(scale);
-            let grads = meter.phase(Phase::Backward, || {
-                if scaler.is_some() {
-                    l.mul_scalar(scale).backward()
-                } else {
-                    l.backward()
-                }
-            });
-            let (m, applied) = meter.phase(Phase::Optimizer, || {
-                let mut grads = GradientsParams::from_grads(grads, &m);
-                let apply = match scaler.as_mut() {
-                    Some(s) => {
-                        let finite = unscale(&m, &mut grads, scale);
-                        s.update(finite)
-                    }
-                    None => true,
-                };
-                if apply {
-                    (optim.step(c.lr, m, grads), true)
-                } else {
-                    (m, false)
-                }
-            });
-            sync();
-            let elapsed = clock.elapsed();
-            model = Some(m);
-            if !applied {
-                skipped += 1;
-            } else if optimizer_state_bytes.is_none() {
-                // The first applied step allocates Adam's moments.
-                optimizer_state_bytes =
-                    Some(probe.read().in_use_bytes.saturating_sub(after_runtime));
-            }
-            (elapsed, meter.finish())
-        };
+        let mut run = Run::new(model, p, probe.read().in_use_bytes);
         self.repeats.warm_up(|| {
-            train_step();
+            run.step(probe, &sync, &batch, &c);
         });
         let (unit, units) = c.shape.units(c.batch);
-        timing::offer(units, &mut || train_step().0);
+        timing::offer(units, &mut || run.step(probe, &sync, &batch, &c).0);
         let (samples_s, runs): (Vec<f64>, Vec<_>) = (0..self.repeats.repeats.max(1))
             .map(|_| {
-                let (elapsed, phases) = train_step();
+                let (elapsed, phases) = run.step(probe, &sync, &batch, &c);
                 (elapsed.as_secs_f64(), phases)
             })
             .unzip();
         // On a probe without an exact peak, one more step, untimed, brackets the phases.
-        let bracketed = bracketed_step(probe, |runs| runs.push(train_step().1));
-        // Where the probe sees every allocation (the CPU), one more step, untimed, with its
-        // memory timeline (the step's loss is kept in the loss curve).
-        let timeline = if !timing::timing_only() && probe.start_timeline() {
-            let (_, phases) = train_step();
-            match probe.stop_timeline() {
-                Some(t) if !t.cut => train::timeline_traces(&t, &phases),
-                _ => BTreeMap::new(),
-            }
-        } else {
-            BTreeMap::new()
-        };
-        count_zeros(model.as_ref().expect("model is back"), When::Final);
-        let timing = Timing::from_samples(samples_s);
+        let bracketed = bracketed_step(probe, |runs| {
+            runs.push(run.step(probe, &sync, &batch, &c).1)
+        });
+        let timeline = timeline_step(probe, &mut || run.step(probe, &sync, &batch, &c).1);
+        count_zeros(
+            run.model.as_ref().expect("model is back"),
+            &batch,
+            p,
+            When::Final,
+            &mut metrics,
+        );
         let phases = bracketed.unwrap_or_else(|| last_repeat(&runs));
-        let forward = phases.iter().find(|ph| ph.phase == Phase::Forward.name());
-        let backward = phases.iter().find(|ph| ph.phase == Phase::Backward.name());
-
-        metrics.put(Metric::ParamBytes, (after_model - start) as f64);
-        metrics.put(Metric::ProcessBaselineBytes, start as f64);
-        metrics.put(Metric::InputBytes, (after_inputs - after_model) as f64);
-        metrics.put(
-            Metric::OptimizerStateBytes,
-            optimizer_state_bytes.map_or(f64::NAN, |b| b as f64),
+        put_memory_metrics(
+            &mut metrics,
+            (start, after_model, after_inputs),
+            run.optimizer_state_bytes,
+            &phases,
+            &runs,
         );
-        if let (Some(f), Some(b)) = (forward, backward) {
-            metrics.put(Metric::ActivationBytes, f.delta_bytes() as f64);
-            metrics.put(
-                Metric::GradBytes,
-                b.live_after_bytes.saturating_sub(f.live_before_bytes) as f64,
-            );
-        }
-        metrics.put(MixedMetric::SkippedSteps, skipped as f64);
+        metrics.put(MixedMetric::SkippedSteps, run.skipped as f64);
         metrics.put(Metric::NumParams, c.shape.num_params() as f64);
-        metrics.put(
-            Metric::RepeatDeltaSpreadBytes,
-            delta_spread_bytes(&runs) as f64,
-        );
         let mut traces = timeline;
-        traces.insert(Trace::LossByStep, losses);
+        traces.insert(Trace::LossByStep, run.losses);
         if p.loss_scaled() {
-            traces.insert(Trace::LossScaleByStep, scales);
+            traces.insert(Trace::LossScaleByStep, run.scales);
         }
         Ok(PointResult {
             metrics,
             traces,
             phase_times: PhaseTiming::of_runs(&runs),
-            ..PointResult::new(probe.info(), phases, timing, units).in_unit(unit)
+            ..PointResult::new(probe.info(), phases, Timing::from_samples(samples_s), units)
+                .in_unit(unit)
         })
     }
 }

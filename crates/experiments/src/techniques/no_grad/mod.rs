@@ -18,19 +18,19 @@ pub mod snippet;
 
 use results::TechniqueId;
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use burn::module::AutodiffModule;
 use burn::tensor::backend::AutodiffBackend;
 use results::{
-    Check, ComparisonSpec, DeviceKind, LinearFit, Metric, Phase, PhaseTiming, PointResult, Profile,
-    PutMetric, Trace,
+    Check, ComparisonSpec, DeviceKind, LinearFit, Metric, Metrics, Phase, PhaseMemory, PhaseTiming,
+    PointResult, Profile, PutMetric, Trace,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::{
-    sweeps_the_small_transformer, training_mlp, training_transformer, ModelShape,
+    sweeps_the_small_transformer, training_mlp, training_transformer, Batch, Model, ModelShape,
 };
 use crate::harness::probe::{
     bracketed_step, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
@@ -174,6 +174,137 @@ pub struct EvalPoint {
     pub repeats: Repeats,
 }
 
+/// The model and its input on both paths: the autodiff backend and `valid()`.
+struct Eval<B: AutodiffBackend> {
+    mode: EvalMode,
+    model: Model<B>,
+    x: Batch<B>,
+    inner_model: Model<B::InnerBackend>,
+    inner_x: Batch<B::InnerBackend>,
+}
+
+impl<B: AutodiffBackend> Eval<B> {
+    /// One evaluation pass, metered into `runs`; its time (the device synchronised) is the
+    /// pass alone.
+    fn pass(
+        &self,
+        probe: &dyn MemoryProbe,
+        sync: &dyn Fn(),
+        runs: &mut Vec<Vec<PhaseMemory>>,
+    ) -> Duration {
+        let mut meter = PhaseMeter::new(probe, sync);
+        let clock = Instant::now();
+        match self.mode {
+            EvalMode::Autodiff => {
+                drop(meter.phase(Phase::Evaluation, || self.model.output(&self.x)))
+            }
+            EvalMode::Valid => {
+                drop(meter.phase(Phase::Evaluation, || self.inner_model.output(&self.inner_x)))
+            }
+        }
+        let elapsed = clock.elapsed();
+        runs.push(meter.finish());
+        elapsed
+    }
+
+    /// A backward through the model (on one row) frees the graphs of earlier passes that no
+    /// backward consumed: their parents, the parameters' nodes, are consumed by it.
+    fn release(&self, sync: &dyn Fn()) {
+        if self.mode == EvalMode::Autodiff {
+            drop(self.model.output(&self.x.narrow(0, 1)).sum().backward());
+        }
+        sync();
+    }
+
+    /// The check: the same input through both paths.
+    fn check(&self) -> Check {
+        let reference = self
+            .inner_model
+            .output(&self.inner_x)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap_or_default();
+        let candidate = self
+            .model
+            .output(&self.x)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap_or_default();
+        Check::compare("valid-against-autodiff", &reference, &candidate, TOLERANCE)
+    }
+}
+
+/// The leak, on its own: passes whose graphs are never released, and the bytes held above
+/// `base` after each.
+fn leaking_passes<B: AutodiffBackend>(
+    ev: &Eval<B>,
+    probe: &dyn MemoryProbe,
+    sync: &dyn Fn(),
+    repeats: Repeats,
+    base: u64,
+) -> Vec<f64> {
+    let mut leak_runs = Vec::new();
+    let mut retained = Vec::new();
+    let mut leaking_pass = || {
+        ev.pass(probe, sync, &mut leak_runs);
+        sync();
+        retained.push(probe.read().in_use_bytes.saturating_sub(base) as f64);
+    };
+    repeats.warm_up(&mut leaking_pass);
+    for _ in 0..repeats.repeats.max(1) {
+        leaking_pass();
+    }
+    retained
+}
+
+/// Whether a backward() releases the graphs that no backward consumed: the bytes held above
+/// `base` before and after one.
+fn held_around_backward<B: AutodiffBackend>(
+    ev: &Eval<B>,
+    probe: &dyn MemoryProbe,
+    sync: &dyn Fn(),
+    base: u64,
+    metrics: &mut Metrics,
+) {
+    if ev.mode == EvalMode::Autodiff {
+        sync();
+        let held = probe.read().in_use_bytes.saturating_sub(base);
+        ev.release(sync);
+        let after = probe.read().in_use_bytes.saturating_sub(base);
+        metrics.put(NoGradMetric::HeldBeforeBackwardBytes, held as f64);
+        metrics.put(NoGradMetric::HeldAfterBackwardBytes, after as f64);
+    }
+}
+
+/// The pass's bytes and the leak's slope, into `metrics`.
+fn put_metrics(
+    metrics: &mut Metrics,
+    base: u64,
+    runs: &[Vec<PhaseMemory>],
+    phases: &[PhaseMemory],
+    retained: &[f64],
+) {
+    let per_pass = LinearFit::fit(
+        &retained
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| ((i + 1) as f64, b))
+            .collect::<Vec<_>>(),
+    );
+    metrics.put(Metric::LiveBeforeBytes, base as f64);
+    metrics.put(
+        Metric::RepeatDeltaSpreadBytes,
+        delta_spread_bytes(runs) as f64,
+    );
+    if let Some(phase) = phases.first() {
+        metrics.put(Metric::EvalBytes, phase.delta_bytes() as f64);
+    }
+    metrics.put(
+        NoGradMetric::RetainedPerPassBytes,
+        per_pass.map_or(f64::NAN, |f| f.slope),
+    );
+}
+
 impl OnBackend for EvalPoint {
     type Output = PointResult;
 
@@ -184,112 +315,41 @@ impl OnBackend for EvalPoint {
         let model = c.shape.init::<B>(&device);
         crate::harness::models::mlp::materialize(&model);
         let x = c.shape.batch::<B>(c.batch, c.seed, &device);
-        let inner_model = model.valid();
-        let inner_x = x.inner();
+        let ev = Eval {
+            mode: c.mode,
+            inner_model: model.valid(),
+            inner_x: x.inner(),
+            model,
+            x,
+        };
         // One pass without a graph first, so that the backend's own buffers (matmul workspaces,
         // the thread pool) exist before the baseline is read and are not taken for retention.
-        drop(inner_model.output(&inner_x));
+        drop(ev.inner_model.output(&ev.inner_x));
         sync();
         let base = probe.read().in_use_bytes;
-
-        // One evaluation pass, metered; its time (the device synchronised) is the pass alone.
-        let pass = |runs: &mut Vec<_>| {
-            let mut meter = PhaseMeter::new(probe, &sync);
-            let clock = Instant::now();
-            match c.mode {
-                EvalMode::Autodiff => drop(meter.phase(Phase::Evaluation, || model.output(&x))),
-                EvalMode::Valid => {
-                    drop(meter.phase(Phase::Evaluation, || inner_model.output(&inner_x)))
-                }
-            }
-            let elapsed = clock.elapsed();
-            runs.push(meter.finish());
-            elapsed
-        };
-        // A backward through the model (on one row) frees the graphs of earlier passes that no
-        // backward consumed: their parents, the parameters' nodes, are consumed by it.
-        let release = || {
-            if c.mode == EvalMode::Autodiff {
-                drop(model.output(&x.narrow(0, 1)).sum().backward());
-            }
-            sync();
-        };
-
-        // The leak, on its own: passes whose graphs are never released.
-        let mut leak_runs = Vec::new();
-        let mut retained = Vec::new();
-        let mut leaking_pass = || {
-            pass(&mut leak_runs);
-            sync();
-            retained.push(probe.read().in_use_bytes.saturating_sub(base) as f64);
-        };
-        self.repeats.warm_up(&mut leaking_pass);
-        for _ in 0..self.repeats.repeats.max(1) {
-            leaking_pass();
-        }
+        let retained = leaking_passes(&ev, probe, &sync, self.repeats, base);
         let mut metrics = BTreeMap::new();
-        if c.mode == EvalMode::Autodiff {
-            // Does a backward() release the graphs that no backward consumed?
-            sync();
-            let held = probe.read().in_use_bytes.saturating_sub(base);
-            release();
-            let after = probe.read().in_use_bytes.saturating_sub(base);
-            metrics.put(NoGradMetric::HeldBeforeBackwardBytes, held as f64);
-            metrics.put(NoGradMetric::HeldAfterBackwardBytes, after as f64);
-        }
-        release();
-
+        held_around_backward(&ev, probe, &sync, base, &mut metrics);
+        ev.release(&sync);
         // The time: each pass followed, outside the clock, by the release of its graph, so
         // that a pass is not timed while the graphs of earlier ones pile up.
         let mut runs = Vec::new();
         let (unit, units) = c.shape.units(c.batch);
         let timing = timing::repeat_timed(self.repeats.repeats, units, || {
-            let elapsed = pass(&mut runs);
-            release();
+            let elapsed = ev.pass(probe, &sync, &mut runs);
+            ev.release(&sync);
             elapsed
         });
         let phases = bracketed_step(probe, |b| {
-            pass(b);
-            release();
+            ev.pass(probe, &sync, b);
+            ev.release(&sync);
         })
         .unwrap_or_else(|| last_repeat(&runs));
-
-        // The check: the same input through both paths. Read after the measurement so that its
-        // own graph is not counted above.
-        let reference = inner_model
-            .output(&inner_x)
-            .into_data()
-            .to_vec::<f32>()
-            .unwrap_or_default();
-        let candidate = model
-            .output(&x)
-            .into_data()
-            .to_vec::<f32>()
-            .unwrap_or_default();
-        let check = Check::compare("valid-against-autodiff", &reference, &candidate, TOLERANCE);
-
-        let per_pass = LinearFit::fit(
-            &retained
-                .iter()
-                .enumerate()
-                .map(|(i, &b)| ((i + 1) as f64, b))
-                .collect::<Vec<_>>(),
-        );
-        metrics.put(Metric::LiveBeforeBytes, base as f64);
-        metrics.put(
-            Metric::RepeatDeltaSpreadBytes,
-            delta_spread_bytes(&runs) as f64,
-        );
-        if let Some(phase) = phases.first() {
-            metrics.put(Metric::EvalBytes, phase.delta_bytes() as f64);
-        }
-        metrics.put(
-            NoGradMetric::RetainedPerPassBytes,
-            per_pass.map_or(f64::NAN, |f| f.slope),
-        );
+        // Read after the measurement so that its own graph is not counted above.
+        let check = ev.check();
+        put_metrics(&mut metrics, base, &runs, &phases, &retained);
         let mut traces = BTreeMap::new();
         traces.insert(Trace::RetainedBytesByPass, retained);
-
         PointResult {
             metrics,
             traces,
