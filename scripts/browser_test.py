@@ -10,7 +10,11 @@ For every page of a rendered site, at 1280 and 390 CSS pixels wide:
 - the page does not scroll horizontally (document.scrollingElement.scrollWidth <= innerWidth);
 - no chart (an image in the page's main column) reaches past the column's edges;
 - the words a reader sees before opening any fold (<details>) stay within the page's budget:
-  800 on the landing page, 1,500 on every other page.
+  800 on the landing page, 1,500 on every other page;
+- at 390 px, every chart's text is drawn at 11 px or more as displayed (the SVG's font sizes
+  times the image's displayed width over the SVG's own), and every decisive cell of a table
+  (class `decisive`) that is shown lies within the viewport and within any box that scrolls
+  it, so that no decisive column hides behind horizontal scrolling.
 
 Usage: browser_test.py SITE_DIR [--screenshots DIR]
 Prints one line per problem and exits 1 if there is any, 0 otherwise (2 on bad usage).
@@ -27,6 +31,37 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 WIDTHS = (1280, 390)
+# The smallest chart text a phone shows, in CSS pixels.
+MIN_CHART_TEXT = 11.0
+
+# Each chart's file as shown (the <picture>'s choice at this width) and its displayed width.
+SHOWN_CHARTS = """
+return Array.from(document.querySelectorAll('main img')).map(i => [
+  i.currentSrc || i.src, i.getBoundingClientRect().width]);
+"""
+
+# Decisive cells that are shown but lie outside the viewport, or outside a box that scrolls
+# them sideways: [their text, left, right, the bound they cross].
+HIDDEN_DECISIVE = """
+const out = [];
+for (const el of document.querySelectorAll('main .decisive')) {
+  if (el.offsetParent === null) continue;
+  const r = el.getBoundingClientRect();
+  if (r.width === 0) continue;
+  let lo = 0, hi = window.innerWidth;
+  for (let a = el.parentElement; a; a = a.parentElement) {
+    const o = getComputedStyle(a).overflowX;
+    if (o === 'auto' || o === 'scroll' || o === 'hidden') {
+      const b = a.getBoundingClientRect();
+      lo = Math.max(lo, b.left); hi = Math.min(hi, b.right);
+    }
+  }
+  if (r.left < lo - 1 || r.right > hi + 1) {
+    out.push([el.textContent.trim().slice(0, 40), r.left, r.right, lo, hi]);
+  }
+}
+return out;
+"""
 # Words outside folds: the landing page answers in one screen or two, a technique page opens
 # with its answer, its chart and its Burn call.
 LANDING_WORDS = 800
@@ -134,6 +169,13 @@ def check_page(d, site: Path, page: Path, width: int, ids_cache: dict) -> list:
                 f"{name}: a chart clipped by the column ({src}: {left:.0f} to {right:.0f} px "
                 f"in {m_left:.0f} to {m_right:.0f} px)")
 
+    if width < 500:
+        problems += chart_text(d, site, name)
+        for text, left, right, lo, hi in d.execute_script(HIDDEN_DECISIVE):
+            problems.append(
+                f"{name}: a decisive cell out of view ('{text}' at {left:.0f} to {right:.0f} "
+                f"px, shown within {lo:.0f} to {hi:.0f} px)")
+
     if width == WIDTHS[0]:
         words = d.execute_script(VISIBLE_WORDS)
         budget = LANDING_WORDS if page.name == "index.html" else PAGE_WORDS
@@ -147,6 +189,32 @@ def check_page(d, site: Path, page: Path, width: int, ids_cache: dict) -> list:
         problems.append(
             f"{name}: the page scrolls horizontally ({scroll_width} px of content in "
             f"{inner_width} px)")
+    return problems
+
+
+def svg_fonts(path: Path) -> tuple:
+    """An SVG's own width and the font sizes of its text (plotters writes font-size attributes)."""
+    import re
+    text = path.read_text(encoding="utf-8")
+    head = re.search(r'<svg[^>]*\bwidth="([0-9.]+)', text)
+    sizes = [float(x) for x in re.findall(r'font-size="([0-9.]+)', text)]
+    return (float(head.group(1)) if head else 0.0), sizes
+
+
+def chart_text(d, site: Path, name: str) -> list:
+    problems = []
+    for src, shown in d.execute_script(SHOWN_CHARTS):
+        path = Path(urllib.parse.unquote(urllib.parse.urlparse(src).path))
+        if path.suffix != ".svg" or not path.exists() or shown <= 0:
+            continue
+        own, sizes = svg_fonts(path)
+        if own <= 0 or not sizes:
+            continue
+        smallest = min(sizes) * shown / own
+        if smallest < MIN_CHART_TEXT:
+            problems.append(
+                f"{name}: chart text at {smallest:.1f} px ({path.name}: {min(sizes):.0f} px "
+                f"drawn {own:.0f} wide, shown {shown:.0f} wide)")
     return problems
 
 

@@ -88,6 +88,14 @@ def compare(n: int, i: dict, page: dict, want: dict) -> list:
             if not close(p["bytes"][c], w["bytes"][c]):
                 problems.append(f"{label}: {c} {p['bytes'][c]} on the page, {w['bytes'][c]} "
                                 "from the CLI")
+        for c in w["at_peak"]:
+            if not close(p["at_peak"][c], w["at_peak"][c]):
+                problems.append(f"{label}: {c} at the peak {p['at_peak'][c]} on the page, "
+                                f"{w['at_peak'][c]} from the CLI")
+        parts = sum(p["at_peak"].values())
+        if not close(parts, p["peak_bytes"]):
+            problems.append(f"{label}: the page's parts add up to {parts}, not its peak "
+                            f"{p['peak_bytes']}")
         if not close(p["peak_bytes"], w["peak_bytes"]):
             problems.append(f"{label}: peak {p['peak_bytes']} on the page, {w['peak_bytes']} "
                             "from the CLI")

@@ -370,7 +370,8 @@ fn every_training_page_sets_the_estimator_beside_its_steps() {
 #[test]
 fn the_landing_page_orders_the_fixes_by_their_figures() {
     let records = crate::fixture_pages();
-    let order = guide::fix_order::FixOrder::new(&records).expect("an order");
+    let verdicts = guide::verdicts::SiteVerdicts::new(&records);
+    let order = guide::fix_order::FixOrder::new(&records, &verdicts).expect("an order");
     let tiers = [
         "saves memory, passes its own check, no slowdown resolved",
         "saves memory and passes its own check, at a measured cost in time",

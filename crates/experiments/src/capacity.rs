@@ -18,12 +18,9 @@ use results::capacity::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::{Optimizer, Precision, StepBytes, StepPlan};
+use crate::estimate::{Optimizer, PeakSplit, Precision, StepBytes, StepPlan};
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{MlpShape, ModelShape, TransformerShape};
-
-/// Bytes in a decimal gigabyte, the unit cards are sold in.
-pub const GB: f64 = 1e9;
 
 /// A named model the estimator knows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -128,50 +125,43 @@ pub fn preset(id: &str) -> Option<Preset> {
     presets().into_iter().find(|p| p.id == id)
 }
 
-/// A card, or several of one kind.
+/// A card, or several of one kind: one of [`results::cards::CARDS`], defined by the memory
+/// its driver reports.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Card {
-    /// What it is called here (`80 GB`).
-    pub name: &'static str,
-    /// Memory of one card, in bytes.
-    pub bytes: f64,
+    /// The card.
+    pub card: results::cards::Card,
     /// Cards (1 unless data parallel).
     pub count: usize,
 }
 
-/// The common cards: 24 to 141 GB (the memory sizes of common consumer and data-centre cards).
-pub const CARDS: [Card; 5] = [
-    Card {
-        name: "24 GB",
-        bytes: 24.0 * GB,
-        count: 1,
-    },
-    Card {
-        name: "48 GB",
-        bytes: 48.0 * GB,
-        count: 1,
-    },
-    Card {
-        name: "80 GB",
-        bytes: 80.0 * GB,
-        count: 1,
-    },
-    Card {
-        name: "96 GB",
-        bytes: 96.0 * GB,
-        count: 1,
-    },
-    Card {
-        name: "141 GB",
-        bytes: 141.0 * GB,
-        count: 1,
-    },
-];
+impl Card {
+    /// Memory of one card, in bytes.
+    pub fn bytes(&self) -> f64 {
+        self.card.bytes()
+    }
+
+    /// What it is called in tables (`24 GB`, `8 x 96 GB`).
+    pub fn name(&self) -> String {
+        match self.count {
+            1 => self.card.class.to_string(),
+            n => format!("{n} x {}", self.card.class),
+        }
+    }
+}
+
+/// The cards of the tables, one of each, smallest first.
+pub const CARDS: [Card; 5] = {
+    const fn one(card: results::cards::Card) -> Card {
+        Card { card, count: 1 }
+    }
+    let c = results::cards::CARDS;
+    [one(c[0]), one(c[1]), one(c[2]), one(c[3]), one(c[4])]
+};
 
 /// Eight 96 GB cards, for data parallelism and sharding.
 pub const EIGHT_CARDS: Card = Card {
-    name: "8 x 96 GB",
-    bytes: 96.0 * GB,
+    card: results::cards::CARDS[3],
     count: 8,
 };
 
@@ -423,6 +413,8 @@ pub struct EstimateRow {
     pub plan: StepPlan,
     /// Its components.
     pub bytes: StepBytes,
+    /// The peak in parts that add up to it.
+    pub at_peak: PeakSplit,
     /// The step's peak, in bytes.
     pub peak_bytes: f64,
     /// The largest batch that fits each of [`CARDS`] ([`usable_bytes`] of it), in order
@@ -466,11 +458,12 @@ impl Estimate {
             .map(|&combination| {
                 let plan = combination.apply(base, micro_batches.unwrap_or(1));
                 let bytes = plan.bytes();
-                let usable = |card: &Card| usable_bytes(card.bytes, plan.precision);
+                let usable = |card: &Card| usable_bytes(card.bytes(), plan.precision);
                 EstimateRow {
                     combination,
                     plan,
                     bytes,
+                    at_peak: bytes.at_peak(),
                     peak_bytes: bytes.step_peak(),
                     largest_batch_per_card: CARDS
                         .iter()
@@ -519,8 +512,10 @@ pub const TABLE_MICRO_BATCHES: usize = 4;
 
 fn card_column(card: &Card) -> CardColumn {
     CardColumn {
-        name: card.name.into(),
-        bytes: card.bytes,
+        name: card.name(),
+        models: card.card.models.into(),
+        reported_mib: card.card.reported_mib,
+        bytes: card.bytes(),
         count: card.count,
     }
 }
@@ -654,7 +649,7 @@ fn preset_ways(p: &Preset) -> PresetWays {
                         .map(|c| {
                             largest_batch(
                                 plan,
-                                usable_bytes(c.bytes, precision),
+                                usable_bytes(c.bytes(), precision),
                                 Sharding::DataParallel,
                                 1,
                             )
@@ -737,14 +732,33 @@ mod tests {
         assert_eq!(weight_bytes(params, 16, true), params as f64 * 2.0);
         assert_eq!(weight_bytes(params, 4, true), params as f64 * 0.5);
         assert_eq!(weight_bytes(params, 4, false), params as f64);
-        assert_eq!(weight_bytes(7_000_000_000, 4, true), 3.5 * GB);
+        assert_eq!(weight_bytes(7_000_000_000, 4, true), 3.5e9);
+    }
+
+    #[test]
+    fn the_peak_s_parts_add_up_to_it_for_every_preset_and_combination() {
+        for p in presets() {
+            for micro in [None, Some(4)] {
+                let e = Estimate::of(p.id, p.assumes, default_plan(p.shape, 8), micro);
+                for r in &e.rows {
+                    assert_eq!(
+                        r.at_peak.total(),
+                        r.peak_bytes,
+                        "{} {}",
+                        p.id,
+                        r.combination.name
+                    );
+                }
+            }
+        }
     }
 
     #[test]
     fn the_largest_batch_fits_and_the_next_does_not() {
         let shape = preset("gpt2-124m").unwrap().shape;
         let plan = default_plan(shape, 1);
-        let b = largest_batch(plan, 24.0 * GB, Sharding::DataParallel, 1).unwrap();
+        let budget = CARDS[0].bytes();
+        let b = largest_batch(plan, budget, Sharding::DataParallel, 1).unwrap();
         let peak = |batch: u64| {
             StepPlan {
                 batch: batch as f64,
@@ -753,8 +767,8 @@ mod tests {
             .bytes()
             .step_peak()
         };
-        assert!(peak(b) <= 24.0 * GB);
-        assert!(peak(b + 1) > 24.0 * GB);
+        assert!(peak(b) <= budget);
+        assert!(peak(b + 1) > budget);
     }
 
     #[test]
@@ -778,7 +792,7 @@ mod tests {
         let plan = default_plan(shape, 1);
         let found: Vec<u64> = Sharding::ALL
             .iter()
-            .map(|&s| largest_batch(plan, 96.0 * GB, s, 8).unwrap_or(0))
+            .map(|&s| largest_batch(plan, EIGHT_CARDS.bytes(), s, 8).unwrap_or(0))
             .collect();
         assert!(found.windows(2).all(|w| w[0] <= w[1]), "{found:?}");
         assert!(found[3] > 0);

@@ -327,7 +327,60 @@ pub struct StepBytes {
     pub accumulated: f64,
 }
 
+/// A step's peak in parts that add up to it ([`StepBytes::step_peak`]): what is held through the
+/// whole step, then, at backward's peak, either the activations (what the forward pass kept,
+/// the 16-bit weight copies, the larger transient) or the gradients, whichever is larger (the
+/// other is zero here: backward frees activations as it makes gradients).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PeakSplit {
+    /// The weights.
+    pub weights: f64,
+    /// The optimizer's state.
+    pub optimizer: f64,
+    /// The whole batch's inputs and targets.
+    pub inputs: f64,
+    /// The gradients accumulated across micro-batches.
+    pub accumulated: f64,
+    /// What the forward pass keeps, where activations set the peak.
+    pub kept: f64,
+    /// The 16-bit weight copies kept for backward, where activations set the peak.
+    pub weight_copies: f64,
+    /// The larger of the loss's and backward's transients, where activations set the peak.
+    pub transient: f64,
+    /// The parameter gradients, where they set the peak.
+    pub grads: f64,
+}
+
+impl PeakSplit {
+    /// The parts' sum: the step's peak.
+    pub fn total(&self) -> f64 {
+        (self.weights + self.optimizer)
+            + self.inputs
+            + ((self.kept + self.weight_copies + self.transient).max(self.grads))
+            + self.accumulated
+    }
+}
+
 impl StepBytes {
+    /// The step's peak in parts that add up to it.
+    pub fn at_peak(&self) -> PeakSplit {
+        let activations = self.activations_at_peak() >= self.grads;
+        let when = |on: bool, v: f64| if on { v } else { 0.0 };
+        PeakSplit {
+            weights: self.weights,
+            optimizer: self.optimizer,
+            inputs: self.inputs,
+            accumulated: self.accumulated,
+            kept: when(activations, self.kept),
+            weight_copies: when(activations, self.weight_copies),
+            transient: when(
+                activations,
+                self.loss_transient.max(self.backward_transient),
+            ),
+            grads: when(!activations, self.grads),
+        }
+    }
+
     /// Model and optimizer state: held through the whole step.
     pub fn fixed(&self) -> f64 {
         self.weights + self.optimizer

@@ -15,15 +15,70 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use results::{AxisUnit, Chart, Scale};
 
-/// Width and height of every chart's plot, in SVG pixels (the legend adds rows below).
-pub const SIZE: (u32, u32) = (760, 440);
+/// How a chart is laid out: a wide one for a desktop's column, and a narrow one drawn for a
+/// phone's width, so that its text reads at 11 px or more there instead of being scaled down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Width of the SVG, in pixels.
+    pub width: u32,
+    /// Height of the plot (the legend adds rows below).
+    pub plot_height: u32,
+    /// The title's size, where the chart draws its title (the narrow one leaves it to the
+    /// page's caption).
+    title_font: Option<u32>,
+    /// Tick labels' size.
+    tick_font: u32,
+    /// Axis descriptions' size.
+    axis_font: u32,
+    /// Legend text's size.
+    legend_font: u32,
+    /// Legend entries per row.
+    legend_columns: usize,
+    /// Most x tick labels on a numeric axis.
+    x_ticks: usize,
+    /// Room for the y tick labels and description.
+    y_label_area: u32,
+    /// Room for the x tick labels and description.
+    x_label_area: u32,
+}
 
-/// Height of one row of the legend.
-const LEGEND_ROW: u32 = 22;
+/// The wide layout: a desktop page's column.
+pub const WIDE: Layout = Layout {
+    width: 760,
+    plot_height: 440,
+    title_font: Some(20),
+    tick_font: 14,
+    axis_font: 15,
+    legend_font: 13,
+    legend_columns: 2,
+    x_ticks: 10,
+    y_label_area: 78,
+    x_label_area: 52,
+};
+
+/// The narrow layout: drawn 360 px wide for a 390 px phone, where it is shown at about its
+/// own size, every text 12 px or more (plotters draws a font's size at 1/1.24 of it).
+pub const NARROW: Layout = Layout {
+    width: 360,
+    plot_height: 300,
+    title_font: None,
+    // Plotters writes a font of size s at s / 1.24 px: 15 draws at 12.1 px.
+    tick_font: 15,
+    axis_font: 15,
+    legend_font: 15,
+    legend_columns: 1,
+    x_ticks: 5,
+    y_label_area: 62,
+    x_label_area: 48,
+};
+
+/// Width and height of the wide layout's plot, in SVG pixels.
+pub const SIZE: (u32, u32) = (WIDE.width, WIDE.plot_height);
+
+/// Height of one line of the legend, per pixel of its font.
+const LEGEND_LINE: f64 = 1.6;
 /// A series of more points than this is drawn as a line without markers.
 const MAX_MARKERS: usize = 60;
-/// Legend entries per row.
-const LEGEND_COLUMNS: usize = 2;
 
 /// The marker of a measured series.
 #[derive(Clone, Copy)]
@@ -118,17 +173,57 @@ pub struct ChartError {
     reason: String,
 }
 
-/// The height of `chart`'s SVG: the plot and its legend's rows.
+/// The height of `chart`'s wide SVG: the plot and its legend's rows.
 pub fn height(chart: &Chart) -> u32 {
-    SIZE.1 + legend_height(chart.series.len())
+    height_in(chart, &WIDE)
 }
 
-fn legend_height(series: usize) -> u32 {
-    let rows = series.div_ceil(LEGEND_COLUMNS) as u32;
-    if rows == 0 {
+/// The height of `chart`'s SVG in `layout`.
+pub fn height_in(chart: &Chart, layout: &Layout) -> u32 {
+    layout.plot_height + legend_height(chart, layout)
+}
+
+/// The legend's entries, each its lines of text, wrapped to its column's width.
+fn legend_lines(chart: &Chart, layout: &Layout) -> Vec<Vec<String>> {
+    let column = (layout.width as usize - 40) / layout.legend_columns - 44;
+    // A character of a sans-serif font is about 0.55 of its size wide.
+    let per_line = ((column as f64) / (layout.legend_font as f64 * 0.55)) as usize;
+    legend_names(chart)
+        .iter()
+        .map(|name| wrap(name, per_line.max(10)))
+        .collect()
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// The legend's row heights: each row of entries as tall as its longest entry.
+fn legend_rows(chart: &Chart, layout: &Layout) -> Vec<u32> {
+    let line = (layout.legend_font as f64 * LEGEND_LINE).round() as u32;
+    legend_lines(chart, layout)
+        .chunks(layout.legend_columns)
+        .map(|row| row.iter().map(Vec::len).max().unwrap_or(1) as u32 * line + 4)
+        .collect()
+}
+
+fn legend_height(chart: &Chart, layout: &Layout) -> u32 {
+    let rows = legend_rows(chart, layout);
+    if rows.is_empty() {
         0
     } else {
-        rows * LEGEND_ROW + 10
+        rows.iter().sum::<u32>() + 10
     }
 }
 
@@ -354,8 +449,13 @@ fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Draws `chart` as a standalone SVG document.
+/// Draws `chart` as a standalone SVG document in the wide layout.
 pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
+    render_svg_in(chart, &WIDE)
+}
+
+/// Draws `chart` as a standalone SVG document in `layout`.
+pub fn render_svg_in(chart: &Chart, layout: &Layout) -> Result<String, ChartError> {
     let err = |e: &dyn std::fmt::Display| ChartError {
         id: chart.id.clone(),
         reason: e.to_string(),
@@ -391,20 +491,17 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (SIZE.0, height(chart))).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (layout.width, height_in(chart, layout)))
+            .into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let (plot, legend) = root.split_vertically(SIZE.1);
+        let (plot, legend) = root.split_vertically(layout.plot_height);
         if log_y {
             let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let ctx = ChartBuilder::on(&plot)
-                .caption(&chart.title, ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(52)
-                .y_label_area_size(78)
+            let ctx = builder(&plot, chart, layout)
                 .build_cartesian_2d(x_min..x_max, ((lo / 1.3)..(hi * 1.3)).log_scale())
                 .map_err(|e| err(&e))?;
-            draw(ctx, chart, scale, &err)?;
+            draw(ctx, chart, scale, layout, &err)?;
         } else {
             // Zero is always on the axis; 8% of the span is left above (and below, where
             // values are negative), so that markers and error bars are not cut at the frame.
@@ -420,16 +517,12 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
             } else {
                 (low, low + 1.0)
             };
-            let ctx = ChartBuilder::on(&plot)
-                .caption(&chart.title, ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(52)
-                .y_label_area_size(78)
+            let ctx = builder(&plot, chart, layout)
                 .build_cartesian_2d(x_min..x_max, y_min..y_max)
                 .map_err(|e| err(&e))?;
-            draw(ctx, chart, scale, &err)?;
+            draw(ctx, chart, scale, layout, &err)?;
         }
-        draw_legend(&legend, chart).map_err(|e| err(&e))?;
+        draw_legend(&legend, chart, layout).map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
     // A title and a description for screen readers, right after the opening tag.
@@ -444,11 +537,47 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
     Ok(svg)
 }
 
+/// The chart's frame in `layout`: its title where the layout draws one, its margins and the
+/// room for the axes' labels (more below a narrow categorical axis, whose labels stand up).
+fn builder<'a, 'b, DB: DrawingBackend>(
+    plot: &'a DrawingArea<DB, Shift>,
+    chart: &Chart,
+    layout: &Layout,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(plot);
+    if let Some(size) = layout.title_font {
+        b.caption(&chart.title, ("sans-serif", size));
+    }
+    let standing = upright_categories(chart, layout);
+    b.margin(if layout.title_font.is_some() { 12 } else { 8 })
+        .margin_right(14)
+        .x_label_area_size(if standing {
+            layout.x_label_area + 40
+        } else {
+            layout.x_label_area
+        })
+        .y_label_area_size(layout.y_label_area);
+    b
+}
+
+/// Whether a categorical axis's labels stand upright: where they would not fit side by side.
+fn upright_categories(chart: &Chart, layout: &Layout) -> bool {
+    let longest = chart
+        .categories
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0) as f64;
+    let room = (layout.width - layout.y_label_area) as f64 / chart.categories.len().max(1) as f64;
+    !chart.categories.is_empty() && longest * layout.tick_font as f64 * 0.6 > room
+}
+
 /// The mesh and every series, on a y axis of either kind.
 fn draw<'a, DB, Y>(
     mut ctx: ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     chart: &Chart,
     scale: Scale,
+    layout: &Layout,
     err: &dyn Fn(&dyn std::fmt::Display) -> ChartError,
 ) -> Result<(), ChartError>
 where
@@ -461,21 +590,35 @@ where
         match scale {
             Scale::Log2 => {
                 let (lo, hi) = (ctx.x_range().start, ctx.x_range().end);
-                ((hi.floor() - lo.ceil()) as usize + 1).clamp(2, 14)
+                let all = (hi.floor() - lo.ceil()) as usize + 1;
+                // Every power of two where they fit, else every other one.
+                let fit = (layout.x_ticks as f64 * 1.4) as usize;
+                if all <= fit {
+                    all.max(2)
+                } else {
+                    all.div_ceil(2).clamp(2, fit)
+                }
             }
-            Scale::Linear | Scale::Counted => 10,
+            Scale::Linear | Scale::Counted => layout.x_ticks,
         }
     };
     let categories = &chart.categories;
+    let tick = ("sans-serif", layout.tick_font).into_font();
+    let x_tick = if upright_categories(chart, layout) {
+        tick.clone().transform(FontTransform::Rotate90)
+    } else {
+        tick.clone()
+    };
     ctx.configure_mesh()
         .x_desc(&chart.x_label)
         .y_desc(&chart.y_label)
         .x_labels(x_labels)
         .x_label_formatter(&|x| x_tick_label(scale, categories, *x))
-        .y_labels(12)
+        .y_labels(if layout.width < WIDE.width { 6 } else { 12 })
         .y_label_formatter(&|y| si(*y))
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 15))
+        .label_style(tick)
+        .x_label_style(x_tick)
+        .axis_desc_style(("sans-serif", layout.axis_font))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(|e| err(&e))?;
@@ -583,13 +726,18 @@ where
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     chart: &Chart,
+    layout: &Layout,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let column = (SIZE.0 as i32 - 40) / LEGEND_COLUMNS as i32;
-    let names = legend_names(chart);
-    for (i, (series, name)) in chart.series.iter().zip(names).enumerate() {
+    let columns = layout.legend_columns;
+    let column = (layout.width as i32 - 40) / columns as i32;
+    let lines = legend_lines(chart, layout);
+    let rows = legend_rows(chart, layout);
+    let line = (layout.legend_font as f64 * LEGEND_LINE).round() as i32;
+    for (i, (series, text)) in chart.series.iter().zip(lines).enumerate() {
         let (color, (dash, gap), marker) = series_style(i);
-        let x = 30 + (i % LEGEND_COLUMNS) as i32 * column;
-        let y = 8 + (i / LEGEND_COLUMNS) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let x = 16 + (i % columns) as i32 * column;
+        let top: u32 = rows[..i / columns].iter().sum();
+        let y = 8 + top as i32 + line / 2;
         let style = ShapeStyle::from(color).stroke_width(2);
         if series.band {
             // The band's shade behind its estimate's dashes.
@@ -620,11 +768,16 @@ fn draw_legend<DB: DrawingBackend>(
                 Marker::Cross => area.draw(&Cross::new(m, 5, color.stroke_width(2)))?,
             }
         }
-        area.draw(&Text::new(
-            name,
-            (x + 36, y - 7),
-            ("sans-serif", 13).into_font().color(&BLACK),
-        ))?;
+        for (k, text) in text.into_iter().enumerate() {
+            area.draw(&Text::new(
+                text,
+                (
+                    x + 36,
+                    y - layout.legend_font as i32 / 2 - 1 + k as i32 * line,
+                ),
+                ("sans-serif", layout.legend_font).into_font().color(&BLACK),
+            ))?;
+        }
     }
     Ok(())
 }
@@ -664,6 +817,27 @@ mod tests {
                 Series::line("predicted", true, vec![(8.0, 1.1), (32.0, 3.9)]),
             ],
         }
+    }
+
+    #[test]
+    fn a_long_legend_entry_wraps_within_its_column() {
+        assert_eq!(wrap("a b c", 3), vec!["a b", "c"]);
+        let mut c = chart(Scale::Linear);
+        c.series[0].name = "weights (the same values as gradients, drawn over it) ".repeat(2);
+        let narrow = height_in(&c, &NARROW);
+        let svg = render_svg_in(&c, &NARROW).unwrap();
+        assert!(svg.contains("width=\"360\""));
+        assert!(
+            narrow > NARROW.plot_height + 2 * 30,
+            "the long entry takes several lines"
+        );
+        let wide = render_svg(&c).unwrap();
+        let titles = |svg: &str| svg.matches("Peak against batch").count();
+        assert_eq!(
+            titles(&svg) + 1,
+            titles(&wide),
+            "the narrow chart leaves its title out"
+        );
     }
 
     #[test]
@@ -822,8 +996,14 @@ mod reading_tests {
                 "{name}"
             );
         }
-        // Five series: three legend rows below the 440 px plot.
-        assert_eq!(height(&c), SIZE.1 + 3 * LEGEND_ROW + 10);
+        // Five series: three legend rows below the 440 px plot (two columns wide), five on a
+        // phone (one column), each a line of text.
+        let row = |l: &Layout| (l.legend_font as f64 * LEGEND_LINE).round() as u32 + 4;
+        assert_eq!(height(&c), SIZE.1 + 3 * row(&WIDE) + 10);
+        assert_eq!(
+            height_in(&c, &NARROW),
+            NARROW.plot_height + 5 * row(&NARROW) + 10
+        );
         assert!(svg.contains(&format!("height=\"{}\"", height(&c))));
         assert_eq!(x_tick_label(Scale::Linear, &c.categories, 2.0), "bf16");
         assert_eq!(x_tick_label(Scale::Linear, &c.categories, 2.5), "");

@@ -177,29 +177,17 @@ pub struct ChartView {
     pub header: Vec<String>,
     /// One row per x value.
     pub rows: Vec<Vec<String>>,
-    /// The legend again, as text the page sets at a readable size on a phone, where the
-    /// chart is scaled down.
-    pub legend: Vec<LegendEntry>,
-}
-
-/// One series in the page's legend.
-#[derive(Debug, Serialize)]
-pub struct LegendEntry {
-    /// The series' name, and the series it lies under where one hides it.
-    pub name: String,
-    /// Its colour (CSS).
-    pub color: String,
-    /// Its dash pattern where it is dashed (predicted, or an interval's estimate).
-    pub dash: Option<String>,
-    /// Whether it is an interval drawn as a band.
-    pub band: bool,
-    /// Whether it is drawn as markers alone (a chart of categories).
-    pub markers_only: bool,
+    /// The same chart drawn for a phone's width (its own file), with its height.
+    pub narrow_src: String,
+    /// Its height in pixels (its width is [`crate::charts::NARROW`]'s).
+    pub narrow_height: u32,
+    /// Its width in pixels.
+    pub narrow_width: u32,
 }
 
 impl ChartView {
-    /// The view of `chart`, drawn to `src`.
-    pub fn of(chart: &Chart, src: String) -> Self {
+    /// The view of `chart`, drawn to `src` (and, for a phone, to `narrow_src`).
+    pub fn of(chart: &Chart, src: String, narrow_src: String) -> Self {
         let mut xs: Vec<f64> = chart
             .series
             .iter()
@@ -241,22 +229,9 @@ impl ChartView {
                 .chain(chart.series.iter().map(|s| s.name.clone()))
                 .collect(),
             rows,
-            legend: chart
-                .series
-                .iter()
-                .zip(crate::charts::legend_names(chart))
-                .enumerate()
-                .map(|(i, (s, name))| {
-                    let (color, dash) = crate::charts::swatch(i);
-                    LegendEntry {
-                        name,
-                        color,
-                        dash: (s.predicted && chart.categories.is_empty()).then_some(dash),
-                        band: s.band,
-                        markers_only: !chart.categories.is_empty(),
-                    }
-                })
-                .collect(),
+            narrow_src,
+            narrow_height: crate::charts::height_in(chart, &crate::charts::NARROW),
+            narrow_width: crate::charts::NARROW.width,
         }
     }
 }
@@ -487,6 +462,11 @@ pub fn chart_file(record: &ExperimentRecord, chart: &str) -> String {
         None => format!("charts/{}--{chart}.svg", record.experiment),
         Some(device) => format!("charts/{}--{device}--{chart}.svg", record.experiment),
     }
+}
+
+/// File name of a chart's narrow SVG, drawn for a phone's width.
+pub fn narrow_chart_file(record: &ExperimentRecord, chart: &str) -> String {
+    chart_file(record, chart).replace(".svg", "--narrow.svg")
 }
 
 /// The charts of a record: its analysis's, then one per headline comparison timed in pairs
@@ -810,7 +790,13 @@ fn result_set(record: &Analysed, verdicts: &SiteVerdicts) -> ResultSet {
         findings: a.findings.clone(),
         charts: record_charts(record)
             .iter()
-            .map(|c| ChartView::of(c, chart_file(record, &c.id)))
+            .map(|c| {
+                ChartView::of(
+                    c,
+                    chart_file(record, &c.id),
+                    narrow_chart_file(record, &c.id),
+                )
+            })
             .collect(),
         comparisons,
         estimator: record.estimator.iter().map(comparison_row).collect(),

@@ -104,7 +104,7 @@ pub fn headline_row(record: &Analysed, h: &Headline, verdicts: &SiteVerdicts) ->
         verdict_detail: if view.checks.is_empty() {
             h.correctness_detail.clone()
         } else {
-            view.detail()
+            view.detail.clone()
         },
         verdict: view.verdict,
         verdict_class: view.class,

@@ -12,6 +12,7 @@ pub mod charts;
 pub mod context;
 pub mod csv_export;
 pub mod fix_order;
+pub mod glossary;
 pub mod index_row;
 pub mod probe;
 pub mod runs;
@@ -33,6 +34,7 @@ const EXPERIMENT: &str = include_str!("templates/experiment.html");
 const WHAT_FITS: &str = include_str!("templates/what_fits.html");
 const RUNS: &str = include_str!("templates/runs.html");
 const CELLS: &str = include_str!("templates/cells.html");
+const GLOSSARY: &str = include_str!("templates/glossary.html");
 const STYLE: &str = include_str!("templates/style.css");
 
 /// Errors while writing the site.
@@ -96,6 +98,7 @@ pub fn environment() -> Environment<'static> {
         ("what_fits.html", WHAT_FITS),
         ("runs.html", RUNS),
         ("cells.html", CELLS),
+        ("glossary.html", GLOSSARY),
     ] {
         env.add_template(name, source)
             .expect("embedded templates parse");
@@ -103,26 +106,54 @@ pub fn environment() -> Environment<'static> {
     env
 }
 
+/// The page with the first use of each glossary term in its `<main>` linked to its entry.
+fn with_terms(html: String) -> String {
+    match (html.find("<main>"), html.rfind("</main>")) {
+        (Some(start), Some(end)) if start < end => {
+            let inner = start + "<main>".len();
+            format!(
+                "{}{}{}",
+                &html[..inner],
+                glossary::link_first_uses(&html[inner..end]),
+                &html[end..]
+            )
+        }
+        _ => html,
+    }
+}
+
 impl HtmlRenderer {
     /// Renders the index page to a string.
     pub fn index_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        Ok(with_terms(
+            environment().get_template("index.html")?.render(
+                minijinja::context! { site => context, page_title => "Burn VRAM workbench" },
+            )?,
+        ))
+    }
+
+    /// Renders the glossary page to a string.
+    pub fn glossary_html(&self, context: &SiteContext) -> Result<String, RenderError> {
         Ok(environment()
-            .get_template("index.html")?
-            .render(minijinja::context! { site => context, page_title => "Burn VRAM workbench" })?)
+            .get_template("glossary.html")?
+            .render(minijinja::context! {
+                site => context, glossary_page => true, page_title => "Glossary",
+                terms => glossary::TERMS,
+            })?)
     }
 
     /// Renders the "What fits" page to a string (the context must hold it).
     pub fn what_fits_html(&self, context: &SiteContext) -> Result<String, RenderError> {
-        Ok(environment().get_template("what_fits.html")?.render(
+        Ok(with_terms(environment().get_template("what_fits.html")?.render(
             minijinja::context! { site => context, what_fits_page => true, page_title => "What fits, and when to move to a bigger GPU" },
-        )?)
+        )?))
     }
 
     /// Renders the "Runs" page to a string.
     pub fn runs_html(&self, context: &SiteContext) -> Result<String, RenderError> {
-        Ok(environment().get_template("runs.html")?.render(
+        Ok(with_terms(environment().get_template("runs.html")?.render(
             minijinja::context! { site => context, runs_page => true, page_title => "Runs: where each result set was measured" },
-        )?)
+        )?))
     }
 
     /// Renders one experiment's page to a string.
@@ -132,9 +163,11 @@ impl HtmlRenderer {
         index: usize,
     ) -> Result<String, RenderError> {
         let page = &context.pages[index];
-        Ok(environment().get_template("experiment.html")?.render(
-            minijinja::context! { site => context, page => page, page_title => &page.title },
-        )?)
+        Ok(with_terms(
+            environment().get_template("experiment.html")?.render(
+                minijinja::context! { site => context, page => page, page_title => &page.title },
+            )?,
+        ))
     }
 }
 
@@ -150,10 +183,16 @@ impl Renderer for HtmlRenderer {
         write(&out.join("style.css"), STYLE)?;
         write(&out.join("index.html"), &self.index_html(&context)?)?;
         write(&out.join(runs::HREF), &self.runs_html(&context)?)?;
+        write(&out.join(glossary::HREF), &self.glossary_html(&context)?)?;
         for record in records {
             for chart in &context::record_charts(record) {
                 let svg = charts::render_svg(chart)?;
                 write(&out.join(context::chart_file(record, &chart.id)), &svg)?;
+                let narrow = charts::render_svg_in(chart, &charts::NARROW)?;
+                write(
+                    &out.join(context::narrow_chart_file(record, &chart.id)),
+                    &narrow,
+                )?;
             }
             write(&out.join(record.data_path()), &record.to_json())?;
             write(

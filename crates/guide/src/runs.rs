@@ -38,8 +38,34 @@ pub struct RunRow {
     pub resumed: String,
     /// Records left incomplete by an interruption.
     pub incomplete: String,
-    /// The command line, where recorded.
+    /// The command line as recorded (the binary's path as it was run).
     pub command: String,
+    /// The command a reader types to measure the same sets again.
+    pub reproduce: String,
+}
+
+/// The command that measures `members`' experiments again, as a reader types it.
+fn reproduce(members: &[&Analysed]) -> String {
+    let first = members[0];
+    let ids: Vec<&str> = members.iter().map(|r| r.experiment.as_str()).collect();
+    let every = results::TechniqueId::ALL
+        .iter()
+        .all(|t| ids.contains(&t.id()));
+    let mut command = format!(
+        "workbench run {}",
+        if every {
+            "all".to_string()
+        } else {
+            ids.join(" ")
+        }
+    );
+    if first.profile == results::Profile::Quick {
+        command.push_str(" --quick");
+    }
+    if first.device.kind != DeviceKind::Cpu {
+        command.push_str(&format!(" --device {}", first.device.kind.name()));
+    }
+    command
 }
 
 /// One row per run, in the order the records first name it.
@@ -155,6 +181,7 @@ fn row(members: &[&Analysed]) -> RunRow {
             incomplete.join(", ")
         },
         command: p.command_line.clone().unwrap_or_default(),
+        reproduce: reproduce(members),
     }
 }
 

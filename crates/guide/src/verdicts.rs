@@ -42,6 +42,8 @@ pub struct CheckLine {
     pub page: String,
     /// Link to that page.
     pub href: String,
+    /// The point it is of (`mlp-mixed-bf16`).
+    pub point: String,
     /// Whether it passed.
     pub passed: bool,
 }
@@ -57,12 +59,30 @@ pub struct VerdictView {
     pub failed: bool,
     /// The checks, each with what it checks and where it was made.
     pub checks: Vec<CheckLine>,
+    /// Every check in one line (a tooltip's text).
+    pub detail: String,
+    /// In a few words: the failed checks, or how many passed.
+    pub summary: String,
 }
 
 impl VerdictView {
-    /// The checks in one line: what each checks, where, and its outcome.
-    pub fn detail(&self) -> String {
-        Self::join(self.checks.iter())
+    fn new(verdict: &str, class: &str, failed: bool, checks: Vec<CheckLine>) -> Self {
+        let detail = Self::join(checks.iter());
+        let failures = Self::join(checks.iter().filter(|c| !c.passed));
+        let summary = match checks.len() {
+            0 => String::new(),
+            _ if !failures.is_empty() => failures,
+            1 => checks[0].short.clone(),
+            n => format!("{n} checks"),
+        };
+        Self {
+            verdict: verdict.into(),
+            class: class.into(),
+            failed,
+            checks,
+            detail,
+            summary,
+        }
     }
 
     /// The failed checks in one line.
@@ -74,9 +94,10 @@ impl VerdictView {
         checks
             .map(|c| {
                 format!(
-                    "{} ({}): {}",
+                    "{} ({}, {}): {}",
                     c.short,
                     c.page,
+                    c.point.replace('-', " "),
                     if c.passed { "passed" } else { "FAILED" }
                 )
             })
@@ -91,6 +112,7 @@ fn line(c: &FixCheck) -> CheckLine {
         sentence: check_sentence(&c.check),
         page: crate::words::pages::page(c.technique).title.into(),
         href: format!("{}.html", c.technique.id()),
+        point: c.point.clone(),
         passed: c.check.passed,
     }
 }
@@ -101,7 +123,7 @@ fn dedup(lines: impl Iterator<Item = CheckLine>) -> Vec<CheckLine> {
     for l in lines {
         if !out
             .iter()
-            .any(|o| o.short == l.short && o.page == l.page && o.passed == l.passed)
+            .any(|o| o.short == l.short && o.page == l.page && o.point == l.point)
         {
             out.push(l);
         }
@@ -132,12 +154,12 @@ impl SiteVerdicts {
         let verdicts = self.by_device.get(&device)?;
         let correctness = verdicts.of(fix)?;
         let (word, class) = verdict(correctness);
-        Some(VerdictView {
-            verdict: word.into(),
-            class: class.into(),
-            failed: correctness == Correctness::Failed,
-            checks: dedup(verdicts.checks(fix).into_iter().map(line)),
-        })
+        Some(VerdictView::new(
+            word,
+            class,
+            correctness == Correctness::Failed,
+            dedup(verdicts.checks(fix).into_iter().map(line)),
+        ))
     }
 
     /// The verdict a headline shows: its fix's, where it measures a ranked fix with checks on
@@ -147,12 +169,12 @@ impl SiteVerdicts {
             return v;
         }
         let (word, class) = verdict(h.correctness);
-        VerdictView {
-            verdict: word.into(),
-            class: class.into(),
-            failed: h.correctness == Correctness::Failed,
-            checks: Vec::new(),
-        }
+        VerdictView::new(
+            word,
+            class,
+            h.correctness == Correctness::Failed,
+            Vec::new(),
+        )
     }
 
     /// Whether `technique`'s page made any check of `fix` (a test's guard).

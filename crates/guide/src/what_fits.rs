@@ -18,6 +18,8 @@ pub struct WhatFits {
     pub json_href: String,
     /// Names of the single cards, the tables' columns.
     pub cards: Vec<String>,
+    /// Where each card's figure comes from.
+    pub card_source: String,
     /// The multi-card setup's name.
     pub many_cards: String,
     /// Sharding schemes over it, further columns.
@@ -156,15 +158,6 @@ pub struct FitView {
     pub cost: String,
 }
 
-/// Decimal gigabytes, the unit cards are sold in (bytes below one).
-fn gb(bytes: f64) -> String {
-    if bytes >= 1e9 {
-        format!("{:.1} GB", bytes / 1e9)
-    } else {
-        format::bytes(bytes)
-    }
-}
-
 fn batch(b: Option<u64>) -> Cell {
     match b {
         Some(b) => Cell {
@@ -278,7 +271,12 @@ impl WhatFits {
         Self {
             href: HREF.into(),
             json_href: format!("data/{}", results::CAPACITY_FILE),
-            cards: tables.cards.iter().map(|c| c.name.clone()).collect(),
+            cards: tables
+                .cards
+                .iter()
+                .map(|c| format!("{} ({} MiB)", c.name, format::thousands(c.reported_mib)))
+                .collect(),
+            card_source: card_source(tables),
             many_cards: tables.many_cards.name.clone(),
             shardings: tables.shardings.clone(),
             sharding_source: SHARDING_SOURCE.into(),
@@ -289,15 +287,15 @@ impl WhatFits {
                     id: m.id.clone(),
                     assumes: m.assumes.clone(),
                     params: params(m.params),
-                    fixed: gb(m.fixed_bytes),
-                    activations: gb(m.activation_bytes_per_sample),
+                    fixed: format::bytes(m.fixed_bytes),
+                    activations: format::bytes(m.activation_bytes_per_sample),
                     micro_batches: m.micro_batches,
                     rows: m
                         .rows
                         .iter()
                         .map(|r| ComboView {
                             combination: r.combination.clone(),
-                            peak_at_one: gb(r.peak_bytes_at_one),
+                            peak_at_one: format::bytes(r.peak_bytes_at_one),
                             cells: r
                                 .largest_batch_per_card
                                 .iter()
@@ -314,8 +312,8 @@ impl WhatFits {
                 .map(|w| WeightsView {
                     model: w.model.clone(),
                     bits: w.bits,
-                    packed: gb(w.packed_bytes),
-                    flex: gb(w.flex_bytes),
+                    packed: format::bytes(w.packed_bytes),
+                    flex: format::bytes(w.flex_bytes),
                 })
                 .collect(),
             decisions: decisions(tables),
@@ -357,7 +355,7 @@ impl WhatFits {
                         .iter()
                         .map(|r| WayView {
                             way: r.way.clone(),
-                            fixed: gb(r.fixed_bytes),
+                            fixed: format::bytes(r.fixed_bytes),
                             cells: r.largest_batch_per_card.iter().map(|b| batch(*b)).collect(),
                         })
                         .collect(),
@@ -367,7 +365,7 @@ impl WhatFits {
             calculator_json: serde_json::to_string(&tables.calculator)
                 .expect("the rules serialise")
                 .replace("</", "<\\/"),
-            context: gb(tables.calculator.context_bytes),
+            context: format::bytes(tables.calculator.context_bytes),
             margins: tables
                 .calculator
                 .precisions
@@ -389,8 +387,27 @@ impl WhatFits {
     }
 }
 
+/// Where each card's figure comes from, in a sentence.
+fn card_source(tables: &EstimatorTables) -> String {
+    format!(
+        "Each card is the memory its driver reports (nvidia-smi's memory.total, as public logs \
+         of each card print it): {}.",
+        tables
+            .cards
+            .iter()
+            .map(|c| format!(
+                "{}, {} MiB ({})",
+                c.models,
+                format::thousands(c.reported_mib),
+                format::bytes(c.bytes)
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    )
+}
+
 /// When a bigger card is the fix: the fixed part alone over the card's usable bytes, or over
-/// them less one micro-batch's activations; with the sizes the articles name.
+/// them less one micro-batch's activations; with the cards' sizes.
 fn bigger_card(tables: &EstimatorTables) -> String {
     let sizes: Vec<String> = tables.cards.iter().map(|c| c.name.clone()).collect();
     let many = &tables.many_cards;
@@ -402,7 +419,7 @@ fn bigger_card(tables: &EstimatorTables) -> String {
          folds below).",
         sizes.join(", "),
         many.name,
-        gb(many.bytes * many.count as f64)
+        format::bytes(many.bytes * many.count as f64)
     )
 }
 
@@ -446,8 +463,8 @@ fn decisions(tables: &EstimatorTables) -> Vec<String> {
              activations per sequence) on a {} card: {}.",
             m.id,
             m.params,
-            format::gb(m.fixed_bytes),
-            format::gb(m.activation_bytes_per_sample),
+            format::bytes(m.fixed_bytes),
+            format::bytes(m.activation_bytes_per_sample),
             tables.cards[card].name,
             on(card).join("; ")
         ));
@@ -475,7 +492,7 @@ fn decisions(tables: &EstimatorTables) -> Vec<String> {
             (Some((card, b)), _) => format!(
                 "{}: plain training fits from the {card} card (batch {b}); its fixed part is {}.",
                 m.id,
-                format::gb(m.fixed_bytes)
+                format::bytes(m.fixed_bytes)
             ),
             (None, Some((card, combination, b))) => format!(
                 "{}: no single card trains it plainly; {combination} fits from the {card} card \
@@ -498,7 +515,7 @@ fn decisions(tables: &EstimatorTables) -> Vec<String> {
                          that saves activations changes it: only sharding helps. The first \
                          scheme that trains it on {} is {scheme}, with {combination} (batch {b}).",
                         m.id,
-                        format::gb(m.fixed_bytes),
+                        format::bytes(m.fixed_bytes),
                         tables.many_cards.name
                     ),
                     None => format!(
@@ -506,7 +523,7 @@ fn decisions(tables: &EstimatorTables) -> Vec<String> {
                          the sharding: more cards, or less state per parameter (bf16 storage, \
                          a lighter optimizer).",
                         m.id,
-                        format::gb(m.fixed_bytes),
+                        format::bytes(m.fixed_bytes),
                         tables.many_cards.name
                     ),
                 }

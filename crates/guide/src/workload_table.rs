@@ -116,6 +116,9 @@ pub struct WorkloadTable {
     pub plain_max_batch: String,
     /// Activations as a share of the plain step's estimated peak at the projection.
     pub projected_share: String,
+    /// Where the rules were checked: each device's measured set, its sequence, batch and
+    /// activation share (empty where none was measured in the regime).
+    pub checked_in: String,
     /// The projected cells, in the order.
     pub projected: Vec<ProjectedRow>,
     /// The order in a line: the fixes' names, first to last.
@@ -191,15 +194,12 @@ fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> SetVi
 /// Why a contradiction holds, in a clause; `gpu` says whether a GPU's set checked the rule.
 fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu: bool) -> String {
     let cause = match c {
-        Contradiction::Bf16MatmulViaF32 => {
-            "Flex multiplies bf16 through f32 buffers of its own, so the forward pass keeps \
-             more, not fewer, bytes"
-        }
+        Contradiction::Bf16MatmulViaF32 => "Flex multiplies bf16 through f32 buffers",
         Contradiction::Unexplained => "no cause traced",
     };
     format!(
-        "contradicted on {}: the rule predicts {}, measured {} ({cause}); on a GPU the rule \
-         predicts {projected} here, {}",
+        "contradicted on {}: rule {}, measured {} ({cause}); on a GPU the rule predicts \
+         {projected} here, {}",
         rule.device.name(),
         format::pct(rule.predicted_change_pct),
         format::pct(rule.measured_change_pct),
@@ -230,11 +230,9 @@ fn measured_words(rules: &[&RuleCheck]) -> (String, String) {
     (
         each(&|r| {
             format!(
-                "{} (rule {}), sequence {}, activations {:.0}% of the peak",
+                "{} (rule {})",
                 format::pct(r.measured_change_pct),
                 format::pct(r.predicted_change_pct),
-                r.seq,
-                r.activation_share_pct
             )
         }),
         each(&|r| format::pct(r.error_pct)),
@@ -312,6 +310,29 @@ fn projected_rows(
         .collect()
 }
 
+/// Where each device's rules were checked, in one clause.
+fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
+    tables
+        .iter()
+        .filter_map(|(r, t)| {
+            let rule = t.projection.as_ref()?.cells.iter().find_map(|c| c.rule)?;
+            Some(format!(
+                "on {} at sequence {}, batch {} ({}, activations {:.0}% of its peak)",
+                r.device.kind.name(),
+                rule.seq,
+                rule.batch,
+                if rule.regime_set {
+                    "a model measured for the regime"
+                } else {
+                    "the table's own model"
+                },
+                rule.activation_share_pct
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The same cells on the other devices, one line each.
 fn elsewhere(tables: &[(&Analysed, &FixTable)], basis: DeviceKind) -> Vec<String> {
     tables
@@ -365,6 +386,7 @@ impl WorkloadTable {
                 .cell(Fix::Plain)
                 .map_or_else(String::new, |p| format::thousands(p.max_batch as u64)),
             projected_share: format!("{:.0}%", projection.activation_share_pct),
+            checked_in: checked_in(&tables),
             order: projected
                 .iter()
                 .filter(|r| r.rank.is_some())

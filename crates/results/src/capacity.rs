@@ -202,6 +202,10 @@ pub struct AnalysedCapacity {
 pub struct CardColumn {
     /// Its name (`80 GB`, `8 x 96 GB`).
     pub name: String,
+    /// The cards whose driver reports its memory (`RTX 4090, RTX 3090`).
+    pub models: String,
+    /// Memory of one card as its driver reports it, in MiB.
+    pub reported_mib: u64,
     /// Memory of one card, in bytes.
     pub bytes: f64,
     /// Cards.

@@ -21,15 +21,6 @@ pub fn bytes(value: f64) -> String {
     }
 }
 
-/// Bytes in decimal gigabytes, the unit cards and model sizes are quoted in (`13.4 GB`).
-pub fn gb(value: f64) -> String {
-    if value.is_finite() {
-        format!("{:.1} GB", value / 1e9)
-    } else {
-        "n/a".into()
-    }
-}
-
 /// A percentage with one decimal and its sign (`-12.3%`); one that rounds to zero has no sign
 /// (`0.0%`), since it points neither way.
 pub fn pct(value: f64) -> String {

@@ -319,20 +319,47 @@ pub fn table(e: &Estimate) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<30} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}",
-        "training step", "weights", "gradients", "optimizer", "activations", "inputs", "peak"
+        "the peak, in parts that add up to it: held the whole step (weights, optimizer state, \
+         inputs, accumulated gradients), then at backward's peak either the activations (what \
+         the forward pass kept, the 16-bit weight copies, the larger transient) or the \
+         gradients, whichever is larger (- : the other)"
     );
+    let _ = writeln!(
+        out,
+        "{:<30} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "training step",
+        "weights",
+        "optimizer",
+        "inputs",
+        "accum.",
+        "kept",
+        "16-bit",
+        "transient",
+        "gradients",
+        "peak"
+    );
+    let part = |b: f64| {
+        if b == 0.0 {
+            "-".to_string()
+        } else {
+            format::bytes(b)
+        }
+    };
     for r in &e.rows {
+        let p = &r.at_peak;
         let _ = writeln!(
             out,
-            "{:<30} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}",
+            "{:<30} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
             r.combination.name,
-            format::gb(r.bytes.weights),
-            format::gb(r.bytes.grads + r.bytes.accumulated),
-            format::gb(r.bytes.optimizer),
-            format::gb(r.bytes.activations_at_peak()),
-            format::gb(r.bytes.inputs),
-            format::gb(r.peak_bytes),
+            part(p.weights),
+            part(p.optimizer),
+            part(p.inputs),
+            part(p.accumulated),
+            part(p.kept),
+            part(p.weight_copies),
+            part(p.transient),
+            part(p.grads),
+            format::bytes(r.peak_bytes),
         );
     }
     let margins: Vec<String> = Precision::ALL
@@ -345,12 +372,27 @@ pub fn table(e: &Estimate) -> String {
         "\nlargest batch per card (a multiple of the micro-batches where accumulating; - : \
          not even one), planned on the card less {} for the CUDA context, less a safety \
          margin for the estimator's measured error ({})",
-        format::gb(e.context_bytes),
+        format::bytes(e.context_bytes),
         margins.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "cards as their driver reports them: {}",
+        CARDS
+            .iter()
+            .map(|c| format!(
+                "{} ({}: {} MiB, {})",
+                c.name(),
+                c.card.models,
+                format::thousands(c.card.reported_mib),
+                format::bytes(c.bytes())
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
     );
     let _ = write!(out, "{:<30}", "");
     for c in CARDS {
-        let _ = write!(out, " {:>9}", c.name);
+        let _ = write!(out, " {:>9}", c.name());
     }
     let _ = writeln!(out);
     for r in &e.rows {
@@ -364,7 +406,7 @@ pub fn table(e: &Estimate) -> String {
         out,
         "\n{}: largest batch over all cards, per scheme (formulas from the ZeRO paper; Burn \
          has none)",
-        EIGHT_CARDS.name
+        EIGHT_CARDS.name()
     );
     let _ = write!(out, "{:<30}", "");
     for s in Sharding::ALL {
@@ -384,12 +426,12 @@ pub fn table(e: &Estimate) -> String {
         e.inference_weights
             .iter()
             .map(|(bits, packed, flex)| if packed == flex {
-                format!("{bits}-bit {}", format::gb(*packed))
+                format!("{bits}-bit {}", format::bytes(*packed))
             } else {
                 format!(
                     "{bits}-bit {} packed on CubeCL ({} on Flex, one byte a value)",
-                    format::gb(*packed),
-                    format::gb(*flex)
+                    format::bytes(*packed),
+                    format::bytes(*flex)
                 )
             })
             .collect::<Vec<_>>()

@@ -64,10 +64,8 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             note
         }
         Key::Workload => format!(
-            "A GPT-2-small-shaped decoder: {} blocks, d_model {}, {} heads, vocabulary {}, \
-             sequence {}, batch {}; learned positions and an untied head with a bias: {} \
-             parameters (GPT-2 small ties its head to the token embedding: 124,439,808 at \
-             sequence 1024).",
+            "GPT-2 small's shape: {} blocks, d_model {}, {} heads, vocabulary {}, sequence {}, \
+             batch {}, an untied head: {} parameters (GPT-2 ties it: 124,439,808).",
             s.count("layers"),
             s.count("d_model"),
             s.count("heads"),

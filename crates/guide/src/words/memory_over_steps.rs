@@ -126,6 +126,13 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             out
         }
         Key::LoaderFinding => loader_finding(s),
+        Key::LoaderOneStreamRead => {
+            "The loaders were read on the training thread's stream only (a set measured before \
+             the workbench read every pool): what the other threads' pools hold is not seen, so \
+             which loader leaves memory behind is not established here, and max_streams = 1 is \
+             not recommended on this set until it is measured again."
+                .into()
+        }
         Key::Headline => format!(
             "{} against the correct loop, bytes in use after {} steps",
             pattern(&s.name("pattern")),
@@ -160,17 +167,27 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
 
 /// What the device-wide readings support saying of `max_streams = 1` on this backend.
 fn loader_finding(s: &Said<'_>) -> String {
-    let figures = format!(
-        "every pool of the device, after each step: the per-thread loader read {} pools, in use \
-         {}/step, reserved {}/step; with max_streams = 1, {} pools, in use {}/step, reserved \
-         {}/step",
-        s.num("pools_per_thread"),
-        s.bytes("in_use_per_thread"),
-        s.bytes("reserved_per_thread"),
-        s.num("pools_one"),
-        s.bytes("in_use_one"),
-        s.bytes("reserved_one"),
-    );
+    let figures = if s.num("reserved_per_thread").is_nan() {
+        format!(
+            "the process's whole heap (every thread's; the CPU backend has no pools), after \
+             each step: the per-thread loader's bytes in use moved {}/step, with max_streams = \
+             1 {}/step",
+            s.bytes("in_use_per_thread"),
+            s.bytes("in_use_one"),
+        )
+    } else {
+        format!(
+            "every pool of the device, after each step: the per-thread loader's {:.0} pools \
+             held in use {}/step and reserved {}/step; with max_streams = 1, {:.0} pool(s), \
+             in use {}/step, reserved {}/step",
+            s.num("pools_per_thread"),
+            s.bytes("in_use_per_thread"),
+            s.bytes("reserved_per_thread"),
+            s.num("pools_one"),
+            s.bytes("in_use_one"),
+            s.bytes("reserved_one"),
+        )
+    };
     let said = match s.name("finding").as_str() {
         "workaround-holds" => {
             "the per-thread loader leaves memory behind and max_streams = 1 stops it: on this \
@@ -179,6 +196,10 @@ fn loader_finding(s: &Said<'_>) -> String {
         "nothing-to-fix" => {
             "neither loader leaves memory behind: on this backend there is nothing for \
              max_streams = 1 to fix, and it is not recommended here"
+        }
+        "neither-fixes" if s.num("reserved_one") < s.num("reserved_per_thread") => {
+            "both loaders leave memory behind: on this backend max_streams = 1 slows the pools' \
+             growth but does not stop the leak, so it is not recommended here as a fix"
         }
         "neither-fixes" => {
             "both loaders leave memory behind: on this backend max_streams = 1 does not fix it, \

@@ -174,7 +174,7 @@ pub fn page(id: TechniqueId) -> PageWords {
             fix: "Switch Adam for SGD with momentum (or plain SGD) if your model still converges with it: it keeps one value per parameter instead of two (or none).",
             on_devices: "On wgpu and CUDA the state is device memory, read from CubeCL's memory manager after \
              the first step, after a sync: the same tensors as on the CPU, each rounded up to the \
-             pool's allocation granularity. Bitsandbytes' 8-bit Adam, which the articles cite, has \
+             pool's allocation granularity. Bitsandbytes' 8-bit Adam, which memory guides cite, has \
              no Burn 0.21 counterpart.",
         },
         TechniqueId::Quantization => PageWords {

@@ -1,5 +1,5 @@
 //! The words of quantized weights: the weights' bytes per parameter, the inference pass's peak
-//! and its dequantized copy, the output's error against f32, and the articles' rule beside ours.
+//! and its dequantized copy, the output's error against f32, and the usual rule for weights beside ours.
 
 use super::Said;
 use results::keys::quantization::Key;
@@ -125,7 +125,9 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::PassNote => PASS_RULE.into(),
         Key::PassNoteBracket => format!("{PASS_RULE}; measured: the pass's bracket"),
         Key::PassChart => format!("One inference pass, batch {}", s.count("batch")),
-        Key::PublishedSource => "the articles' rule for weights alone".into(),
+        Key::PublishedSource => {
+            "the usual rule for weights alone (parameters times bytes per value)".into()
+        }
         Key::PublishedClaim => "7B parameters take 14 GB in 16 bits, 7 GB in 8 bits, 3.5 GB in 4 \
                               bits: 2, 1 and 0.5 bytes per parameter"
             .into(),

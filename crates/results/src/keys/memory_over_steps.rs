@@ -14,6 +14,7 @@ crate::word_keys! {
         LabelStep = "label.step",
         Pattern = "pattern",
         LoaderFinding = "loader-finding",
+        LoaderOneStreamRead = "loader-one-stream-read",
         LabelBytesInUseAfterTheLast = "label.bytes-in-use-after-the-last-step",
     }
 }

@@ -161,7 +161,7 @@ fn findings(sw: &Sweeps<'_, '_>, paired: &[PairedComparison]) -> Vec<Text> {
         .bytes("balanced", balanced.peak())
         .bytes("plain_kept", activation(plain))
         .bytes("balanced_kept", activation(balanced))
-        .paired("timing", &sw.headline_id())];
+        .paired("timing", sw.headline_id())];
     findings.extend(
         find(paired, &sw.headline_id())
             .map(|c| Text::said(CommonKey::PairedFinding).paired("comparison", &c.spec.id)),
@@ -371,7 +371,7 @@ fn published(sw: &Sweeps<'_, '_>) -> Vec<PublishedFigure<Text>> {
             ours: Text::said(Key::ChenOurs)
                 .number("kept_share", activation(balanced) / activation(plain))
                 .count("depth", sw.max_depth())
-                .paired("timing", &sw.headline_id()),
+                .paired("timing", sw.headline_id()),
         },
         PublishedFigure {
             source: Text::said(Key::HfSource),
@@ -379,7 +379,7 @@ fn published(sw: &Sweeps<'_, '_>) -> Vec<PublishedFigure<Text>> {
             ours: Text::said(Key::HfOurs)
                 .count("depth", sw.max_depth())
                 .count("batch", sw.depth_batch)
-                .paired("timing", &sw.headline_id())
+                .paired("timing", sw.headline_id())
                 .bytes("plain", plain.peak())
                 .bytes("balanced", balanced.peak()),
         },

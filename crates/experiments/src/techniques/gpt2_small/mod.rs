@@ -560,7 +560,8 @@ mod tests {
     #[test]
     fn every_fix_is_a_cell_and_the_cpu_runs_gpt2_small_at_sequence_256() {
         let full = Gpt2Small.points(Profile::Full, DeviceKind::Cpu);
-        assert_eq!(full.len(), Fix::ALL.len() + 1);
+        let training = Fix::ALL.iter().filter(|f| f.training()).count();
+        assert_eq!(full.len(), Fix::ALL.len() + training + 1);
         let block = full.last().unwrap().config;
         assert_eq!(block.fix, Fix::PresetBlock);
         let preset = crate::capacity::preset("tinyllama-1.1b-like").unwrap();
@@ -581,6 +582,22 @@ mod tests {
         assert_eq!(half.batch * 2, plain.batch);
         assert_eq!(full[2].config.train.micro_batches, 2);
         assert_eq!(full[2].config.train.batch, plain.batch);
+        // The order's regime: GPT-2 small's block at its context, every training fix, in
+        // the estimator's regime (activations over three quarters of the plain step's peak).
+        let regime: Vec<_> = full
+            .iter()
+            .filter(|p| p.config.workload == Workload::Regime)
+            .collect();
+        assert_eq!(regime.len(), training);
+        let r = regime[0].config;
+        let s = r.train.shape.transformer().unwrap();
+        assert_eq!((s.d_model, s.heads, s.seq), (768, 12, 1024));
+        let bytes = r.plan().unwrap().bytes();
+        assert!(bytes.activations_at_peak() / bytes.step_peak() >= 0.75);
+        assert!(Gpt2Small
+            .points(Profile::Quick, DeviceKind::Cpu)
+            .iter()
+            .all(|p| p.config.workload == Workload::Table));
     }
 
     #[test]
@@ -602,8 +619,8 @@ mod tests {
 
     #[test]
     fn the_projection_is_at_plain_s_out_of_memory_batch_and_each_fix_is_estimated() {
-        let p = analysis::projection().expect("GPT-2 small fits a 24 GiB card at batch 1");
-        let plain = p.cells.iter().find(|c| c.id == "plain").unwrap();
+        let p = analysis::projection(None).expect("GPT-2 small fits a 24 GB card at batch 1");
+        let plain = p.cell(Fix::Plain).unwrap();
         assert!(
             plain.predicted_bytes > p.usable_bytes,
             "plain no longer fits"
@@ -613,15 +630,12 @@ mod tests {
         for c in &p.cells {
             assert!(
                 c.predicted_bytes.is_finite() && c.predicted_bytes > 0.0,
-                "{}",
-                c.id
+                "{:?}",
+                c.fix
             );
+            assert!(c.rule.is_none(), "nothing measured to check it in");
         }
-        let combo = p
-            .cells
-            .iter()
-            .find(|c| c.id == Fix::AccumulationCheckpointingMixed.id())
-            .unwrap();
+        let combo = p.cell(Fix::AccumulationCheckpointingMixed).unwrap();
         assert!(combo.predicted_bytes < plain.predicted_bytes);
     }
 }

@@ -163,7 +163,11 @@ fn loader_finding(rows: &[R<'_>]) -> Option<Text> {
         of(Pattern::LoaderThread)?,
         of(Pattern::LoaderThreadOneStream)?,
     );
-    let finding = match (leaks_device_wide(per_thread)?, leaks_device_wide(one)?) {
+    let (Some(a), Some(b)) = (leaks_device_wide(per_thread), leaks_device_wide(one)) else {
+        // A record made before the device-wide reading: one stream was read.
+        return Some(Text::said(Key::LoaderOneStreamRead));
+    };
+    let finding = match (a, b) {
         (true, false) => LoaderFinding::WorkaroundHolds,
         (false, false) => LoaderFinding::NothingToFix,
         (true, true) => LoaderFinding::NeitherFixes,

@@ -391,7 +391,7 @@ impl<B: AutodiffBackend> Loop<B> {
                 )
             }
             Pattern::LoaderThread | Pattern::LoaderThreadOneStream => {
-                if step % EPOCH_STEPS == 0 {
+                if step.is_multiple_of(EPOCH_STEPS) {
                     self.loader = Some(self.load());
                 }
                 self.loader.clone().expect("made at the epoch's start")
