@@ -272,7 +272,10 @@ fn criterion_home() -> PathBuf {
     } else if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
         PathBuf::from(target).join("criterion")
     } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/criterion")
+        Path::new(
+            &std::env::var("CARGO_MANIFEST_DIR").expect("cargo bench sets CARGO_MANIFEST_DIR"),
+        )
+        .join("target/criterion")
     }
 }
 

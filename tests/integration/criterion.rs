@@ -12,7 +12,7 @@ use results::ExperimentRecord;
 use crate::{fixtures, main_element, one_line_error, workbench};
 
 fn criterion_fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion")
+    crate::repo().join("tests/fixtures/criterion")
 }
 
 fn render(criterion: &Path, out: &Path) -> std::process::Output {
@@ -78,7 +78,7 @@ fn criterion_table_snapshot() {
         .iter()
         .position(|p| p.id == "cache-release")
         .unwrap();
-    let html = HtmlRenderer.experiment_html(&context, index).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, index).unwrap());
     let main = main_element(&html);
     let start = main
         .find("<h2>Step time: the workbench and criterion</h2>")

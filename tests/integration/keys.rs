@@ -36,7 +36,7 @@ fn unsaid<K: std::fmt::Debug>(all: &[K], enum_name: &str, text: &str) -> Vec<Str
 
 #[test]
 fn every_key_is_said_by_an_analysis() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/experiments/src");
+    let root = crate::repo().join("crates/experiments/src");
     let everything = sources(&root);
     let mut missing = Vec::new();
     let shared: [(&str, Vec<String>); 4] = [

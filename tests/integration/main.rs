@@ -12,6 +12,7 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 mod capacity;
 mod checks;
 mod cli;
+mod consistency;
 mod criterion;
 #[cfg(feature = "wgpu")]
 mod device;
@@ -23,16 +24,22 @@ mod resume;
 mod run;
 mod site;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The `workbench` binary built with this test.
 pub fn workbench() -> assert_cmd::Command {
     assert_cmd::Command::new(env!("CARGO_BIN_EXE_workbench"))
 }
 
+/// The repository's root, read when the test runs: a test binary built in another checkout
+/// that shares the target folder (CI's clean clone) must not read that checkout's files.
+pub fn repo() -> PathBuf {
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR"))
+}
+
 /// The committed fixture records (a real `--quick` run, plus one with a failed point).
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results")
+    repo().join("tests/fixtures/results")
 }
 
 /// Records analysed as `workbench render` analyses them, in the guide's order, before the
@@ -72,4 +79,13 @@ pub fn one_line_error(output: &std::process::Output) -> String {
     assert!(!stderr.contains("backtrace"), "a backtrace: {stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "not one line: {stderr}");
     stderr
+}
+
+/// A page's HTML with the glossary's term links taken out (their words kept), so that a test
+/// can look for a sentence whatever terms it holds.
+pub fn without_terms(html: &str) -> String {
+    regex::Regex::new(r#"<a class="term" href="glossary\.html#[a-z0-9-]+">([^<]*)</a>"#)
+        .expect("the pattern parses")
+        .replace_all(html, "$1")
+        .into_owned()
 }

@@ -9,9 +9,11 @@ use crate::main_element;
 #[test]
 fn index_main() {
     let records = crate::fixture_pages();
-    let html = HtmlRenderer
-        .index_html(&SiteContext::new(&records, None))
-        .unwrap();
+    let html = crate::without_terms(
+        &HtmlRenderer
+            .index_html(&SiteContext::new(&records, None))
+            .unwrap(),
+    );
     insta::assert_snapshot!("index_main", main_element(&html));
 }
 
@@ -20,7 +22,7 @@ fn experiment_pages_main() {
     let records = crate::fixture_pages();
     let context = SiteContext::new(&records, None);
     for (i, page) in context.pages.iter().enumerate() {
-        let html = HtmlRenderer.experiment_html(&context, i).unwrap();
+        let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, i).unwrap());
         insta::assert_snapshot!(format!("page_{}_main", page.id), main_element(&html));
     }
 }
@@ -36,34 +38,34 @@ fn failed_points_are_shown_with_their_stderr() {
         stderr_tail: "memory allocation of 17179869184 bytes failed".into(),
     };
     let context = SiteContext::new(&crate::worded(records.clone()), None);
-    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, 0).unwrap());
     assert!(html.contains("Points without a result"));
     assert!(html.contains("(failed): the child was killed by signal 9"));
     assert!(html.contains("memory allocation of 17179869184 bytes failed"));
-    let index = HtmlRenderer.index_html(&context).unwrap();
+    let index = crate::without_terms(&HtmlRenderer.index_html(&context).unwrap());
     assert!(index.contains("1 failed points"));
 
     // Not supported and out of memory are answers: shown with what happened, not counted as
     // failures.
     record_answers(&mut records);
     let context = SiteContext::new(&crate::worded(records.clone()), None);
-    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, 0).unwrap());
     assert!(html.contains("(not supported on this device): the device has no bf16"));
     assert!(html.contains("(out of memory): memory allocation of 99 bytes failed (asked for 99 B)"));
     assert!(html.contains("Out of memory at 1 of"));
     assert!(html.contains("the technique stops fitting on this device at"));
     assert!(html.contains("(the first in the order run, asking for 99 B)"));
-    let index = HtmlRenderer.index_html(&context).unwrap();
+    let index = crate::without_terms(&HtmlRenderer.index_html(&context).unwrap());
     assert!(!index.contains("failed points"), "answers are not failures");
     // An interrupted record says so on its page and in the index.
     records[0].incomplete = Some("interrupted by SIGINT after 1 of 8 points".into());
     let context = SiteContext::new(&crate::worded(records.clone()), None);
-    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, 0).unwrap());
     assert!(html.contains("Incomplete:</strong> interrupted by SIGINT after 1 of 8 points"));
-    assert!(HtmlRenderer
-        .index_html(&context)
-        .unwrap()
-        .contains("(incomplete: interrupted)"));
+    assert!(
+        crate::without_terms(&HtmlRenderer.index_html(&context).unwrap())
+            .contains("(incomplete: interrupted)")
+    );
     // A resumed record says which points came from which run, and what was measured again.
     records[0].incomplete = None;
     let kept = records[0].points[2].point.id.clone();
@@ -81,7 +83,7 @@ fn failed_points_are_shown_with_their_stderr() {
         }],
     });
     let context = SiteContext::new(&crate::worded(records.clone()), None);
-    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, 0).unwrap());
     assert!(html.contains(&format!(
         "Kept from the earlier run started 2026-12-02T10:00:00Z (commit 0123456): 1 point(s) \
          ({kept})"
@@ -108,7 +110,7 @@ fn failed_points_are_shown_with_their_stderr() {
         resumed.measured_again.clear();
     }
     let context = SiteContext::new(&crate::worded(records.clone()), None);
-    let html = HtmlRenderer.experiment_html(&context, 0).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, 0).unwrap());
     assert!(html.contains(
         "The resumed run started 2026-12-02T11:00:00Z measured nothing more here: all of it was kept."
     ));
@@ -131,9 +133,13 @@ fn record_answers(records: &mut [results::ExperimentRecord]) {
 fn pages_make_no_network_request() {
     let records = crate::fixture_pages();
     let context = SiteContext::new(&records, None);
-    let mut pages = vec![HtmlRenderer.index_html(&context).unwrap()];
+    let mut pages = vec![crate::without_terms(
+        &HtmlRenderer.index_html(&context).unwrap(),
+    )];
     for i in 0..context.pages.len() {
-        pages.push(HtmlRenderer.experiment_html(&context, i).unwrap());
+        pages.push(crate::without_terms(
+            &HtmlRenderer.experiment_html(&context, i).unwrap(),
+        ));
     }
     for html in pages {
         for attr in [
@@ -174,7 +180,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     std::fs::create_dir(&out).unwrap();
     HtmlRenderer.render(&both, None, &out).unwrap();
 
-    let page = std::fs::read_to_string(out.join("batch-size.html")).unwrap();
+    let page = crate::without_terms(&std::fs::read_to_string(out.join("batch-size.html")).unwrap());
     assert!(page.contains("Measured on <strong>cpu (Flex"));
     assert!(page.contains("Measured on <strong>wgpu: llvmpipe"));
     assert!(page.contains("id=\"wgpu\""));
@@ -186,7 +192,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     assert!(out
         .join(format!("charts/batch-size--wgpu--{chart}.svg"))
         .exists());
-    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let index = crate::without_terms(&std::fs::read_to_string(out.join("index.html")).unwrap());
     assert!(index.contains("batch-size.html#wgpu"));
 
     // The written guide's data/ folder holds both sets: rendering it again gives the same pages.
@@ -197,7 +203,7 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     HtmlRenderer.render(&again, None, &out2).unwrap();
     assert_eq!(
         page,
-        std::fs::read_to_string(out2.join("batch-size.html")).unwrap()
+        crate::without_terms(&std::fs::read_to_string(out2.join("batch-size.html")).unwrap())
     );
 }
 
@@ -232,7 +238,9 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
     }
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, dir.path()).unwrap();
-    let page = std::fs::read_to_string(dir.path().join("checkpointing.html")).unwrap();
+    let page = crate::without_terms(
+        &std::fs::read_to_string(dir.path().join("checkpointing.html")).unwrap(),
+    );
     assert!(!page.contains("overhead-vs-depth"));
     assert!(page.contains("a software driver&#x27;s times (on the CPU) are not a GPU&#x27;s"));
 }
@@ -252,7 +260,7 @@ fn training_pages_show_time_per_phase_against_the_calibration() {
         .iter()
         .position(|p| p.id == "batch-size")
         .unwrap();
-    let html = HtmlRenderer.experiment_html(&context, i).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, i).unwrap());
     assert!(
         html.contains("<h3>Time per phase</h3>"),
         "no phase-time table"
@@ -292,7 +300,7 @@ fn what_fits_main() {
     let records = crate::fixture_pages();
     let capacity = capacity_fixture();
     let context = SiteContext::new(&records, Some(&capacity));
-    let html = HtmlRenderer.what_fits_html(&context).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.what_fits_html(&context).unwrap());
     insta::assert_snapshot!("what_fits_main", main_element(&html));
 }
 
@@ -304,17 +312,19 @@ fn the_what_fits_page_is_linked_and_written_with_its_record() {
     HtmlRenderer
         .render(&records, Some(&capacity), dir.path())
         .unwrap();
-    let page = std::fs::read_to_string(dir.path().join("what-fits.html")).unwrap();
+    let page =
+        crate::without_terms(&std::fs::read_to_string(dir.path().join("what-fits.html")).unwrap());
     for preset in ["mlp-8x1024", "gpt2-124m", "llama-7b-like", "llama-70b-like"] {
         assert!(page.contains(&format!("id=\"{preset}\"")), "{preset}");
     }
     assert!(page.contains("does not fit"));
     assert!(page.contains("ZeRO-3"));
-    // The 7B table: 16, 8 and 4 bits.
-    assert!(page.contains("13.4 GB") && page.contains("6.7 GB") && page.contains("3.4 GB"));
+    // The 7B table: 16, 8 and 4 bits, in the guide's one unit.
+    assert!(page.contains("12.51 GiB") && page.contains("6.25 GiB") && page.contains("3.13 GiB"));
     // A quick run measures no fit and says so.
     assert!(page.contains("Not measured in this run"));
-    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    let index =
+        crate::without_terms(&std::fs::read_to_string(dir.path().join("index.html")).unwrap());
     assert!(index.contains("href=\"what-fits.html\""));
     assert!(index.contains("The estimator&#x27;s step peak, set beside"));
     let back = results::CapacityRecord::load(&dir.path().join("data/what-fits.json")).unwrap();
@@ -323,7 +333,8 @@ fn the_what_fits_page_is_linked_and_written_with_its_record() {
     let bare = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, bare.path()).unwrap();
     assert!(!bare.path().join("what-fits.html").exists());
-    let index = std::fs::read_to_string(bare.path().join("index.html")).unwrap();
+    let index =
+        crate::without_terms(&std::fs::read_to_string(bare.path().join("index.html")).unwrap());
     assert!(!index.contains("what-fits.html"));
 }
 
@@ -357,7 +368,7 @@ fn every_training_page_sets_the_estimator_beside_its_steps() {
         .iter()
         .position(|p| p.id == "batch-size")
         .unwrap();
-    let html = HtmlRenderer.experiment_html(&context, i).unwrap();
+    let html = crate::without_terms(&HtmlRenderer.experiment_html(&context, i).unwrap());
     assert!(html.contains("The estimator on this run's training steps"));
     // Points that are not training steps have none.
     let views = records
@@ -404,9 +415,11 @@ fn the_landing_page_orders_the_fixes_by_their_figures() {
     for row in &order.rows {
         assert!(!row.change.is_empty(), "{}: nothing to change", row.title);
     }
-    let html = HtmlRenderer
-        .index_html(&SiteContext::new(&records, None))
-        .unwrap();
+    let html = crate::without_terms(
+        &HtmlRenderer
+            .index_html(&SiteContext::new(&records, None))
+            .unwrap(),
+    );
     // First the triage, then the order at the card's out-of-memory point, then the measured
     // table; each technique's own headline (each on its own base) is folded below them.
     let title = html.find("Fix it in this order").unwrap();
@@ -430,7 +443,8 @@ fn every_result_set_is_written_as_json_and_csv_and_linked() {
     let records = crate::fixture_analyses();
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, dir.path()).unwrap();
-    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    let index =
+        crate::without_terms(&std::fs::read_to_string(dir.path().join("index.html")).unwrap());
     // minijinja escapes a slash in an attribute as `&#x2f;`, which the browser reads back.
     let href = |path: &str| format!("href=\"{}\"", path.replace('/', "&#x2f;"));
     for record in &records {
@@ -444,8 +458,10 @@ fn every_result_set_is_written_as_json_and_csv_and_linked() {
         assert_eq!(lines.count(), record.points.len(), "{csv_path}");
         assert!(index.contains(&href(&csv_path)), "{csv_path}");
         assert!(index.contains(&href(&record.data_path())));
-        let page = std::fs::read_to_string(dir.path().join(format!("{}.html", record.experiment)))
-            .unwrap();
+        let page = crate::without_terms(
+            &std::fs::read_to_string(dir.path().join(format!("{}.html", record.experiment)))
+                .unwrap(),
+        );
         assert!(page.contains(&href(&csv_path)));
         assert!(page.contains(&format!("<code>workbench run {}", record.experiment)));
     }
@@ -522,7 +538,7 @@ fn files_under(root: &std::path::Path) -> std::collections::BTreeMap<String, Vec
 /// byte, so a page, chart or record left stale by a change of wording or analysis fails here.
 #[test]
 fn the_committed_site_is_a_render_of_its_records() {
-    let site = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site");
+    let site = crate::repo().join("site");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("site");
     crate::workbench()
@@ -563,12 +579,14 @@ fn the_runs_page_names_each_result_set_s_run() {
     let records = crate::fixture_analyses();
     let dir = tempfile::tempdir().unwrap();
     HtmlRenderer.render(&records, None, dir.path()).unwrap();
-    let page = std::fs::read_to_string(dir.path().join("runs.html")).unwrap();
+    let page =
+        crate::without_terms(&std::fs::read_to_string(dir.path().join("runs.html")).unwrap());
     let first = &records[0].provenance;
     assert!(page.contains(&first.git_commit), "{page}");
     assert!(page.contains(&first.started_at[..10]), "{page}");
     assert!(page.contains("<dt>Calibration</dt>"), "{page}");
-    let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    let index =
+        crate::without_terms(&std::fs::read_to_string(dir.path().join("index.html")).unwrap());
     assert!(index.contains("href=\"runs.html\""));
     // Every record is in exactly one run's list of experiments.
     for record in &records {
@@ -580,7 +598,7 @@ fn the_runs_page_names_each_result_set_s_run() {
 fn every_text_of_every_analysis_has_its_words() {
     // The fixtures and the committed records, each on the CPU and on wgpu: every key a
     // technique says has a sentence in the guide, with every argument it quotes.
-    let site = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("site/data");
+    let site = crate::repo().join("site/data");
     let mut records = load_dir(&crate::fixtures()).unwrap();
     records.extend(load_dir(&site).unwrap());
     for record in crate::worded(records) {

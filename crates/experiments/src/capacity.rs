@@ -607,6 +607,20 @@ pub const WAYS: [(&str, Precision, Optimizer); 4] = [
     ),
 ];
 
+/// The way to train of [`WAYS`] that `plan` is, where it is one (no accumulation, no
+/// checkpointing).
+pub fn way_of(plan: &StepPlan) -> Option<&'static str> {
+    (plan.micro_batches == 1 && plan.checkpointing == Checkpointing::None)
+        .then(|| {
+            WAYS.iter()
+                .find(|(_, precision, optimizer)| {
+                    *precision == plan.precision && *optimizer == plan.optimizer
+                })
+                .map(|(way, _, _)| *way)
+        })
+        .flatten()
+}
+
 /// The step of `shape` trained in `precision` with `optimizer`, at one sample.
 fn way_plan(shape: ModelShape, precision: Precision, optimizer: Optimizer) -> StepPlan {
     StepPlan {

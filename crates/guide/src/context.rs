@@ -117,6 +117,9 @@ pub struct ResultSet {
     pub device_name: String,
     /// The index row of this set, repeated as its summary.
     pub headline: IndexRow,
+    /// Its table of fixes on one step, where it measured one; then the same fixes in the
+    /// order's regime, where measured apart.
+    pub fix_tables: Vec<crate::workload_table::SetView>,
     /// Findings, as sentences.
     pub findings: Vec<String>,
     /// Charts with their file names.
@@ -781,6 +784,13 @@ fn result_set(record: &Analysed, verdicts: &SiteVerdicts) -> ResultSet {
             .as_ref()
             .map_or_else(String::new, |id| id.name.clone()),
         headline: headline_row(record, &record.analysis.headline, verdicts),
+        fix_tables: record
+            .analysis
+            .fix_table
+            .iter()
+            .flat_map(|t| std::iter::once(&t.table).chain(&t.regime))
+            .map(|set| crate::workload_table::set_view(set, record.device.kind, verdicts))
+            .collect(),
         secondary_headlines: index_rows(record, verdicts).into_iter().skip(1).collect(),
         paired: record
             .comparisons

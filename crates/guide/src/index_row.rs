@@ -32,6 +32,8 @@ pub struct IndexRow {
     pub verdict: String,
     /// CSS class of the verdict.
     pub verdict_class: String,
+    /// The verdict's claim key, where it is a ranked fix's (empty elsewhere).
+    pub verdict_claim: String,
     /// What the checks found.
     pub verdict_detail: String,
     /// Points that failed, if any.
@@ -108,6 +110,7 @@ pub fn headline_row(record: &Analysed, h: &Headline, verdicts: &SiteVerdicts) ->
         },
         verdict: view.verdict,
         verdict_class: view.class,
+        verdict_claim: view.claim,
         failed_points: record.failed_points(),
         incomplete: record.incomplete.is_some(),
     }

@@ -9,6 +9,7 @@
 //! writes the files.
 
 pub mod charts;
+pub mod claims;
 pub mod context;
 pub mod csv_export;
 pub mod fix_order;

@@ -63,6 +63,9 @@ pub struct VerdictView {
     pub detail: String,
     /// In a few words: the failed checks, or how many passed.
     pub summary: String,
+    /// Its claim key, where it is a ranked fix's ([`crate::claims::verdict`]; empty where it
+    /// is a headline's own checks').
+    pub claim: String,
 }
 
 impl VerdictView {
@@ -82,6 +85,7 @@ impl VerdictView {
             checks,
             detail,
             summary,
+            claim: String::new(),
         }
     }
 
@@ -154,12 +158,15 @@ impl SiteVerdicts {
         let verdicts = self.by_device.get(&device)?;
         let correctness = verdicts.of(fix)?;
         let (word, class) = verdict(correctness);
-        Some(VerdictView::new(
-            word,
-            class,
-            correctness == Correctness::Failed,
-            dedup(verdicts.checks(fix).into_iter().map(line)),
-        ))
+        Some(VerdictView {
+            claim: crate::claims::verdict(fix, device),
+            ..VerdictView::new(
+                word,
+                class,
+                correctness == Correctness::Failed,
+                dedup(verdicts.checks(fix).into_iter().map(line)),
+            )
+        })
     }
 
     /// The verdict a headline shows: its fix's, where it measures a ranked fix with checks on

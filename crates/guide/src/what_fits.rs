@@ -16,8 +16,8 @@ pub struct WhatFits {
     pub href: String,
     /// Link to the record.
     pub json_href: String,
-    /// Names of the single cards, the tables' columns.
-    pub cards: Vec<String>,
+    /// The single cards, the tables' columns.
+    pub cards: Vec<CardHead>,
     /// Where each card's figure comes from.
     pub card_source: String,
     /// The multi-card setup's name.
@@ -113,6 +113,17 @@ pub struct ComboView {
     pub cells: Vec<Cell>,
 }
 
+/// A card as a column's head.
+#[derive(Debug, Serialize)]
+pub struct CardHead {
+    /// Its class (`24 GB`).
+    pub name: String,
+    /// Its memory as the driver reports it, in MiB (`24,564`).
+    pub mib: String,
+    /// The claim key of its memory ([`crate::claims::card`]).
+    pub claim: String,
+}
+
 /// A table cell: the batch, or "does not fit".
 #[derive(Debug, Serialize)]
 pub struct Cell {
@@ -120,6 +131,8 @@ pub struct Cell {
     pub text: String,
     /// Whether nothing fits.
     pub none: bool,
+    /// The claim key of the figure, where other pages print it too (empty where none does).
+    pub claim: String,
 }
 
 /// Inference weights of a preset at a number of bits.
@@ -163,11 +176,21 @@ fn batch(b: Option<u64>) -> Cell {
         Some(b) => Cell {
             text: format::thousands(b),
             none: false,
+            claim: String::new(),
         },
         None => Cell {
             text: "does not fit".into(),
             none: true,
+            claim: String::new(),
         },
+    }
+}
+
+/// The largest batch of `preset` trained `way` on `card`, tagged with its claim.
+fn claimed_batch(b: Option<u64>, card: &str, preset: &str, way: &str) -> Cell {
+    Cell {
+        claim: crate::claims::largest_batch(card, preset, way),
+        ..batch(b)
     }
 }
 
@@ -274,7 +297,11 @@ impl WhatFits {
             cards: tables
                 .cards
                 .iter()
-                .map(|c| format!("{} ({} MiB)", c.name, format::thousands(c.reported_mib)))
+                .map(|c| CardHead {
+                    name: c.name.clone(),
+                    mib: format::thousands(c.reported_mib),
+                    claim: crate::claims::card(&c.name),
+                })
                 .collect(),
             card_source: card_source(tables),
             many_cards: tables.many_cards.name.clone(),
@@ -356,7 +383,12 @@ impl WhatFits {
                         .map(|r| WayView {
                             way: r.way.clone(),
                             fixed: format::bytes(r.fixed_bytes),
-                            cells: r.largest_batch_per_card.iter().map(|b| batch(*b)).collect(),
+                            cells: r
+                                .largest_batch_per_card
+                                .iter()
+                                .zip(&tables.cards)
+                                .map(|(b, c)| claimed_batch(*b, &c.name, &w.id, &r.way))
+                                .collect(),
                         })
                         .collect(),
                 })

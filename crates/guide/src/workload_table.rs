@@ -59,6 +59,8 @@ pub struct SetView {
     pub activation_share: String,
     /// The plain step's weights and optimizer state as a share of its peak.
     pub fixed_share: String,
+    /// Those bytes, as the plain row prints them.
+    pub fixed_bytes: String,
     /// The training cells.
     pub training: Vec<CellRow>,
     /// The inference cells.
@@ -72,6 +74,8 @@ pub struct ProjectedRow {
     pub rank: Option<usize>,
     /// The fix.
     pub fix: String,
+    /// Its id (`mixed-bf16`), for a test to find its row.
+    pub fix_id: String,
     /// Link to the page that explains it.
     pub href: Option<String>,
     /// The estimated peak at the projection's batch.
@@ -89,6 +93,12 @@ pub struct ProjectedRow {
     pub warning: String,
     /// Whether the row is labelled (failed or contradicted).
     pub off: bool,
+    /// The fix's verdict on the order's device (empty where no check of it was made).
+    pub verdict: String,
+    /// Its claim key.
+    pub verdict_claim: String,
+    /// The claim key of the largest batch, where What fits prints it too (empty elsewhere).
+    pub batch_claim: String,
 }
 
 /// The table and the order, as the landing page prints them.
@@ -102,10 +112,8 @@ pub struct WorkloadTable {
     pub table: SetView,
     /// The model measured in the order's regime, where one was.
     pub regime: Option<SetView>,
-    /// The card, in words (`24 GB (RTX 4090, RTX 3090: 24,564 MiB, 23.99 GiB)`).
-    pub card: String,
-    /// The card's class (`24 GB`).
-    pub card_class: String,
+    /// The card the order is at.
+    pub card: CardWords,
     /// What a step may plan on there, in words.
     pub usable: String,
     /// Tokens per sequence at the projection.
@@ -131,15 +139,31 @@ fn href(fix: Fix) -> Option<String> {
     fix.page().map(|p| format!("{}.html", p.id()))
 }
 
-/// The card the projection is at, named by its class, its cards and its driver's figure.
-pub fn card_words() -> String {
-    format!(
-        "{} card ({}: {} MiB as the driver reports it, {})",
-        CONSUMER.class,
-        CONSUMER.models,
-        format::thousands(CONSUMER.reported_mib),
-        format::bytes(CONSUMER.bytes())
-    )
+/// The card the projection is at: its class, its cards and its driver's figure.
+#[derive(Debug, Serialize)]
+pub struct CardWords {
+    /// The class it is sold as (`24 GB`).
+    pub class: String,
+    /// The cards of that class (`RTX 4090, RTX 3090`).
+    pub models: String,
+    /// Its memory as the driver reports it, in MiB (`24,564`).
+    pub mib: String,
+    /// The same in the guide's unit (`23.99 GiB`).
+    pub bytes: String,
+    /// The claim key of its memory ([`crate::claims::card`]).
+    pub claim: String,
+}
+
+impl CardWords {
+    fn of(card: &results::cards::Card) -> Self {
+        Self {
+            class: card.class.into(),
+            models: card.models.into(),
+            mib: format::thousands(card.reported_mib),
+            bytes: format::bytes(card.bytes()),
+            claim: crate::claims::card(card.class),
+        }
+    }
 }
 
 fn cell_row(set: &CellSet, c: &FixCell, verdict: Option<VerdictView>) -> CellRow {
@@ -167,7 +191,8 @@ fn cell_row(set: &CellSet, c: &FixCell, verdict: Option<VerdictView>) -> CellRow
     }
 }
 
-fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> SetView {
+/// A measured set of fixes, as its table prints it.
+pub fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> SetView {
     let rows = |training: bool| {
         set.cells
             .iter()
@@ -185,6 +210,9 @@ fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> SetVi
             .map_or_else(String::new, |s| format!("{s:.0}%")),
         fixed_share: set.cell(Fix::Plain).map_or_else(String::new, |c| {
             crate::words::share(c.parts.weights_and_state_bytes, c.peak_bytes)
+        }),
+        fixed_bytes: set.cell(Fix::Plain).map_or_else(String::new, |c| {
+            format::bytes(c.parts.weights_and_state_bytes)
         }),
         training: rows(true),
         inference: rows(false),
@@ -272,6 +300,11 @@ fn projected_rows(
             .then(contradicted(a).is_some().cmp(&contradicted(b).is_some()))
             .then(a.predicted_bytes.total_cmp(&b.predicted_bytes))
     });
+    let batch_claim = |c: &ProjectedCell| {
+        c.way.as_deref().map_or_else(String::new, |way| {
+            crate::claims::largest_batch(CONSUMER.class, &projection.preset, way)
+        })
+    };
     let row = |rank: Option<usize>, c: &ProjectedCell| {
         let all = rules(tables, c.fix);
         let (measured, error) = measured_words(&all);
@@ -283,7 +316,8 @@ fn projected_rows(
         };
         let gpu = all.iter().any(|r| r.device == DeviceKind::Cuda);
         let mut warnings = Vec::new();
-        if let Some(v) = verdicts.of(c.fix, device).filter(|v| v.failed) {
+        let verdict = verdicts.of(c.fix, device);
+        if let Some(v) = verdict.as_ref().filter(|v| v.failed) {
             warnings.push(format!("a check failed: {}", v.failures()));
         }
         if let Some(r) = contradicted(c) {
@@ -293,6 +327,7 @@ fn projected_rows(
         ProjectedRow {
             rank,
             fix: fix_name(c.fix).into(),
+            fix_id: c.fix.id().into(),
             href: href(c.fix),
             peak: format::bytes(c.predicted_bytes),
             change,
@@ -301,6 +336,9 @@ fn projected_rows(
             error,
             off: !warnings.is_empty(),
             warning: warnings.join("; "),
+            verdict: verdict.map_or_else(String::new, |v| v.verdict),
+            verdict_claim: crate::claims::verdict(c.fix, device),
+            batch_claim: batch_claim(c),
         }
     };
     plain
@@ -377,8 +415,7 @@ impl WorkloadTable {
             device: device_label(record),
             table: set_view(&table.table, device, verdicts),
             regime: table.regime.as_ref().map(|s| set_view(s, device, verdicts)),
-            card: card_words(),
-            card_class: CONSUMER.class.into(),
+            card: CardWords::of(&CONSUMER),
             usable: format::bytes(projection.usable_bytes),
             seq: projection.seq,
             batch: format::thousands(projection.batch as u64),

@@ -159,10 +159,14 @@ impl RuleCheck {
 }
 
 /// One fix at the card's out-of-memory point, from the estimator's rules.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProjectedCell {
     /// The fix.
     pub fix: Fix,
+    /// The way to train of "What fits" whose step is this fix's (`f32, Adam` for the plain
+    /// step), where one is: the same largest batch, which both pages print.
+    #[serde(default)]
+    pub way: Option<String>,
     /// The estimated step peak at the projection's batch and sequence.
     pub predicted_bytes: f64,
     /// The largest batch that fits the card with this fix, by the same rules.
@@ -175,6 +179,9 @@ pub struct ProjectedCell {
 /// The fixes projected onto a card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Projection {
+    /// The estimator's preset the fixes are projected on (`gpt2-124m`).
+    #[serde(default)]
+    pub preset: String,
     /// The card's memory, as its driver reports it.
     pub card_bytes: f64,
     /// What a step in f32 may plan on: the card less the CUDA context and the estimator's

@@ -9,8 +9,10 @@ use results::ExperimentRecord;
 
 /// A real record (a `--quick` run's, committed as a fixture).
 fn fixture() -> String {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/results/batch-size.json");
+    let path = Path::new(
+        &std::env::var("CARGO_MANIFEST_DIR").expect("cargo test sets CARGO_MANIFEST_DIR"),
+    )
+    .join("../../tests/fixtures/results/batch-size.json");
     std::fs::read_to_string(path).expect("the fixture exists")
 }
 

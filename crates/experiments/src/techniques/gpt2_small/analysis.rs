@@ -436,10 +436,14 @@ fn preset_block(b: &R<'_>) -> Option<Comparison<Text>> {
     ))
 }
 
+/// The preset the order is projected on: GPT-2 small, as What fits and `workbench estimate`
+/// name it.
+const PROJECTED_PRESET: &str = "gpt2-124m";
+
 /// The fix's step at `batch` sequences of GPT-2 small (the `gpt2-124m` preset What fits and
 /// `workbench estimate` use: its head tied, as GPT-2's) at [`PROJECTED_SEQ`].
 fn projected_plan(fix: Fix, batch: usize) -> StepPlan {
-    let ModelShape::Transformer(shape) = crate::capacity::preset("gpt2-124m")
+    let ModelShape::Transformer(shape) = crate::capacity::preset(PROJECTED_PRESET)
         .expect("the preset exists")
         .shape
     else {
@@ -488,12 +492,16 @@ pub fn projection(verify: Option<&Verifier<'_>>) -> Option<Projection> {
         .filter(|f| f.training())
         .map(|fix| ProjectedCell {
             fix,
+            way: crate::capacity::way_of(&projected_plan(fix, 2)).map(Into::into),
             predicted_bytes: projected_plan(fix, batch).bytes().step_peak(),
             max_batch: max_batch(fix),
-            rule: verify.and_then(|v| v.check(fix)),
+            rule: verify
+                .filter(|_| fix != Fix::Plain)
+                .and_then(|v| v.check(fix)),
         })
         .collect();
     Some(Projection {
+        preset: PROJECTED_PRESET.into(),
         card_bytes: CONSUMER.bytes(),
         usable_bytes: usable(&projected_plan(Fix::Plain, batch)),
         seq: PROJECTED_SEQ,
