@@ -317,7 +317,7 @@ fn contradicted<T>(records: &[results::Analysed<T>]) -> Vec<&'static str> {
         .iter()
         .filter_map(|r| r.analysis.fix_table.as_ref()?.projection.as_ref())
         .flat_map(|p| &p.cells)
-        .filter(|c| c.rule.is_some_and(|r| r.contradiction.is_some()))
+        .filter(|c| c.contradiction().is_some())
         .map(|c| c.fix.id())
         .collect();
     fixes.sort_unstable();

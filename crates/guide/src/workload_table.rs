@@ -226,9 +226,12 @@ fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu:
         Contradiction::Unexplained => "no cause traced",
     };
     format!(
-        "contradicted on {}: rule {}, measured {} ({cause}); on a GPU the rule predicts \
-         {projected} here, {}",
+        "contradicted on {} at sequence {}, batch {} (activations {:.0}% of its peak): rule {}, \
+         measured {} ({cause}); on a GPU the rule predicts {projected} here, {}",
         rule.device.name(),
+        rule.seq,
+        rule.batch,
+        rule.activation_share_pct,
         format::pct(rule.predicted_change_pct),
         format::pct(rule.measured_change_pct),
         if gpu {
@@ -285,9 +288,10 @@ fn projected_rows(
     let plain = projection.cell(Fix::Plain);
     let failed = |c: &ProjectedCell| verdicts.of(c.fix, device).is_some_and(|v| v.failed);
     let contradicted = |c: &ProjectedCell| {
-        rules(tables, c.fix)
-            .into_iter()
-            .find(|r| r.contradiction.is_some())
+        tables
+            .iter()
+            .filter_map(|(_, t)| t.projection.as_ref()?.cell(c.fix)?.contradiction())
+            .next()
     };
     let mut ranked: Vec<&ProjectedCell> = projection
         .cells

@@ -174,6 +174,22 @@ pub struct ProjectedCell {
     /// The fix's rule checked in the measured set nearest the projection's regime (none where
     /// no set was measured in it).
     pub rule: Option<RuleCheck>,
+    /// The same rule checked in a measured set outside the regime (the table's, where the
+    /// regime was measured apart), kept where that measurement contradicts it: a rule any
+    /// measurement contradicts says so wherever it is used.
+    #[serde(default)]
+    pub contradicted_outside: Option<RuleCheck>,
+}
+
+impl ProjectedCell {
+    /// The first check of its rule that a measurement contradicts: the regime's, else one
+    /// outside it.
+    pub fn contradiction(&self) -> Option<&RuleCheck> {
+        self.rule
+            .iter()
+            .chain(&self.contradicted_outside)
+            .find(|r| r.contradiction.is_some())
+    }
 }
 
 /// The fixes projected onto a card.

@@ -481,7 +481,10 @@ fn max_batch(fix: Fix) -> f64 {
 /// sequence [`PROJECTED_SEQ`] whose plain step does not fit, each fix's estimated peak there
 /// and the largest batch it lets fit; each rule checked in `verify`, the measured set nearest
 /// that regime, where there is one.
-pub fn projection(verify: Option<&Verifier<'_>>) -> Option<Projection> {
+pub fn projection(
+    verify: Option<&Verifier<'_>>,
+    outside: Option<&Verifier<'_>>,
+) -> Option<Projection> {
     let base = projected_plan(Fix::Plain, 2);
     let fits_plain = largest_batch(base, usable(&base), Sharding::DataParallel, 1)?;
     // Even, so that half of it and two micro-batches are whole.
@@ -498,6 +501,10 @@ pub fn projection(verify: Option<&Verifier<'_>>) -> Option<Projection> {
             rule: verify
                 .filter(|_| fix != Fix::Plain)
                 .and_then(|v| v.check(fix)),
+            contradicted_outside: outside
+                .filter(|_| fix != Fix::Plain)
+                .and_then(|v| v.check(fix))
+                .filter(|r| r.contradiction.is_some()),
         })
         .collect();
     Some(Projection {
@@ -519,7 +526,17 @@ pub struct Verifier<'a> {
     matmul_via_f32: bool,
 }
 
-impl Verifier<'_> {
+impl<'a> Verifier<'a> {
+    /// A set outside the regime, whose checks are kept only where they contradict a rule.
+    fn outside(set: &'a CellSet<Text>, plain: &R<'_>) -> Self {
+        Self {
+            set,
+            regime_set: false,
+            device: plain.device,
+            matmul_via_f32: plain.allocator().bf16_matmul_via_f32(),
+        }
+    }
+
     /// The rule of `fix` checked in the set: the change it predicts against the change
     /// measured, and whether the measurement contradicts it.
     fn check(&self, fix: Fix) -> Option<RuleCheck> {
@@ -574,7 +591,14 @@ fn fix_table(table: &[&R<'_>], regime: &[&R<'_>]) -> Option<FixTable<Text>> {
     let plain = cell(table, Fix::Plain)?;
     let table_set = cell_set(table)?;
     let regime_set = cell_set(regime);
-    let projection = projection(verifier(&table_set, regime_set.as_ref(), plain).as_ref());
+    // Where the regime was measured apart, the table is a measurement outside it.
+    let outside = regime_set
+        .as_ref()
+        .map(|_| Verifier::outside(&table_set, plain));
+    let projection = projection(
+        verifier(&table_set, regime_set.as_ref(), plain).as_ref(),
+        outside.as_ref(),
+    );
     Some(FixTable {
         table: table_set,
         regime: regime_set,
@@ -682,7 +706,7 @@ mod tests {
     #[test]
     fn the_projection_carries_each_rule_checked_in_the_measured_set() {
         let set = regime(1005.0, 750.0);
-        let p = projection(Some(&verify(&set, true))).expect("plain fits at batch 1");
+        let p = projection(Some(&verify(&set, true)), None).expect("plain fits at batch 1");
         let mixed = p.cell(Fix::MixedBf16).unwrap();
         assert_eq!(
             mixed.rule.and_then(|r| r.contradiction),
@@ -693,5 +717,30 @@ mod tests {
             "not measured in this set"
         );
         assert!(p.activation_share_pct > RuleCheck::REGIME_SHARE_PCT);
+    }
+
+    #[test]
+    fn a_rule_contradicted_outside_the_regime_is_kept_beside_the_regime_s_check() {
+        // In the regime mixed bf16 saves what its rule says; outside it (the table's shorter
+        // sequence) it saves nothing: the projection keeps that contradiction.
+        let (regime_set, table_set) = (regime(560.0, 750.0), regime(1005.0, 750.0));
+        let outside = Verifier {
+            regime_set: false,
+            ..verify(&table_set, true)
+        };
+        let p = projection(Some(&verify(&regime_set, true)), Some(&outside)).unwrap();
+        let mixed = p.cell(Fix::MixedBf16).unwrap();
+        assert_eq!(mixed.rule.and_then(|r| r.contradiction), None);
+        let elsewhere = mixed.contradiction().expect("the table contradicts it");
+        assert!(!elsewhere.regime_set);
+        assert_eq!(
+            elsewhere.contradiction,
+            Some(Contradiction::Bf16MatmulViaF32)
+        );
+        let checkpointing = p.cell(Fix::Checkpointing).unwrap();
+        assert!(
+            checkpointing.contradicted_outside.is_none(),
+            "kept only where contradicted"
+        );
     }
 }

@@ -619,7 +619,7 @@ mod tests {
 
     #[test]
     fn the_projection_is_at_plain_s_out_of_memory_batch_and_each_fix_is_estimated() {
-        let p = analysis::projection(None).expect("GPT-2 small fits a 24 GB card at batch 1");
+        let p = analysis::projection(None, None).expect("GPT-2 small fits a 24 GB card at batch 1");
         let plain = p.cell(Fix::Plain).unwrap();
         assert!(
             plain.predicted_bytes > p.usable_bytes,
