@@ -431,7 +431,7 @@ fn a_contradicted_rule_is_labelled_in_its_row_and_ranked_below_the_rest() {
     let problems = contradiction_problems(&index, &contradicted(&records));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(
-        index.contains("Flex multiplies bf16 through f32 buffers"),
+        index.contains("Flex multiplies bf16 in f32 buffers"),
         "the row says why"
     );
 

@@ -222,12 +222,12 @@ pub fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> S
 /// Why a contradiction holds, in a clause; `gpu` says whether a GPU's set checked the rule.
 fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu: bool) -> String {
     let cause = match c {
-        Contradiction::Bf16MatmulViaF32 => "Flex multiplies bf16 through f32 buffers",
+        Contradiction::Bf16MatmulViaF32 => "Flex multiplies bf16 in f32 buffers",
         Contradiction::Unexplained => "no cause traced",
     };
     format!(
-        "contradicted on {} at sequence {}, batch {} (activations {:.0}% of its peak): rule {}, \
-         measured {} ({cause}); on a GPU the rule predicts {projected} here, {}",
+        "contradicted on {} at sequence {}, batch {} (activations {:.0}%): rule {}, measured {} \
+         ({cause}); on a GPU it predicts {projected} here, {}",
         rule.device.name(),
         rule.seq,
         rule.batch,
@@ -322,7 +322,16 @@ fn projected_rows(
         let mut warnings = Vec::new();
         let verdict = verdicts.of(c.fix, device);
         if let Some(v) = verdict.as_ref().filter(|v| v.failed) {
-            warnings.push(format!("a check failed: {}", v.failures()));
+            // The check's name alone on the landing page (its page and point are in the
+            // measured table's verdict below and in the row's tooltip).
+            let mut failed: Vec<&str> = v
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| c.short.as_str())
+                .collect();
+            failed.dedup();
+            warnings.push(format!("check failed: {}", failed.join("; ")));
         }
         if let Some(r) = contradicted(c) {
             let cause = r.contradiction.expect("a contradicted rule has a cause");
