@@ -15,12 +15,12 @@ fn json_of(args: &[&str]) -> serde_json::Value {
 }
 
 #[test]
-fn a_7b_like_preset_gives_the_articles_weights_per_parameter_and_training_needs() {
-    let e = json_of(&["estimate", "--preset", "llama-7b-like", "--json"]);
+fn a_7b_preset_gives_the_articles_weights_per_parameter_and_training_needs() {
+    let e = json_of(&["estimate", "--preset", "llama-2-7b", "--json"]);
     let params = e["params"].as_f64().unwrap();
-    // The articles' 14/7/3.5 GB are 2, 1 and 0.5 bytes a parameter of a 7e9 model; this one
-    // has about 6.7e9 parameters.
-    assert!((6.6e9..6.8e9).contains(&params), "{params}");
+    // The articles' 14/7/3.5 GB are 2, 1 and 0.5 bytes a parameter of a 7e9 model; Llama 2 7B
+    // has 6,738,415,616.
+    assert_eq!(params, 6_738_415_616.0);
     let weights = e["inference_weights"].as_array().unwrap();
     let at = |i: usize, j: usize| weights[i][j].as_f64().unwrap();
     assert_eq!(at(0, 1), 2.0 * params);
@@ -201,8 +201,128 @@ fn gpt2_124m_is_gpt2_s_count_and_accumulation_only_when_asked() {
     assert!(e["context_bytes"].as_f64().unwrap() > 1e9);
     let at_24 = plain["largest_batch_per_card"][0].as_u64().unwrap();
     assert!(at_24 > 0);
-    let tiny = json_of(&["estimate", "--preset", "tinyllama-1.1b-like", "--json"]);
+    let tiny = json_of(&["estimate", "--preset", "tinyllama-1.1b", "--json"]);
     assert!(tiny["assumes"].as_str().unwrap().contains("TinyLlama"));
+    assert_eq!(tiny["params"].as_u64(), Some(1_100_048_384));
+}
+
+/// `workbench ARGS...`, which must succeed, its text output.
+fn text_of(args: &[&str]) -> String {
+    let out = workbench().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_fine_tuning_reader_gets_each_way_on_their_card_first() {
+    let text = text_of(&[
+        "estimate",
+        "--preset",
+        "tinyllama-1.1b",
+        "--lora-rank",
+        "16",
+        "--precision",
+        "bf16",
+        "--seq",
+        "1024",
+        "--card",
+        "24GB",
+    ]);
+    let first: Vec<&str> = text.lines().take(5).collect();
+    assert!(
+        first[0].starts_with("tinyllama-1.1b + LoRA rank 16 on a 22.35 GiB card"),
+        "{text}"
+    );
+    assert!(
+        first[1].contains("plain") && first[1].contains("the largest batch is"),
+        "{text}"
+    );
+    // LoRA trains only the adapters: 22 blocks x 16 x (3 x 2048 + 256) parameters.
+    let e = json_of(&[
+        "estimate",
+        "--preset",
+        "tinyllama-1.1b",
+        "--lora-rank",
+        "16",
+        "--json",
+    ]);
+    let plain = &e["rows"][0]["bytes"];
+    assert_eq!(plain["grads"].as_f64(), Some(22.0 * 16.0 * 6400.0 * 4.0));
+    // Full training in f32 at the preset's 2,048 tokens: one sequence is over the card, and
+    // the line says which part is.
+    let full = text_of(&["estimate", "--preset", "tinyllama-1.1b", "--card", "24GB"]);
+    assert!(full
+        .lines()
+        .nth(1)
+        .unwrap()
+        .contains("does not fit: one sequence peaks at"));
+    let err = one_line_error(
+        &workbench()
+            .args(["estimate", "--preset", "gpt2-124m", "--lora-rank", "8"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        err.contains("--lora-rank applies to a Llama-family model"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_inference_reader_gets_7b_at_16_8_and_4_bits_on_a_12_gb_card() {
+    let text = text_of(&[
+        "estimate",
+        "--preset",
+        "llama-2-7b",
+        "--inference",
+        "--card",
+        "12GB",
+    ]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("llama-2-7b inference on a 11.18 GiB card"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("16-bit weights: does not fit: the weights alone"),
+        "{text}"
+    );
+    assert!(lines[2].contains("8-bit weights: fits"), "{text}");
+    assert!(lines[3].contains("4-bit weights: fits"), "{text}");
+    // The cache: 32 blocks x 2 x 4,096 values x 2 bytes x 2,048 tokens = 1 GiB.
+    let a = json_of(&[
+        "estimate",
+        "--preset",
+        "llama-2-7b",
+        "--inference",
+        "--card",
+        "12GB",
+        "--json",
+    ]);
+    assert_eq!(
+        a["rows"][0]["bytes"]["kv_cache"].as_f64(),
+        Some((1u64 << 30) as f64)
+    );
+    let longest = |i: usize| a["rows"][i]["longest_context"].as_u64().unwrap();
+    assert!(longest(2) > longest(1) && longest(1) >= 2048);
+    let err = one_line_error(
+        &workbench()
+            .args([
+                "estimate",
+                "--preset",
+                "llama-2-7b",
+                "--inference",
+                "--kv-bits",
+                "3",
+            ])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("--kv-bits must be 16 or 8"), "{err}");
 }
 
 #[test]

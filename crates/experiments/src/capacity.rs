@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Optimizer, PeakSplit, Precision, StepBytes, StepPlan};
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::{MlpShape, ModelShape, TransformerShape};
+use crate::harness::models::{LlamaShape, MlpShape, ModelShape, TransformerShape};
 
 /// A named model the estimator knows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -31,9 +31,11 @@ pub struct Preset {
     pub shape: ModelShape,
     /// What the preset assumes, said on every output.
     pub assumes: &'static str,
-    /// The model it stands for and its published parameter count, beside which the shape's
-    /// own count is shown.
+    /// The model it stands for, beside which the shape's own count is shown.
     pub published: &'static str,
+    /// The model's published parameter count, which the shape's own equals (none for the
+    /// workbench's own MLP).
+    pub published_params: Option<u64>,
 }
 
 /// The block every transformer preset assumes.
@@ -41,12 +43,11 @@ pub const GPT_BLOCK: &str = "the measured GPT-style block (LayerNorm, multi-head
                              Burn 0.21 computes it, its scores materialised: no flash \
                              attention; a GELU MLP of 4 d, learned positions)";
 
-/// The block a LLaMA-like preset assumes instead of LLaMA's own.
-const LLAMA_LIKE: &str = "LLaMA's layers, width, heads, vocabulary and sequence, with the \
-                          measured GPT-style block (LayerNorm and a GELU MLP of 4 d, not RMSNorm \
-                          and SwiGLU, nor grouped-query attention, none of which the workbench \
-                          has measured), learned positions and an untied head; attention as \
-                          Burn 0.21 computes it, its scores materialised: no flash attention";
+/// The block every Llama-family preset assumes: the measured Llama-family block.
+pub const LLAMA_BLOCK: &str = "the measured Llama-family block (RMSNorm, rotary positions, \
+                               grouped-query attention, a SwiGLU MLP, no biases, an untied \
+                               head; attention as Burn 0.21 computes it, its scores \
+                               materialised: no flash attention in training)";
 
 /// A transformer preset's shape; `tied`: the head reuses the token embedding.
 fn transformer(
@@ -67,7 +68,32 @@ fn transformer(
     })
 }
 
-/// The presets, smallest first.
+/// A Llama-family preset's shape (untied head), at `seq` tokens.
+fn llama(
+    layers: usize,
+    d_model: usize,
+    (heads, kv_heads): (usize, usize),
+    mlp: usize,
+    vocab: usize,
+    seq: usize,
+) -> ModelShape {
+    ModelShape::Llama(LlamaShape {
+        vocab,
+        d_model,
+        layers,
+        heads,
+        kv_heads,
+        mlp,
+        seq,
+        tied_head: false,
+        lora_rank: None,
+        fused_attention: false,
+    })
+}
+
+/// The presets, smallest first. Each transformer's shape counts its model's published
+/// parameters exactly (a test holds them to it); the sequence is 2,048 tokens for every
+/// decoder but GPT-2's 1,024 (`--seq` changes it).
 pub fn presets() -> Vec<Preset> {
     vec![
         Preset {
@@ -78,44 +104,59 @@ pub fn presets() -> Vec<Preset> {
             }),
             assumes: "the measured MLP: Linear and ReLU layers of one width, an MSE loss",
             published: "the MLP the mechanism pages measure",
+            published_params: None,
         },
         Preset {
             id: "gpt2-124m",
             shape: transformer(12, 768, 12, 50257, 1024, true),
             assumes: GPT_BLOCK,
-            published: "GPT-2 small, head tied to the token embedding: 124,439,808 parameters",
+            published: "GPT-2 small, head tied to the token embedding",
+            published_params: Some(124_439_808),
+        },
+        Preset {
+            id: "tinyllama-1.1b",
+            shape: llama(22, 2048, (32, 4), 5632, 32000, 2048),
+            assumes: LLAMA_BLOCK,
+            published: "TinyLlama 1.1B (22 blocks, 32 heads, 4 key/value heads, SwiGLU of 5,632)",
+            published_params: Some(1_100_048_384),
         },
         Preset {
             id: "gpt2-1.5b",
             shape: transformer(48, 1600, 25, 50257, 1024, true),
             assumes: GPT_BLOCK,
-            published: "GPT-2 XL, head tied to the token embedding: 1,557,611,200 parameters",
+            published: "GPT-2 XL, head tied to the token embedding",
+            published_params: Some(1_557_611_200),
         },
         Preset {
-            id: "tinyllama-1.1b-like",
-            shape: transformer(22, 2048, 32, 32000, 2048, false),
-            assumes: LLAMA_LIKE,
-            published: "TinyLlama 1.1B (SwiGLU of 5,632, 4 key/value heads): 1.1 billion \
-                        parameters",
+            id: "llama-2-7b",
+            shape: llama(32, 4096, (32, 32), 11008, 32000, 2048),
+            assumes: LLAMA_BLOCK,
+            published: "Llama 2 7B (32 blocks, 32 heads, no grouped-query attention, SwiGLU of \
+                        11,008)",
+            published_params: Some(6_738_415_616),
         },
         Preset {
-            id: "llama-7b-like",
-            shape: transformer(32, 4096, 32, 32000, 2048, false),
-            assumes: LLAMA_LIKE,
-            published: "LLaMA 7B (SwiGLU of 11,008): 6.7 billion parameters",
+            id: "mistral-7b",
+            shape: llama(32, 4096, (32, 8), 14336, 32000, 2048),
+            assumes: LLAMA_BLOCK,
+            published: "Mistral 7B v0.1 (32 blocks, 32 heads, 8 key/value heads, SwiGLU of \
+                        14,336; its sliding window is not modelled)",
+            published_params: Some(7_241_732_096),
         },
         Preset {
-            id: "llama-13b-like",
-            shape: transformer(40, 5120, 40, 32000, 2048, false),
-            assumes: LLAMA_LIKE,
-            published: "LLaMA 13B (SwiGLU of 13,824): 13 billion parameters",
+            id: "llama-3-8b",
+            shape: llama(32, 4096, (32, 8), 14336, 128256, 2048),
+            assumes: LLAMA_BLOCK,
+            published: "Llama 3 8B (32 blocks, 32 heads, 8 key/value heads, SwiGLU of 14,336, \
+                        vocabulary 128,256)",
+            published_params: Some(8_030_261_248),
         },
         Preset {
-            id: "llama-70b-like",
-            shape: transformer(80, 8192, 64, 32000, 2048, false),
-            assumes: LLAMA_LIKE,
-            published: "LLaMA 2 70B (SwiGLU of 28,672, 8 key/value heads): 69 billion \
-                        parameters",
+            id: "llama-2-70b",
+            shape: llama(80, 8192, (64, 8), 28672, 32000, 2048),
+            assumes: LLAMA_BLOCK,
+            published: "Llama 2 70B (80 blocks, 64 heads, 8 key/value heads, SwiGLU of 28,672)",
+            published_params: Some(68_976_648_192),
         },
     ]
 }
@@ -404,6 +445,136 @@ pub fn weight_bytes(params: u64, bits: u32, packed: bool) -> f64 {
     params as f64 * bytes
 }
 
+/// Generation as the rules see it: the weights at some bits, the key/value cache of a batch of
+/// sequences of `context` tokens, and the prompt's forward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct InferencePlan {
+    /// The model.
+    pub shape: ModelShape,
+    /// Sequences generated at once.
+    pub batch: u64,
+    /// Tokens per sequence: the prompt and what is generated.
+    pub context: usize,
+    /// Bits per weight (16, 8 or 4).
+    pub weight_bits: u32,
+    /// Bits per cached key or value (16 or 8).
+    pub kv_bits: u32,
+}
+
+/// An inference plan's bytes, in parts that add up to its peak.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct InferenceBytes {
+    /// The weights, packed at their bits (CubeCL's store).
+    pub weights: f64,
+    /// The key/value cache at the full context: the rule the Llama-family page measured.
+    pub kv_cache: f64,
+    /// The largest layer's weights dequantized to f32 for its matmul (quantized weights only).
+    pub working_copy: f64,
+    /// The prompt's pass over the whole context at once: the attention scores and their
+    /// softmax of one block (16-bit), and the logits over the vocabulary (f32). Projected from
+    /// the training rules' terms, not measured at this size.
+    pub prefill: f64,
+}
+
+impl InferenceBytes {
+    /// The peak: every part held at once (the prompt's pass ends with the cache full).
+    pub fn peak(&self) -> f64 {
+        self.weights + self.kv_cache + self.working_copy + self.prefill
+    }
+}
+
+impl InferencePlan {
+    /// The plan's bytes.
+    pub fn bytes(&self) -> InferenceBytes {
+        let (tokens, ctx) = (self.batch as f64 * self.context as f64, self.context as f64);
+        let (layers, width, heads, vocab, largest) = match self.shape {
+            ModelShape::Llama(s) => (
+                s.layers,
+                s.kv_width(),
+                s.heads,
+                s.vocab,
+                (s.d_model * s.mlp).max(s.d_model * s.vocab),
+            ),
+            ModelShape::Transformer(s) => (
+                s.layers,
+                s.d_model,
+                s.heads,
+                s.vocab,
+                (4 * s.d_model * s.d_model).max(s.d_model * s.vocab),
+            ),
+            ModelShape::Mlp(s) => (0, 0, 0, 0, s.width * s.width),
+        };
+        let kv_per_token = (layers * 2 * width) as f64 * self.kv_bits as f64 / 8.0;
+        InferenceBytes {
+            weights: weight_bytes(self.shape.num_params(), self.weight_bits, true),
+            kv_cache: tokens * kv_per_token,
+            working_copy: if self.weight_bits < 16 {
+                largest as f64 * 4.0
+            } else {
+                0.0
+            },
+            prefill: self.batch as f64
+                * (2.0 * heads as f64 * ctx * ctx * 2.0 + ctx * vocab as f64 * 4.0),
+        }
+    }
+
+    /// The longest context (tokens per sequence, at most `max`) whose peak fits in
+    /// `usable_bytes`; none where not even one token does.
+    pub fn longest_context(&self, usable_bytes: f64, max: usize) -> Option<usize> {
+        let peak = |context: u64| {
+            InferencePlan {
+                context: context as usize,
+                ..*self
+            }
+            .bytes()
+            .peak()
+        };
+        if peak(1) > usable_bytes {
+            return None;
+        }
+        let fits = |n: u64| Ok::<_, std::convert::Infallible>(peak(n) <= usable_bytes);
+        let Ok((n, _)) = largest_fitting(1, max as u64, fits);
+        Some(n as usize)
+    }
+}
+
+/// What a card of `card_bytes` holds of a training plan: the largest batch, or which part alone
+/// is over the bytes the plan may use.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CardAnswer {
+    /// The bytes the plan may use: the card less the CUDA context and the safety margin.
+    pub usable_bytes: f64,
+    /// The largest batch, where one sequence fits.
+    pub largest_batch: Option<u64>,
+    /// Weights, gradients, optimizer state and weight copies: what no batch changes.
+    pub fixed_bytes: f64,
+    /// The step peak at one sequence (one micro-batch's worth where accumulating).
+    pub smallest_peak_bytes: f64,
+}
+
+impl CardAnswer {
+    /// `plan` on a card of `card_bytes`.
+    pub fn of(plan: StepPlan, card_bytes: f64) -> Self {
+        let usable = usable_bytes(card_bytes, plan.precision);
+        let smallest = StepPlan {
+            batch: plan.micro_batches.max(1) as f64,
+            ..plan
+        }
+        .bytes();
+        Self {
+            usable_bytes: usable,
+            largest_batch: largest_batch(plan, usable, Sharding::DataParallel, 1),
+            fixed_bytes: smallest.per_parameter(),
+            smallest_peak_bytes: smallest.step_peak(),
+        }
+    }
+
+    /// Whether the fixed part alone is over the usable bytes (no batch, however small, helps).
+    pub fn fixed_over(&self) -> bool {
+        self.fixed_bytes > self.usable_bytes
+    }
+}
+
 /// One row of an estimate: a combination, its components and peak, and where it fits.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EstimateRow {
@@ -560,7 +731,7 @@ pub fn tables() -> EstimatorTables {
         .collect();
     let weights = presets()
         .iter()
-        .filter(|p| matches!(p.shape, ModelShape::Transformer(_)))
+        .filter(|p| p.shape.is_transformer())
         .flat_map(|p| {
             let params = p.shape.num_params();
             WEIGHT_BITS.iter().map(move |&bits| WeightsRow {
@@ -592,7 +763,139 @@ pub fn tables() -> EstimatorTables {
                 )
             })
             .collect(),
+        readers: readers(),
     }
+}
+
+/// The fine-tuning reader's model, card, sequence and LoRA rank; the inference reader's model,
+/// card and context.
+const FINE_TUNE: (&str, usize, usize) = ("tinyllama-1.1b", 2048, 16);
+const INFERENCE: (&str, usize) = ("llama-2-7b", 2048);
+
+/// The ways to fine-tune the reader's model: full training in f32 and bf16, each with
+/// checkpointing, and LoRA (f32 master weights, then bf16 storage), each with checkpointing.
+fn fine_tune_ways(shape: LlamaShape, rank: usize) -> Vec<(String, StepPlan)> {
+    let lora = LlamaShape {
+        lora_rank: Some(rank),
+        ..shape
+    };
+    let plan = |s: LlamaShape, precision: Precision, checkpointing: Checkpointing| StepPlan {
+        precision,
+        checkpointing,
+        ..StepPlan::f32_adam(s, 1.0)
+    };
+    let (none, balanced) = (Checkpointing::None, Checkpointing::Balanced);
+    vec![
+        ("full, f32, Adam".into(), plan(shape, Precision::F32, none)),
+        (
+            "full, bf16, Adam, checkpointing".into(),
+            plan(shape, Precision::Bf16, balanced),
+        ),
+        (
+            format!("LoRA rank {rank}, f32"),
+            plan(lora, Precision::F32, none),
+        ),
+        (
+            format!("LoRA rank {rank}, f32, checkpointing"),
+            plan(lora, Precision::F32, balanced),
+        ),
+        (
+            format!("LoRA rank {rank}, bf16, checkpointing"),
+            plan(lora, Precision::Bf16, balanced),
+        ),
+    ]
+}
+
+/// The longest sequence (at most 2^17 tokens) at which `plan` trains one sequence in `usable`.
+fn longest_seq(plan: StepPlan, usable: f64) -> Option<u64> {
+    let ModelShape::Llama(shape) = plan.shape else {
+        return None;
+    };
+    let peak = |seq: u64| {
+        StepPlan {
+            shape: ModelShape::Llama(LlamaShape {
+                seq: seq as usize,
+                ..shape
+            }),
+            ..plan
+        }
+        .bytes()
+        .step_peak()
+    };
+    if peak(1) > usable {
+        return None;
+    }
+    let fits = |n: u64| Ok::<_, std::convert::Infallible>(peak(n) <= usable);
+    let Ok((n, _)) = largest_fitting(1, 1 << 17, fits);
+    Some(n)
+}
+
+/// The two readers' tables.
+fn readers() -> results::capacity::ReaderTables {
+    let (tune_id, seq, rank) = FINE_TUNE;
+    let shape = preset(tune_id)
+        .and_then(|p| p.shape.llama())
+        .map(|s| LlamaShape { seq, ..s })
+        .expect("the fine-tuning preset is a Llama");
+    let card = results::cards::CONSUMER;
+    let fine_tune = fine_tune_ways(shape, rank)
+        .into_iter()
+        .map(|(way, plan)| {
+            let a = CardAnswer::of(plan, card.bytes());
+            results::capacity::FineTuneRow {
+                way,
+                usable_bytes: a.usable_bytes,
+                fixed_bytes: a.fixed_bytes,
+                one_sequence_bytes: a.smallest_peak_bytes,
+                largest_batch: a.largest_batch,
+                longest_seq: longest_seq(plan, a.usable_bytes),
+            }
+        })
+        .collect();
+    let (infer_id, context) = INFERENCE;
+    let infer = preset(infer_id).expect("the inference preset exists");
+    let small = results::cards::SMALL;
+    let usable = inference_usable_bytes(small.bytes());
+    let inference = [16, 8, 4]
+        .into_iter()
+        .map(|weight_bits| {
+            let plan = InferencePlan {
+                shape: infer.shape,
+                batch: 1,
+                context,
+                weight_bits,
+                kv_bits: 16,
+            };
+            let bytes = plan.bytes();
+            results::capacity::InferenceRow {
+                weight_bits,
+                usable_bytes: usable,
+                weight_bytes: bytes.weights,
+                kv_cache_bytes: bytes.kv_cache,
+                peak_bytes: bytes.peak(),
+                longest_context: plan.longest_context(usable, 1 << 20).map(|n| n as u64),
+            }
+        })
+        .collect();
+    results::capacity::ReaderTables {
+        fine_tune_model: tune_id.into(),
+        fine_tune_card: card,
+        fine_tune_seq: seq,
+        fine_tune,
+        inference_model: infer_id.into(),
+        inference_card: small,
+        inference_context: context,
+        inference,
+    }
+}
+
+/// The share of a card left free for the estimator's error in inference: its training margin
+/// in f32 (of the inference rules, only the cache's per token is measured).
+pub const INFERENCE_MARGIN: f64 = 0.10;
+
+/// The bytes an inference run may plan on, of a card of `card_bytes`.
+pub fn inference_usable_bytes(card_bytes: f64) -> f64 {
+    ((card_bytes - CUDA_CONTEXT_BYTES) * (1.0 - INFERENCE_MARGIN)).max(0.0)
 }
 
 /// The common ways to train: (name, precision, optimizer).
@@ -645,10 +948,7 @@ fn preset_ways(p: &Preset) -> PresetWays {
     PresetWays {
         id: p.id.into(),
         params,
-        seq: match p.shape {
-            ModelShape::Transformer(t) => Some(t.seq),
-            ModelShape::Mlp(_) => None,
-        },
+        seq: p.shape.seq(),
         rows: WAYS
             .iter()
             .map(|&(way, precision, optimizer)| {
@@ -726,7 +1026,7 @@ pub fn calculator_rules() -> CalculatorRules {
                     seq: t.seq,
                     tied_head: t.tied_head,
                 }),
-                ModelShape::Mlp(_) => None,
+                ModelShape::Mlp(_) | ModelShape::Llama(_) => None,
             })
             .collect(),
     }
@@ -737,8 +1037,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_7b_like_model_has_the_articles_weights_within_its_parameter_count() {
-        let p = preset("llama-7b-like").unwrap();
+    fn every_preset_counts_its_published_parameters() {
+        for p in presets() {
+            if let Some(published) = p.published_params {
+                assert_eq!(p.shape.num_params(), published, "{}", p.id);
+            }
+        }
+    }
+
+    #[test]
+    fn a_7b_model_has_the_articles_weights_within_its_parameter_count() {
+        let p = preset("llama-2-7b").unwrap();
         let params = p.shape.num_params();
         // About 6.7e9 parameters: 13.4, 6.7 and 3.4 GB at 16, 8 and 4 bits (the articles round
         // to 7e9: 14, 7 and 3.5).
@@ -802,7 +1111,7 @@ mod tests {
 
     #[test]
     fn sharding_never_needs_more_per_card() {
-        let shape = preset("llama-7b-like").unwrap().shape;
+        let shape = preset("llama-2-7b").unwrap().shape;
         let plan = default_plan(shape, 1);
         let found: Vec<u64> = Sharding::ALL
             .iter()

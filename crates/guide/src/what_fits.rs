@@ -50,6 +50,120 @@ pub struct WhatFits {
     pub context: String,
     /// The safety margins, in words.
     pub margins: String,
+    /// The two questions people bring most often, answered.
+    pub readers: ReadersView,
+}
+
+/// The two readers' answers, worded.
+#[derive(Debug, Serialize)]
+pub struct ReadersView {
+    /// The fine-tuning question.
+    pub fine_tune_question: String,
+    /// Its rows.
+    pub fine_tune: Vec<ReaderRow>,
+    /// The inference question.
+    pub inference_question: String,
+    /// Its rows.
+    pub inference: Vec<ReaderRow>,
+}
+
+/// One answer: the way, its verdict in a few words, and the figures it rests on.
+#[derive(Debug, Serialize)]
+pub struct ReaderRow {
+    /// The way (`LoRA rank 16, f32`).
+    pub way: String,
+    /// Fits or not, and at what.
+    pub answer: String,
+    /// Whether it fits as asked.
+    pub fits: bool,
+    /// The figures: what it holds against what it may use.
+    pub why: String,
+    /// How far it stretches (the longest sequence or context).
+    pub stretch: String,
+}
+
+/// The readers' rows from the estimator's tables.
+fn readers(r: &results::capacity::ReaderTables) -> ReadersView {
+    let tokens = |n: Option<u64>| {
+        n.map_or_else(
+            || "not one token".into(),
+            |n| format!("{} tokens", format::thousands(n)),
+        )
+    };
+    let fine_tune = r
+        .fine_tune
+        .iter()
+        .map(|f| ReaderRow {
+            way: f.way.clone(),
+            answer: match f.largest_batch {
+                Some(b) => format!("fits: batch {}", format::thousands(b)),
+                None => "does not fit".into(),
+            },
+            fits: f.largest_batch.is_some(),
+            why: if f.fixed_bytes > f.usable_bytes {
+                format!(
+                    "the fixed part alone is {} of the {} usable",
+                    format::bytes(f.fixed_bytes),
+                    format::bytes(f.usable_bytes)
+                )
+            } else {
+                format!(
+                    "fixed part {}; one sequence peaks at {} of the {} usable",
+                    format::bytes(f.fixed_bytes),
+                    format::bytes(f.one_sequence_bytes),
+                    format::bytes(f.usable_bytes)
+                )
+            },
+            stretch: tokens(f.longest_seq),
+        })
+        .collect();
+    let inference = r
+        .inference
+        .iter()
+        .map(|i| ReaderRow {
+            way: format!("{}-bit weights", i.weight_bits),
+            answer: if i.peak_bytes <= i.usable_bytes {
+                format!(
+                    "fits at {} tokens",
+                    format::thousands(r.inference_context as u64)
+                )
+            } else if i.weight_bytes > i.usable_bytes {
+                "does not fit: the weights alone".into()
+            } else {
+                format!(
+                    "does not fit at {} tokens",
+                    format::thousands(r.inference_context as u64)
+                )
+            },
+            fits: i.peak_bytes <= i.usable_bytes,
+            why: format!(
+                "weights {}, key/value cache {}, peak {} of the {} usable",
+                format::bytes(i.weight_bytes),
+                format::bytes(i.kv_cache_bytes),
+                format::bytes(i.peak_bytes),
+                format::bytes(i.usable_bytes)
+            ),
+            stretch: tokens(i.longest_context),
+        })
+        .collect();
+    ReadersView {
+        fine_tune_question: format!(
+            "I fine-tune {} on a {} card ({}) at sequence {}:",
+            r.fine_tune_model,
+            r.fine_tune_card.class,
+            r.fine_tune_card.models,
+            format::thousands(r.fine_tune_seq as u64)
+        ),
+        fine_tune,
+        inference_question: format!(
+            "I run {} for inference on a {} card ({}), one sequence of {} tokens:",
+            r.inference_model,
+            r.inference_card.class,
+            r.inference_card.models,
+            format::thousands(r.inference_context as u64)
+        ),
+        inference,
+    }
 }
 
 /// Bytes per parameter, precision by optimizer.
@@ -344,6 +458,7 @@ impl WhatFits {
                 })
                 .collect(),
             decisions: decisions(tables),
+            readers: readers(&tables.readers),
             fits: record.fits.iter().map(fit_view).collect(),
             fits_note: fits_note(capacity),
             per_param: PerParam {

@@ -415,8 +415,11 @@ impl WorkloadTable {
     /// The table of the first record that holds one (records in guide order, CPU first), the
     /// other devices' tables beside it.
     pub fn new(records: &[Analysed], verdicts: &SiteVerdicts) -> Option<Self> {
+        // The GPT-2-small table's records alone: the order is projected from its cells (the
+        // Llama family's table is on its own page).
         let tables: Vec<(&Analysed, &FixTable)> = records
             .iter()
+            .filter(|r| r.experiment == results::TechniqueId::Gpt2Small.id())
             .filter_map(|r| Some((r, r.analysis.fix_table.as_ref()?)))
             .collect();
         let (record, table) = *tables.first()?;

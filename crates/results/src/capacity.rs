@@ -73,6 +73,64 @@ pub struct EstimatorTables {
     /// Bytes per parameter (weights, gradients, optimizer state, weight copies): one row per
     /// precision, one value per optimizer in [`CalculatorRules::optimizers`]' order.
     pub bytes_per_param: Vec<(String, Vec<f64>)>,
+    /// The two questions people bring most often, answered from the same rules.
+    pub readers: ReaderTables,
+}
+
+/// Fine-tuning a small Llama on a consumer card, and running a 7B model for inference on a
+/// smaller one: the estimator's answers, derived when the guide renders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReaderTables {
+    /// The fine-tuning preset.
+    pub fine_tune_model: String,
+    /// Its card.
+    pub fine_tune_card: crate::cards::Card,
+    /// Tokens per sequence of the fine-tuning rows.
+    pub fine_tune_seq: usize,
+    /// One row per way to fine-tune.
+    pub fine_tune: Vec<FineTuneRow>,
+    /// The inference preset.
+    pub inference_model: String,
+    /// Its card.
+    pub inference_card: crate::cards::Card,
+    /// Tokens of context the rows are asked at.
+    pub inference_context: usize,
+    /// One row per weight width.
+    pub inference: Vec<InferenceRow>,
+}
+
+/// One way to fine-tune on the card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FineTuneRow {
+    /// Its name (`LoRA rank 16, mixed bf16, checkpointing`).
+    pub way: String,
+    /// The bytes it may use of the card.
+    pub usable_bytes: f64,
+    /// Weights, gradients, optimizer state and weight copies.
+    pub fixed_bytes: f64,
+    /// The step peak at one sequence.
+    pub one_sequence_bytes: f64,
+    /// The largest batch at the rows' sequence.
+    pub largest_batch: Option<u64>,
+    /// The longest sequence at batch 1.
+    pub longest_seq: Option<u64>,
+}
+
+/// One weight width for inference on the card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InferenceRow {
+    /// Bits per weight.
+    pub weight_bits: u32,
+    /// The bytes it may use of the card.
+    pub usable_bytes: f64,
+    /// The weights.
+    pub weight_bytes: f64,
+    /// The key/value cache at the asked context.
+    pub kv_cache_bytes: f64,
+    /// The peak at the asked context.
+    pub peak_bytes: f64,
+    /// The longest context that fits.
+    pub longest_context: Option<u64>,
 }
 
 /// A preset trained plainly in each of the common ways: f32 Adam, mixed bf16 Adam, pure bf16
@@ -216,7 +274,7 @@ pub struct CardColumn {
 /// micro-batch, and the largest batch on each card.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCapacity {
-    /// The preset's id (`llama-7b-like`).
+    /// The preset's id (`llama-2-7b`).
     pub id: String,
     /// What the preset assumes.
     pub assumes: String,

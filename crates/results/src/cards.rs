@@ -65,6 +65,15 @@ pub const CARDS: [Card; 5] = [
     },
 ];
 
+/// A 12 GB consumer card, for the inference question (a 7B model on a smaller card): not in
+/// the training tables.
+pub const SMALL: Card = Card {
+    id: "12gb",
+    class: "12 GB",
+    models: "RTX 3060 12GB",
+    reported_mib: 12_288,
+};
+
 /// The consumer card most out-of-memory reports come from: the landing page's order is at
 /// its out-of-memory point.
 pub const CONSUMER: Card = CARDS[0];

@@ -4,7 +4,7 @@
 use clap::Args;
 use experiments::capacity::{self, Estimate, Sharding, CARDS, EIGHT_CARDS};
 use experiments::estimate::{Optimizer, Precision, StepPlan};
-use experiments::harness::models::{MlpShape, ModelShape, TransformerShape};
+use experiments::harness::models::{LlamaShape, MlpShape, ModelShape, TransformerShape};
 use results::format;
 
 use crate::error::BadInput;
@@ -13,8 +13,8 @@ use crate::error::BadInput;
 /// so that a bad one is refused with one line.
 #[derive(Debug, Clone, Args)]
 pub struct ModelArgs {
-    /// A named model: mlp-8x1024, gpt2-124m, gpt2-1.5b, tinyllama-1.1b-like, llama-7b-like,
-    /// llama-13b-like, llama-70b-like.
+    /// A named model: mlp-8x1024, gpt2-124m, tinyllama-1.1b, gpt2-1.5b, llama-2-7b,
+    /// mistral-7b, llama-3-8b, llama-2-70b.
     #[arg(long)]
     pub preset: Option<String>,
     /// An MLP, as DEPTHxWIDTH (`8x1024`).
@@ -39,6 +39,17 @@ pub struct ModelArgs {
     /// its own.
     #[arg(long, conflicts_with_all = ["preset", "mlp"])]
     pub tied_head: bool,
+    /// Key/value heads (a divisor of --heads): a Llama-family block (RMSNorm, rotary
+    /// positions, grouped-query attention, SwiGLU); give --mlp-width with it.
+    #[arg(long, conflicts_with_all = ["preset", "mlp"], allow_hyphen_values = true)]
+    pub kv_heads: Option<String>,
+    /// The SwiGLU MLP's width, for a Llama-family block.
+    #[arg(long, conflicts_with_all = ["preset", "mlp"], allow_hyphen_values = true)]
+    pub mlp_width: Option<String>,
+    /// LoRA adapters of this rank on the query and value projections of a Llama-family
+    /// model, its base frozen: only the adapters take gradients and optimizer state.
+    #[arg(long, conflicts_with = "mlp", allow_hyphen_values = true)]
+    pub lora_rank: Option<String>,
 }
 
 /// A positive whole number given as `flag`'s text.
@@ -65,6 +76,35 @@ impl ModelArgs {
             || self.vocab.is_some()
             || self.seq.is_some()
             || self.tied_head
+            || self.kv_heads.is_some()
+            || self.mlp_width.is_some()
+            || self.lora_rank.is_some()
+    }
+
+    /// [`ModelArgs::resolve`], with the LoRA rank applied where one was given.
+    pub fn resolve_with_lora(&self) -> Result<(String, String, ModelShape), BadInput> {
+        let (name, assumes, shape) = self.resolve()?;
+        let Some(rank) = self.lora_rank.as_deref() else {
+            return Ok((name, assumes, shape));
+        };
+        let rank = positive("lora-rank", rank)?;
+        match shape {
+            ModelShape::Llama(s) => Ok((
+                format!("{name} + LoRA rank {rank}"),
+                format!(
+                    "{assumes}; LoRA adapters of rank {rank} on the query and value \
+                     projections, the base frozen"
+                ),
+                ModelShape::Llama(LlamaShape {
+                    lora_rank: Some(rank),
+                    ..s
+                }),
+            )),
+            _ => Err(BadInput::BadModel(format!(
+                "--lora-rank applies to a Llama-family model (a llama preset, or --kv-heads \
+                 with --mlp-width); {name} is not one"
+            ))),
+        }
     }
 
     /// The model: its name, what it assumes, and its shape.
@@ -86,6 +126,7 @@ impl ModelArgs {
                 (ModelShape::Transformer(t), Some(seq)) => {
                     ModelShape::Transformer(TransformerShape { seq, ..t })
                 }
+                (ModelShape::Llama(t), Some(seq)) => ModelShape::Llama(LlamaShape { seq, ..t }),
                 (ModelShape::Mlp(_), Some(_)) => {
                     return Err(BadInput::BadModel(format!(
                         "--seq does not apply to {id}, an MLP"
@@ -95,7 +136,15 @@ impl ModelArgs {
             };
             return Ok((
                 p.id.to_string(),
-                format!("{}; stands for {}", p.assumes, p.published),
+                match p.published_params {
+                    Some(n) => format!(
+                        "{}; stands for {}: {} parameters, as published",
+                        p.assumes,
+                        p.published,
+                        format::thousands(n)
+                    ),
+                    None => format!("{}; stands for {}", p.assumes, p.published),
+                },
                 shape,
             ));
         }
@@ -125,6 +174,9 @@ impl ModelArgs {
             })?;
             positive(name, v)
         };
+        if self.kv_heads.is_some() || self.mlp_width.is_some() {
+            return self.llama(field);
+        }
         let shape = TransformerShape {
             layers: field("layers", &self.layers)?,
             d_model: field("d-model", &self.d_model)?,
@@ -148,6 +200,39 @@ impl ModelArgs {
             "custom".into(),
             format!("{}, {head}", capacity::GPT_BLOCK),
             ModelShape::Transformer(shape),
+        ))
+    }
+}
+
+impl ModelArgs {
+    /// A custom Llama-family model from the shape's options.
+    fn llama(
+        &self,
+        field: impl Fn(&str, &Option<String>) -> Result<usize, BadInput>,
+    ) -> Result<(String, String, ModelShape), BadInput> {
+        let shape = LlamaShape {
+            layers: field("layers", &self.layers)?,
+            d_model: field("d-model", &self.d_model)?,
+            heads: field("heads", &self.heads)?,
+            kv_heads: field("kv-heads", &self.kv_heads)?,
+            mlp: field("mlp-width", &self.mlp_width)?,
+            vocab: field("vocab", &self.vocab)?,
+            seq: field("seq", &self.seq)?,
+            tied_head: self.tied_head,
+            lora_rank: None,
+            fused_attention: false,
+        };
+        if !shape.d_model.is_multiple_of(shape.heads) || !shape.heads.is_multiple_of(shape.kv_heads)
+        {
+            return Err(BadInput::BadModel(format!(
+                "--heads {} must divide --d-model {}, and --kv-heads {} must divide --heads",
+                shape.heads, shape.d_model, shape.kv_heads
+            )));
+        }
+        Ok((
+            "custom".into(),
+            capacity::LLAMA_BLOCK.into(),
+            ModelShape::Llama(shape),
         ))
     }
 }
@@ -212,12 +297,28 @@ pub struct EstimateArgs {
     /// The model.
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Samples (sequences) per optimizer step.
-    #[arg(long, default_value = "8", allow_hyphen_values = true)]
-    pub batch: String,
+    /// Samples (sequences) per optimizer step (default 8); with --inference, sequences
+    /// generated at once (default 1).
+    #[arg(long, allow_hyphen_values = true)]
+    pub batch: Option<String>,
     /// The step's precision, optimizer and micro-batches.
     #[command(flatten)]
     pub step: StepArgs,
+    /// A card's memory (24GB, 12GiB, bytes): the first lines answer for it; without it, the
+    /// common cards.
+    #[arg(long)]
+    pub card: Option<String>,
+    /// Generation instead of training: the weights at 16, 8 and 4 bits, the key/value cache
+    /// of --batch sequences of --context tokens, and the longest context that fits.
+    #[arg(long)]
+    pub inference: bool,
+    /// Tokens per sequence for --inference (the prompt and what is generated; default: the
+    /// model's sequence).
+    #[arg(long, requires = "inference", allow_hyphen_values = true)]
+    pub context: Option<String>,
+    /// Bits per cached key or value for --inference: 16 or 8.
+    #[arg(long, default_value = "16", requires = "inference")]
+    pub kv_bits: String,
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -226,8 +327,8 @@ pub struct EstimateArgs {
 impl EstimateArgs {
     /// The estimate these options ask for.
     pub fn estimate(&self) -> Result<Estimate, BadInput> {
-        let (name, assumes, shape) = self.model.resolve()?;
-        let batch = positive("batch", &self.batch)?;
+        let (name, assumes, shape) = self.model.resolve_with_lora()?;
+        let batch = positive("batch", self.batch.as_deref().unwrap_or("8"))?;
         let Step {
             micro_batches: micro,
             precision,
@@ -268,13 +369,59 @@ pub fn named<T: Copy>(
 
 /// Runs `workbench estimate`.
 pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
+    let card = args
+        .card
+        .as_deref()
+        .map(|c| crate::fit::parse_bytes("card", c))
+        .transpose()?;
+    if args.inference {
+        return crate::inference::run(args, card);
+    }
     let e = args.estimate()?;
     let text = if args.json {
         serde_json::to_string_pretty(&e)? + "\n"
     } else {
-        table(&e)
+        match card {
+            Some(bytes) => card_answer(&e, bytes as f64) + "\n" + &table(&e),
+            None => table(&e),
+        }
     };
     emit(&text)
+}
+
+/// The first lines for a reader's card: each combination's largest batch on it, or which part
+/// is over it.
+pub fn card_answer(e: &Estimate, card_bytes: f64) -> String {
+    use std::fmt::Write;
+    let mut out = format!(
+        "{} on a {} card ({} less {} for the CUDA context and the safety margin of the \
+         precision):\n",
+        e.model,
+        format::bytes(card_bytes),
+        format::bytes(card_bytes),
+        format::bytes(e.context_bytes)
+    );
+    for r in &e.rows {
+        let a = capacity::CardAnswer::of(r.plan, card_bytes);
+        let line = match a.largest_batch {
+            Some(b) => format!("fits: the largest batch is {}", format::thousands(b)),
+            None if a.fixed_over() => format!(
+                "does not fit: weights, gradients and optimizer state alone are {} of the {} \
+                 it may use",
+                format::bytes(a.fixed_bytes),
+                format::bytes(a.usable_bytes)
+            ),
+            None => format!(
+                "does not fit: one sequence peaks at {} of the {} it may use (weights, \
+                 gradients and optimizer state {}; the rest is activations)",
+                format::bytes(a.smallest_peak_bytes),
+                format::bytes(a.usable_bytes),
+                format::bytes(a.fixed_bytes)
+            ),
+        };
+        let _ = writeln!(out, "  {:<30} {line}", r.combination.name);
+    }
+    out
 }
 
 /// Writes `text` to stdout; a reader that stopped reading (`| head`) is not an error.
@@ -311,8 +458,8 @@ pub fn table(e: &Estimate) -> String {
         e.assumes,
         b.batch,
         match b.shape {
-            ModelShape::Transformer(t) => format!("sequences of {} tokens", t.seq),
             ModelShape::Mlp(_) => "samples".into(),
+            shape => format!("sequences of {} tokens", shape.seq().unwrap_or_default()),
         },
         b.precision.name(),
         b.optimizer.name(),

@@ -62,6 +62,12 @@ pub struct FitArgs {
 
 /// Reads a budget: a positive number of bytes, with an optional unit.
 pub fn parse_budget(text: &str) -> Result<u64, BadInput> {
+    parse_bytes("budget", text)
+}
+
+/// Reads `--flag`'s bytes: a positive number, with an optional unit (B, KiB, MiB, GiB, KB, MB,
+/// GB).
+pub fn parse_bytes(flag: &str, text: &str) -> Result<u64, BadInput> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
@@ -77,17 +83,17 @@ pub fn parse_budget(text: &str) -> Result<u64, BadInput> {
         "gb" => 1e9,
         _ => {
             return Err(BadInput::BadModel(format!(
-                "--budget '{text}': unknown unit (use B, KiB, MiB, GiB, KB, MB or GB)"
+                "--{flag} '{text}': unknown unit (use B, KiB, MiB, GiB, KB, MB or GB)"
             )))
         }
     };
     match number.parse::<f64>() {
         Ok(v) if v.is_finite() && v * scale >= 1.0 => Ok((v * scale) as u64),
         Ok(_) => Err(BadInput::BadModel(format!(
-            "--budget '{text}' must be more than zero bytes"
+            "--{flag} '{text}' must be more than zero bytes"
         ))),
         Err(_) => Err(BadInput::BadModel(format!(
-            "--budget '{text}' is not a number of bytes (512MiB, 2GB, 1000000)"
+            "--{flag} '{text}' is not a number of bytes (512MiB, 2GB, 1000000)"
         ))),
     }
 }
@@ -520,6 +526,13 @@ fn fit_model(model: ModelShape) -> results::FitModel {
             width: s.width,
         },
         ModelShape::Transformer(t) => results::FitModel::Transformer {
+            layers: t.layers,
+            d_model: t.d_model,
+            seq: t.seq,
+            vocab: t.vocab,
+        },
+        // Named by the widths a record keeps of a decoder.
+        ModelShape::Llama(t) => results::FitModel::Transformer {
             layers: t.layers,
             d_model: t.d_model,
             seq: t.seq,

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod error;
 pub mod estimate;
 pub mod fit;
+pub mod inference;
 pub mod journal;
 pub mod output;
 pub mod provenance;

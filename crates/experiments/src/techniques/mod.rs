@@ -18,6 +18,7 @@ pub mod cache_release;
 pub mod checkpointing;
 pub mod gpt2_small;
 pub mod in_place;
+pub mod llama_family;
 pub mod memory_over_steps;
 pub mod mixed_precision;
 pub mod no_grad;
@@ -31,6 +32,7 @@ pub mod views;
 pub fn experiment(id: TechniqueId) -> &'static dyn Experiment {
     match id {
         TechniqueId::Gpt2Small => &gpt2_small::Gpt2Small,
+        TechniqueId::LlamaFamily => &llama_family::LlamaFamily,
         TechniqueId::BatchSize => &batch_size::BatchSize,
         TechniqueId::Accumulation => &accumulation::Accumulation,
         TechniqueId::MixedPrecision => &mixed_precision::MixedPrecision,

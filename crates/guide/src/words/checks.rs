@@ -58,6 +58,9 @@ pub fn check_short(c: &Check) -> &'static str {
         "seed-study" => "final loss within f32's seed spread",
         "gradients-checkpointed" => "gradients as without",
         "sgd-update-micro-batches" | "adam-params-micro-batches" => "update as one batch's",
+        "frozen-base-unchanged" => "frozen base unchanged",
+        "cached-logits-as-whole-sequence" => "logits as without a cache",
+        "logits-as-written-out-attention" => "logits as written-out attention's",
         _ => "compared",
     }
 }
@@ -122,6 +125,20 @@ pub fn describe(c: &Check) -> String {
             param("values")
         ),
         "loss-drift" => "loss curve against f32's".into(),
+        "frozen-base-unchanged" => format!(
+            "the {} values of the frozen base after the steps against a fresh draw of the same \
+             seed (exactly equal)",
+            param("values")
+        ),
+        "cached-logits-as-whole-sequence" => format!(
+            "the last generated token's {} logits, with the key/value cache, against one \
+             forward pass over the whole sequence",
+            param("values")
+        ),
+        "logits-as-written-out-attention" => format!(
+            "{} logits of the pass against the written-out attention's on the same weights",
+            param("values")
+        ),
         other => other.to_string(),
     }
 }

@@ -16,6 +16,7 @@ mod checks;
 mod gpt2_small;
 mod in_place;
 pub mod landing;
+mod llama_family;
 mod memory_over_steps;
 mod mixed_precision;
 mod no_grad;
@@ -78,6 +79,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
         Key::Timeline(k) => workloads::timeline(k, s),
         Key::Bracket(k) => bracket::word(k, s),
         Key::Gpt2Small(k) => gpt2_small::word(k, s),
+        Key::LlamaFamily(k) => llama_family::word(k, s),
         Key::BatchSize(k) => batch_size::word(k, s),
         Key::Accumulation(k) => accumulation::word(k, s),
         Key::MixedPrecision(k) => mixed_precision::word(k, s),

@@ -29,6 +29,18 @@ pub fn page(id: TechniqueId) -> PageWords {
             on_devices: "The byte rules are Burn's autodiff and the optimizer's, the same on every device; a \
              GPU runs the same cells at sequence 1024.",
         },
+        TechniqueId::LlamaFamily => PageWords {
+            title: "The Llama family: every fix, LoRA, the KV cache",
+            explanation: "A Llama-family block (RMSNorm, rotary positions, grouped-query attention, a SwiGLU \
+             MLP) of TinyLlama's width under every fix of the GPT-2 table; LoRA adapters on a \
+             frozen base, where only the adapters take gradients and optimizer state; and \
+             generation with a key/value cache, whose bytes grow with every token by the key/value \
+             heads' width, which grouped-query attention divides.",
+            fix: "To fine-tune on a small card, freeze the base with no_grad() and train LoRA adapters; \
+             to generate, keep the key/value cache and prefer a model with fewer key/value heads.",
+            on_devices: "The byte rules are Burn's autodiff and the optimizer's, the same on every device; \
+             a GPU runs the block at TinyLlama's vocabulary and sequence 2048.",
+        },
         TechniqueId::BatchSize => PageWords {
             title: "Batch size",
             explanation: "A training step holds the model, its optimizer state and the batch, plus the larger of \

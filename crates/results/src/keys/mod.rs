@@ -16,6 +16,7 @@ pub mod cache_release;
 pub mod checkpointing;
 pub mod gpt2_small;
 pub mod in_place;
+pub mod llama_family;
 pub mod memory_over_steps;
 pub mod mixed_precision;
 pub mod no_grad;
@@ -66,6 +67,8 @@ macro_rules! word_keys {
 pub enum TechniqueId {
     /// Every fix on a GPT-2-small step.
     Gpt2Small,
+    /// The Llama family: every fix, LoRA, the KV cache.
+    LlamaFamily,
     /// Batch size.
     BatchSize,
     /// Gradient accumulation.
@@ -99,8 +102,9 @@ pub enum TechniqueId {
 
 impl TechniqueId {
     /// Every technique, in the guide's order.
-    pub const ALL: [TechniqueId; 15] = [
+    pub const ALL: [TechniqueId; 16] = [
         TechniqueId::Gpt2Small,
+        TechniqueId::LlamaFamily,
         TechniqueId::BatchSize,
         TechniqueId::Accumulation,
         TechniqueId::MixedPrecision,
@@ -121,6 +125,7 @@ impl TechniqueId {
     pub fn id(self) -> &'static str {
         match self {
             TechniqueId::Gpt2Small => "gpt2-small",
+            TechniqueId::LlamaFamily => "llama-family",
             TechniqueId::BatchSize => "batch-size",
             TechniqueId::Accumulation => "accumulation",
             TechniqueId::MixedPrecision => "mixed-precision",
@@ -250,6 +255,7 @@ union! {
     Timeline(TimelineKey),
     Bracket(BracketKey),
     Gpt2Small(gpt2_small::Key),
+    LlamaFamily(llama_family::Key),
     BatchSize(batch_size::Key),
     Accumulation(accumulation::Key),
     MixedPrecision(mixed_precision::Key),

@@ -6,6 +6,7 @@
 //! names either in a point's configuration; [`Model`] and [`Batch`] are the module and the data
 //! it trains on, so that the training step, the checks and the probes are written once.
 
+pub mod llama;
 pub mod mlp;
 pub mod transformer;
 
@@ -13,6 +14,7 @@ use burn::module::Module;
 use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{ElementConversion, FloatDType, Int, Tensor};
+pub use llama::{Llama, LlamaShape};
 pub use mlp::{Mlp, MlpShape};
 use results::{Phase, Unit};
 use serde::{Deserialize, Serialize};
@@ -89,6 +91,9 @@ pub fn sweeps_the_small_transformer(sizes: Sizes) -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ModelShape {
+    /// The Llama-family decoder (first: its key/value heads and MLP width tell it from the
+    /// GPT-style transformer, whose fields it has).
+    Llama(LlamaShape),
     /// The decoder-only transformer.
     Transformer(TransformerShape),
     /// The MLP.
@@ -98,6 +103,12 @@ pub enum ModelShape {
 impl From<MlpShape> for ModelShape {
     fn from(shape: MlpShape) -> Self {
         ModelShape::Mlp(shape)
+    }
+}
+
+impl From<LlamaShape> for ModelShape {
+    fn from(shape: LlamaShape) -> Self {
+        ModelShape::Llama(shape)
     }
 }
 
@@ -112,7 +123,7 @@ impl ModelShape {
     pub fn mlp(&self) -> Option<MlpShape> {
         match self {
             ModelShape::Mlp(s) => Some(*s),
-            ModelShape::Transformer(_) => None,
+            _ => None,
         }
     }
 
@@ -120,7 +131,32 @@ impl ModelShape {
     pub fn transformer(&self) -> Option<TransformerShape> {
         match self {
             ModelShape::Transformer(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// The Llama-family decoder's shape, if this is it.
+    pub fn llama(&self) -> Option<LlamaShape> {
+        match self {
+            ModelShape::Llama(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// Tokens per sequence of a decoder (none for the MLP).
+    pub fn seq(&self) -> Option<usize> {
+        match self {
             ModelShape::Mlp(_) => None,
+            ModelShape::Transformer(s) => Some(s.seq),
+            ModelShape::Llama(s) => Some(s.seq),
+        }
+    }
+
+    /// The parameters a step trains: every one, but the adapters alone under LoRA.
+    pub fn trainable_params(&self) -> u64 {
+        match self {
+            ModelShape::Llama(s) => s.trainable_params(),
+            _ => self.num_params(),
         }
     }
 
@@ -129,12 +165,13 @@ impl ModelShape {
         match self {
             ModelShape::Mlp(s) => s.depth,
             ModelShape::Transformer(s) => s.layers,
+            ModelShape::Llama(s) => s.layers,
         }
     }
 
-    /// Whether this is the transformer.
+    /// Whether this is a decoder (the GPT-style transformer or the Llama family).
     pub fn is_transformer(&self) -> bool {
-        matches!(self, ModelShape::Transformer(_))
+        !matches!(self, ModelShape::Mlp(_))
     }
 
     /// A short name for labels and ids (`mlp`, `transformer`).
@@ -142,6 +179,7 @@ impl ModelShape {
         match self {
             ModelShape::Mlp(_) => "mlp",
             ModelShape::Transformer(_) => "transformer",
+            ModelShape::Llama(_) => "llama",
         }
     }
 
@@ -154,6 +192,7 @@ impl ModelShape {
                 "transformer d_model {}, {} blocks, {} heads, sequence {}, vocabulary {}",
                 s.d_model, s.layers, s.heads, s.seq, s.vocab
             ),
+            ModelShape::Llama(s) => s.describe(),
         }
     }
 
@@ -162,6 +201,7 @@ impl ModelShape {
         match self {
             ModelShape::Mlp(s) => Model::Mlp(s.init(device)),
             ModelShape::Transformer(s) => Model::Transformer(s.init(device)),
+            ModelShape::Llama(s) => Model::Llama(s.init(device)),
         }
     }
 
@@ -170,6 +210,7 @@ impl ModelShape {
         match self {
             ModelShape::Mlp(s) => s.num_params(),
             ModelShape::Transformer(s) => s.num_params(),
+            ModelShape::Llama(s) => s.num_params(),
         }
     }
 
@@ -178,6 +219,7 @@ impl ModelShape {
         match self {
             ModelShape::Mlp(s) => s.step_matmul_flop(batch),
             ModelShape::Transformer(s) => s.step_matmul_flop(batch),
+            ModelShape::Llama(s) => s.step_matmul_flop(batch),
         }
     }
 
@@ -187,6 +229,7 @@ impl ModelShape {
         match self {
             ModelShape::Mlp(_) => (Unit::Samples, batch as u64),
             ModelShape::Transformer(s) => (Unit::Tokens, s.tokens(batch)),
+            ModelShape::Llama(s) => (Unit::Tokens, s.tokens(batch)),
         }
     }
 
@@ -199,6 +242,11 @@ impl ModelShape {
                 Batch::Regression { x, y }
             }
             ModelShape::Transformer(s) => {
+                let chain = MarkovChain::new(s.vocab, SUCCESSORS, seed);
+                let (inputs, targets) = s.batch::<B>(&chain, batch, seed, device);
+                Batch::Tokens { inputs, targets }
+            }
+            ModelShape::Llama(s) => {
                 let chain = MarkovChain::new(s.vocab, SUCCESSORS, seed);
                 let (inputs, targets) = s.batch::<B>(&chain, batch, seed, device);
                 Batch::Tokens { inputs, targets }
@@ -216,6 +264,8 @@ pub enum Model<B: Backend> {
     Mlp(Mlp<B>),
     /// The decoder-only transformer.
     Transformer(Transformer<B>),
+    /// The Llama-family decoder.
+    Llama(Llama<B>),
 }
 
 /// What a model trains on.
@@ -326,6 +376,11 @@ impl<B: Backend> Model<B> {
                 let [b, s, v] = logits.dims();
                 logits.reshape([b * s, v])
             }
+            (Model::Llama(m), Batch::Tokens { inputs, .. }) => {
+                let logits = m.forward(inputs.clone());
+                let [b, s, v] = logits.dims();
+                logits.reshape([b * s, v])
+            }
             _ => panic!("a model is only given its own kind of batch"),
         }
     }
@@ -354,6 +409,15 @@ impl<B: Backend> Model<B> {
                     targets.clone(),
                 ),
             },
+            (Model::Llama(m), Batch::Tokens { inputs, targets }) => {
+                let logits = match compute {
+                    None => m.forward(inputs.clone()),
+                    Some(dtype) => cast(m.clone(), dtype)
+                        .forward(inputs.clone())
+                        .cast(FloatDType::F32),
+                };
+                transformer::cross_entropy(logits, targets.clone())
+            }
             _ => panic!("a model is only given its own kind of batch"),
         }
     }

@@ -101,19 +101,30 @@ impl TransformerShape {
         seed: u64,
         device: &B::Device,
     ) -> (Tensor<B, 2, Int>, Tensor<B, 2, Int>) {
-        let mut rng = StdRng::seed_from_u64(seed);
-        let mut inputs = Vec::with_capacity(batch * self.seq);
-        let mut targets = Vec::with_capacity(batch * self.seq);
-        for _ in 0..batch {
-            let sequence = chain.sample(self.seq + 1, &mut rng);
-            inputs.extend(sequence[..self.seq].iter().map(|&t| t as i64));
-            targets.extend(sequence[1..].iter().map(|&t| t as i64));
-        }
-        let tensor = |values: Vec<i64>| {
-            Tensor::from_data(TensorData::new(values, [batch, self.seq]), device)
-        };
-        (tensor(inputs), tensor(targets))
+        token_sequences(chain, self.seq, batch, seed, device)
     }
+}
+
+/// `batch` sequences of `seq` tokens from `chain` (inputs and next-token targets), the same
+/// for a given `seed` on every backend: what both decoders train on.
+pub fn token_sequences<B: Backend>(
+    chain: &MarkovChain,
+    seq: usize,
+    batch: usize,
+    seed: u64,
+    device: &B::Device,
+) -> (Tensor<B, 2, Int>, Tensor<B, 2, Int>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut inputs = Vec::with_capacity(batch * seq);
+    let mut targets = Vec::with_capacity(batch * seq);
+    for _ in 0..batch {
+        let sequence = chain.sample(seq + 1, &mut rng);
+        inputs.extend(sequence[..seq].iter().map(|&t| t as i64));
+        targets.extend(sequence[1..].iter().map(|&t| t as i64));
+    }
+    let tensor =
+        |values: Vec<i64>| Tensor::from_data(TensorData::new(values, [batch, seq]), device);
+    (tensor(inputs), tensor(targets))
 }
 
 /// A pre-norm decoder block: `x + attention(norm(x))`, then `x + down(gelu(up(norm(x))))`.

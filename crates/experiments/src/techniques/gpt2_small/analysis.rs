@@ -163,9 +163,19 @@ fn cell_set(rows: &[&R<'_>]) -> Option<CellSet<Text>> {
     let ModelShape::Transformer(shape) = plain.config.train.shape else {
         return None;
     };
+    named_cell_set(
+        rows,
+        workload_text(shape, plain.config.train.batch, plain.config.workload),
+    )
+}
+
+/// The set of `rows`' cells, its model said as `workload`, where its plain step (a decoder's)
+/// was measured: the table of every fix, for any decoder.
+pub(crate) fn named_cell_set(rows: &[&R<'_>], workload: Text) -> Option<CellSet<Text>> {
+    let plain = cell(rows, Fix::Plain)?;
     Some(CellSet {
-        workload: workload_text(shape, plain.config.train.batch, plain.config.workload),
-        seq: shape.seq,
+        workload,
+        seq: plain.config.train.shape.seq()?,
         batch: plain.config.train.batch,
         cells: rows.iter().map(|r| fix_cell(r)).collect(),
     })
@@ -202,6 +212,11 @@ pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
         .collect()
 }
 
+/// The gradient checks between the cells of one set (every cell's against its reference's).
+pub(crate) fn set_gradient_checks(set: &[&R<'_>]) -> Vec<PointCheck> {
+    set.iter().filter_map(|r| gradient_check(r, set)).collect()
+}
+
 /// `r`'s first step's gradient sample against its reference cell's in `set`.
 fn gradient_check(r: &R<'_>, set: &[&R<'_>]) -> Option<PointCheck> {
     let sample = |r: &R<'_>| -> Vec<f32> {
@@ -233,12 +248,21 @@ fn checks_of(r: &R<'_>, derived: &[PointCheck]) -> Vec<Check> {
 
 /// Every check of every cell, as a check of its fix (the guide's one source of its verdict).
 fn fix_checks(rows: &[R<'_>], derived: &[PointCheck]) -> Vec<FixCheck> {
+    fix_checks_on(rows, derived, TechniqueId::Gpt2Small)
+}
+
+/// [`fix_checks`] of cells measured by `technique`.
+pub(crate) fn fix_checks_on(
+    rows: &[R<'_>],
+    derived: &[PointCheck],
+    technique: TechniqueId,
+) -> Vec<FixCheck> {
     rows.iter()
         .filter(|r| r.config.fix != Fix::PresetBlock)
         .flat_map(|r| {
             checks_of(r, derived)
                 .into_iter()
-                .map(|check| FixCheck::new(r.config.fix, TechniqueId::Gpt2Small, r.id, check))
+                .map(move |check| FixCheck::new(r.config.fix, technique, r.id, check))
         })
         .collect()
 }

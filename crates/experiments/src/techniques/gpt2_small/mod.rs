@@ -20,7 +20,7 @@
 //! mixed bf16 kept more activations than f32, where the estimator's rule halves them: a
 //! finding the estimator's error column carries.
 
-mod analysis;
+pub(crate) mod analysis;
 #[allow(dead_code, missing_docs)]
 #[doc(hidden)]
 pub mod snippet;
@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Precision, StepPlan};
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
-use crate::harness::models::{mlp, TransformerShape};
+use crate::harness::models::{mlp, ModelShape, TransformerShape};
 use crate::harness::optim::Optimizer;
 use crate::harness::probe::{evaluation_passes, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
@@ -73,7 +73,7 @@ pub trait Cell {
     /// The estimator's precision of the cell.
     fn precision(self) -> Precision;
     /// The training step of the cell, from the plain step of `shape` on `batch` sequences.
-    fn train(self, shape: TransformerShape, batch: usize) -> TrainConfig;
+    fn train(self, shape: impl Into<ModelShape>, batch: usize) -> TrainConfig;
     /// The cell whose first step's gradients this one's must equal, the check's name and its
     /// tolerance (none: the fix changes the step by design, or is not a training step).
     fn reference(self) -> Option<(Fix, &'static str, f64)>;
@@ -88,7 +88,7 @@ impl Cell for Fix {
         }
     }
 
-    fn train(self, shape: TransformerShape, batch: usize) -> TrainConfig {
+    fn train(self, shape: impl Into<ModelShape>, batch: usize) -> TrainConfig {
         let plain = TrainConfig {
             seed: 11,
             ..TrainConfig::adam(shape, batch)
@@ -171,7 +171,7 @@ pub struct CellConfig {
 
 impl CellConfig {
     /// The cell of `fix` on the plain step of `shape` at `batch` sequences.
-    pub fn of(fix: Fix, shape: TransformerShape, batch: usize) -> Self {
+    pub fn of(fix: Fix, shape: impl Into<ModelShape>, batch: usize) -> Self {
         Self {
             fix,
             train: fix.train(shape, batch),
@@ -404,8 +404,9 @@ impl Technique for Gpt2Small {
 /// bf16's) when the guide renders ([`Fix::reference`]). Each cell starts from the same seeded
 /// weights on the same batch, so their first steps compute the same gradients wherever the
 /// fix should.
-struct CellProof {
-    fix: Fix,
+pub(crate) struct CellProof {
+    /// The cell's fix.
+    pub fix: Fix,
 }
 
 impl CellProof {
@@ -564,9 +565,9 @@ mod tests {
         assert_eq!(full.len(), Fix::ALL.len() + training + 1);
         let block = full.last().unwrap().config;
         assert_eq!(block.fix, Fix::PresetBlock);
-        let preset = crate::capacity::preset("tinyllama-1.1b-like").unwrap();
-        let crate::harness::models::ModelShape::Transformer(tiny) = preset.shape else {
-            panic!("a transformer preset")
+        let preset = crate::capacity::preset("tinyllama-1.1b").unwrap();
+        let crate::harness::models::ModelShape::Llama(tiny) = preset.shape else {
+            panic!("a Llama-family preset")
         };
         let b = block.train.shape.transformer().unwrap();
         assert_eq!((b.d_model, b.heads), (tiny.d_model, tiny.heads));

@@ -667,7 +667,9 @@ fn task<B: AutodiffBackend>(c: &MixedConfig, device: &B::Device) -> Batch<B> {
             let y = Tensor::from_inner(x.clone().inner().matmul(teacher.inner()));
             Batch::Regression { x, y }
         }
-        ModelShape::Transformer(_) => c.shape.batch::<B>(c.batch, c.seed, device),
+        ModelShape::Transformer(_) | ModelShape::Llama(_) => {
+            c.shape.batch::<B>(c.batch, c.seed, device)
+        }
     }
 }
 

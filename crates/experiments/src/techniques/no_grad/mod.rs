@@ -128,6 +128,7 @@ impl Technique for NoGrad {
             let (id, label) = match shape {
                 ModelShape::Mlp(_) => ("", ""),
                 ModelShape::Transformer(_) => ("transformer-", "transformer, "),
+                ModelShape::Llama(_) => ("llama-", "llama, "),
             };
             for batch in batches {
                 for mode in [EvalMode::Autodiff, EvalMode::Valid] {

@@ -1,0 +1,539 @@
+//! A Llama-family decoder, built from Burn 0.21's own modules: what most people fine-tune.
+//!
+//! Token embedding, `layers` pre-norm blocks (RMSNorm; causal attention with rotary positions
+//! and grouped-query attention, the key/value heads repeated to the query heads; RMSNorm; a
+//! SwiGLU MLP of a given width; each with a residual), a final RMSNorm and an untied head (or,
+//! tied, the token embedding's weights transposed); no biases, as Llama. Attention is either
+//! written out (the scores held, as Burn's `MultiHeadAttention` computes them) or Burn's fused
+//! `attention` (a fused kernel on Flex and CubeCL in inference; Burn 0.21's autodiff
+//! decomposes it). With a LoRA rank, the base is frozen and the query and value projections
+//! carry adapters `B A` of that rank (B zero at the start, scaled by 2: alpha = 2 r), the only
+//! trainable parameters. Trained on the transformer's Markov chain sequences.
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::nn::attention::generate_autoregressive_mask;
+use burn::nn::{
+    Embedding, EmbeddingConfig, Initializer, Linear, LinearConfig, RmsNorm, RmsNormConfig,
+    RotaryEncoding, RotaryEncodingConfig, SwiGlu, SwiGluConfig,
+};
+use burn::tensor::activation::softmax;
+use burn::tensor::backend::Backend;
+use burn::tensor::module::attention;
+use burn::tensor::ops::AttentionModuleOptions;
+use burn::tensor::{Int, Tensor};
+use serde::{Deserialize, Serialize};
+
+use super::transformer::{token_sequences, MarkovChain};
+
+/// LoRA's scale `alpha / r`, with alpha = 2 r (a common choice; the scale does not change
+/// what is held in memory).
+const LORA_SCALE: f64 = 2.0;
+
+/// What masked scores are set to before the softmax (burn-nn's `MultiHeadAttention` default).
+const MASKED_SCORE: f32 = -1.0e4;
+
+/// The shape of a [`Llama`] and of the sequences it trains on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlamaShape {
+    /// Tokens in the vocabulary.
+    pub vocab: usize,
+    /// Width of the residual stream.
+    pub d_model: usize,
+    /// Blocks.
+    pub layers: usize,
+    /// Query heads (`d_model` must be a multiple).
+    pub heads: usize,
+    /// Key/value heads (`heads` must be a multiple; equal to `heads`: multi-head attention).
+    pub kv_heads: usize,
+    /// Width of the SwiGLU MLP's hidden layer.
+    pub mlp: usize,
+    /// Tokens per sequence.
+    pub seq: usize,
+    /// Whether the head reuses the token embedding's weights.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tied_head: bool,
+    /// LoRA rank on the query and value projections, the base frozen (none: full training).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lora_rank: Option<usize>,
+    /// Whether attention runs Burn's fused `attention` instead of the written-out scores.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fused_attention: bool,
+}
+
+impl LlamaShape {
+    /// Width of one head.
+    pub fn head_dim(&self) -> usize {
+        self.d_model / self.heads
+    }
+
+    /// Width of the key (and of the value) projection: key/value heads x head width.
+    pub fn kv_width(&self) -> usize {
+        self.kv_heads * self.head_dim()
+    }
+
+    /// Parameters of the base model: the embedding, per block two RMSNorm scales, the query
+    /// and output projections (`d x d`), the key and value projections (`d x kv_width`), the
+    /// SwiGLU MLP (`3 d m`), the final norm and the head (none when tied); no biases.
+    pub fn base_params(&self) -> u64 {
+        let (v, d, l, m, k) = (
+            self.vocab as u64,
+            self.d_model as u64,
+            self.layers as u64,
+            self.mlp as u64,
+            self.kv_width() as u64,
+        );
+        let block = 2 * d + 2 * d * d + 2 * d * k + 3 * d * m;
+        let head = if self.tied_head { 0 } else { d * v };
+        v * d + l * block + d + head
+    }
+
+    /// Parameters of the LoRA adapters: per block `r (d + d)` on the query and `r (d +
+    /// kv_width)` on the value projection (none without a rank).
+    pub fn adapter_params(&self) -> u64 {
+        let (d, k) = (self.d_model as u64, self.kv_width() as u64);
+        self.lora_rank
+            .map_or(0, |r| self.layers as u64 * r as u64 * (2 * d + d + k))
+    }
+
+    /// Every parameter, adapters included.
+    pub fn num_params(&self) -> u64 {
+        self.base_params() + self.adapter_params()
+    }
+
+    /// The parameters a step trains (gradients and optimizer state): the adapters under LoRA,
+    /// every parameter otherwise.
+    pub fn trainable_params(&self) -> u64 {
+        match self.lora_rank {
+            Some(_) => self.adapter_params(),
+            None => self.num_params(),
+        }
+    }
+
+    /// Floating-point operations of the matrix products of one training step on `batch`
+    /// sequences: forward `2 * tokens * (l (2 d^2 + 2 d k + 3 d m) + 2 l s d + d v)`, backward
+    /// twice that (an approximation under LoRA, whose base needs no weight gradient).
+    pub fn step_matmul_flop(&self, batch: usize) -> u64 {
+        let (v, d, s, l, m, k) = (
+            self.vocab,
+            self.d_model,
+            self.seq,
+            self.layers,
+            self.mlp,
+            self.kv_width(),
+        );
+        let per_token = (l * (2 * d * d + 2 * d * k + 3 * d * m) + 2 * l * s * d + d * v) as u64;
+        6 * (batch * s) as u64 * per_token
+    }
+
+    /// Tokens in a batch of `batch` sequences.
+    pub fn tokens(&self, batch: usize) -> u64 {
+        (batch * self.seq) as u64
+    }
+
+    /// A batch of `batch` sequences from `chain`, the same for a given `seed` on every backend.
+    pub fn batch<B: Backend>(
+        &self,
+        chain: &MarkovChain,
+        batch: usize,
+        seed: u64,
+        device: &B::Device,
+    ) -> (Tensor<B, 2, Int>, Tensor<B, 2, Int>) {
+        token_sequences(chain, self.seq, batch, seed, device)
+    }
+
+    /// Builds the model with Burn's default initialisation on `device` (the base frozen under
+    /// LoRA). Rotary positions cover `max_seq` tokens (at least the shape's sequence).
+    pub fn init<B: Backend>(&self, device: &B::Device) -> Llama<B> {
+        self.init_for(self.seq, device)
+    }
+
+    /// [`LlamaShape::init`] with rotary positions for `max_seq` tokens (generation beyond the
+    /// training sequence).
+    pub fn init_for<B: Backend>(&self, max_seq: usize, device: &B::Device) -> Llama<B> {
+        let blocks = (0..self.layers).map(|_| self.block(device)).collect();
+        let model = Llama {
+            tokens: EmbeddingConfig::new(self.vocab, self.d_model).init(device),
+            blocks,
+            norm: RmsNormConfig::new(self.d_model).init(device),
+            head: (!self.tied_head).then(|| linear(self.d_model, self.vocab, device)),
+            rope: RotaryEncodingConfig::new(max_seq.max(self.seq), self.head_dim()).init(device),
+            heads: self.heads,
+            kv_heads: self.kv_heads,
+            fused: self.fused_attention,
+        };
+        match self.lora_rank {
+            Some(_) => model.frozen_base(),
+            None => model,
+        }
+    }
+
+    fn block<B: Backend>(&self, device: &B::Device) -> LlamaBlock<B> {
+        let (d, k) = (self.d_model, self.kv_width());
+        let adapter = |out: usize| self.lora_rank.map(|r| LoraAdapter::new(d, r, out, device));
+        LlamaBlock {
+            norm_attention: RmsNormConfig::new(d).init(device),
+            query: linear(d, d, device),
+            query_lora: adapter(d),
+            key: linear(d, k, device),
+            value: linear(d, k, device),
+            value_lora: adapter(k),
+            output: linear(d, d, device),
+            norm_mlp: RmsNormConfig::new(d).init(device),
+            mlp: SwiGluConfig::new(d, self.mlp).init(device),
+            down: linear(self.mlp, d, device),
+        }
+    }
+
+    /// The shape in words.
+    pub fn describe(&self) -> String {
+        format!(
+            "Llama-family d_model {}, {} blocks, {} heads ({} key/value), SwiGLU {}, sequence {}, \
+             vocabulary {}",
+            self.d_model, self.layers, self.heads, self.kv_heads, self.mlp, self.seq, self.vocab
+        )
+    }
+}
+
+fn linear<B: Backend>(d_in: usize, d_out: usize, device: &B::Device) -> Linear<B> {
+    LinearConfig::new(d_in, d_out).with_bias(false).init(device)
+}
+
+/// A LoRA adapter: `x A B`, scaled; B starts at zero, so the adapted model starts as the base.
+#[derive(Module, Debug)]
+pub struct LoraAdapter<B: Backend> {
+    down: Linear<B>,
+    up: Linear<B>,
+}
+
+impl<B: Backend> LoraAdapter<B> {
+    fn new(d_in: usize, rank: usize, d_out: usize, device: &B::Device) -> Self {
+        Self {
+            down: linear(d_in, rank, device),
+            up: LinearConfig::new(rank, d_out)
+                .with_bias(false)
+                .with_initializer(Initializer::Zeros)
+                .init(device),
+        }
+    }
+
+    fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+        self.up.forward(self.down.forward(x)).mul_scalar(LORA_SCALE)
+    }
+}
+
+/// One block's key and value cache for generation: `[batch, kv_heads, tokens, head_dim]`.
+#[derive(Debug, Clone)]
+pub struct KvCache<B: Backend> {
+    key: Option<Tensor<B, 4>>,
+    value: Option<Tensor<B, 4>>,
+}
+
+impl<B: Backend> Default for KvCache<B> {
+    fn default() -> Self {
+        Self {
+            key: None,
+            value: None,
+        }
+    }
+}
+
+impl<B: Backend> KvCache<B> {
+    /// The cache with `key` and `value` appended along the tokens; returns the whole of each.
+    fn append(&mut self, key: Tensor<B, 4>, value: Tensor<B, 4>) -> (Tensor<B, 4>, Tensor<B, 4>) {
+        let join = |held: Option<Tensor<B, 4>>, new: Tensor<B, 4>| match held {
+            Some(h) => Tensor::cat(vec![h, new], 2),
+            None => new,
+        };
+        let key = join(self.key.take(), key);
+        let value = join(self.value.take(), value);
+        self.key = Some(key.clone());
+        self.value = Some(value.clone());
+        (key, value)
+    }
+}
+
+/// A pre-norm Llama block.
+#[derive(Module, Debug)]
+pub struct LlamaBlock<B: Backend> {
+    norm_attention: RmsNorm<B>,
+    query: Linear<B>,
+    query_lora: Option<LoraAdapter<B>>,
+    key: Linear<B>,
+    value: Linear<B>,
+    value_lora: Option<LoraAdapter<B>>,
+    output: Linear<B>,
+    norm_mlp: RmsNorm<B>,
+    mlp: SwiGlu<B>,
+    down: Linear<B>,
+}
+
+/// What a block's attention needs besides its input.
+struct Context<'a, B: Backend> {
+    rope: &'a RotaryEncoding<B>,
+    heads: usize,
+    kv_heads: usize,
+    fused: bool,
+    start: usize,
+}
+
+fn adapted<B: Backend>(
+    base: &Linear<B>,
+    lora: &Option<LoraAdapter<B>>,
+    x: Tensor<B, 3>,
+) -> Tensor<B, 3> {
+    match lora {
+        Some(adapter) => base.forward(x.clone()) + adapter.forward(x),
+        None => base.forward(x),
+    }
+}
+
+impl<B: Backend> LlamaBlock<B> {
+    fn forward(
+        &self,
+        x: Tensor<B, 3>,
+        c: &Context<'_, B>,
+        cache: Option<&mut KvCache<B>>,
+    ) -> Tensor<B, 3> {
+        let h = self.norm_attention.forward(x.clone());
+        let x = x + self.attend(h, c, cache);
+        let h = self.norm_mlp.forward(x.clone());
+        x + self.down.forward(self.mlp.forward(h))
+    }
+
+    fn attend(
+        &self,
+        x: Tensor<B, 3>,
+        c: &Context<'_, B>,
+        cache: Option<&mut KvCache<B>>,
+    ) -> Tensor<B, 3> {
+        let [b, s, d] = x.dims();
+        let hd = d / c.heads;
+        let split = |t: Tensor<B, 3>, heads: usize| t.reshape([b, s, heads, hd]).swap_dims(1, 2);
+        let q = split(adapted(&self.query, &self.query_lora, x.clone()), c.heads);
+        let k = split(self.key.forward(x.clone()), c.kv_heads);
+        let v = split(adapted(&self.value, &self.value_lora, x), c.kv_heads);
+        let q = rope(c.rope, q, c.start);
+        let k = rope(c.rope, k, c.start);
+        let (k, v) = match cache {
+            Some(cache) => cache.append(k, v),
+            None => (k, v),
+        };
+        let group = c.heads / c.kv_heads;
+        let (k, v) = (repeat_kv(k, group), repeat_kv(v, group));
+        // Only a prefill (several query tokens from position 0) needs the causal mask; a
+        // generated token attends to every cached one.
+        let causal = s > 1;
+        let context = if c.fused {
+            let options = AttentionModuleOptions {
+                scale: None,
+                softcap: None,
+                is_causal: causal,
+            };
+            attention(q, k, v, None, None, options)
+        } else {
+            written_out(q, k, v, causal)
+        };
+        self.output
+            .forward(context.swap_dims(1, 2).reshape([b, s, d]))
+    }
+}
+
+/// Rotary positions from `start`, computed in the query's float type: Burn's
+/// `RotaryEncoding::apply` multiplies by its own tables (f32 where the default float is), so a
+/// half-precision forward pass is given tables in its own type.
+fn rope<B: Backend>(rope: &RotaryEncoding<B>, x: Tensor<B, 4>, start: usize) -> Tensor<B, 4> {
+    let dtype = x.dtype();
+    if rope.freq_complex.dtype() == dtype {
+        return rope.apply(x, start);
+    }
+    // A half forward pass: the rotation in f32 (its tables and sign matrix are made in the
+    // default float type), cast back.
+    rope.apply(x.cast(rope.freq_complex.dtype()), start)
+        .cast(dtype)
+}
+
+/// Key/value heads repeated `group` times to the query heads (grouped-query attention).
+fn repeat_kv<B: Backend>(x: Tensor<B, 4>, group: usize) -> Tensor<B, 4> {
+    if group == 1 {
+        return x;
+    }
+    let [b, kv, t, hd] = x.dims();
+    x.unsqueeze_dim::<5>(2)
+        .expand([b, kv, group, t, hd])
+        .reshape([b, kv * group, t, hd])
+}
+
+/// Attention as Burn's `MultiHeadAttention` writes it: the scores `[batch, heads, s, t]` held.
+fn written_out<B: Backend>(
+    q: Tensor<B, 4>,
+    k: Tensor<B, 4>,
+    v: Tensor<B, 4>,
+    causal: bool,
+) -> Tensor<B, 4> {
+    let [b, _, s, hd] = q.dims();
+    let scores = q.matmul(k.swap_dims(2, 3)).div_scalar((hd as f64).sqrt());
+    let scores = if causal {
+        let mask = generate_autoregressive_mask::<B>(b, s, &scores.device());
+        scores.mask_fill(mask.unsqueeze_dim(1), MASKED_SCORE)
+    } else {
+        scores
+    };
+    softmax(scores, 3).matmul(v)
+}
+
+/// The Llama-family decoder.
+#[derive(Module, Debug)]
+pub struct Llama<B: Backend> {
+    tokens: Embedding<B>,
+    blocks: Vec<LlamaBlock<B>>,
+    norm: RmsNorm<B>,
+    /// The head; none where it is tied to the token embedding.
+    head: Option<Linear<B>>,
+    rope: RotaryEncoding<B>,
+    heads: usize,
+    kv_heads: usize,
+    fused: bool,
+}
+
+impl<B: Backend> Llama<B> {
+    /// Next-token logits `[batch, seq, vocab]` of `tokens` `[batch, seq]`.
+    pub fn forward(&self, tokens: Tensor<B, 2, Int>) -> Tensor<B, 3> {
+        self.forward_from(tokens, 0, None)
+    }
+
+    /// Logits of `tokens` at positions from `start`, each block appending its keys and values
+    /// to its cache where `caches` holds one per block.
+    pub fn forward_from(
+        &self,
+        tokens: Tensor<B, 2, Int>,
+        start: usize,
+        mut caches: Option<&mut [KvCache<B>]>,
+    ) -> Tensor<B, 3> {
+        let mut x = self.tokens.forward(tokens);
+        let context = Context {
+            rope: &self.rope,
+            heads: self.heads,
+            kv_heads: self.kv_heads,
+            fused: self.fused,
+            start,
+        };
+        for (i, block) in self.blocks.iter().enumerate() {
+            let cache = caches.as_deref_mut().map(|c| &mut c[i]);
+            x = block.forward(x, &context, cache);
+        }
+        let x = self.norm.forward(x);
+        match &self.head {
+            Some(head) => head.forward(x),
+            None => x.matmul(self.tokens.weight.val().transpose().unsqueeze::<3>()),
+        }
+    }
+
+    /// The same weights with attention written out (`false`) or fused (`true`).
+    pub fn with_fused_attention(self, fused: bool) -> Self {
+        Self { fused, ..self }
+    }
+
+    /// The model with every base parameter frozen (no gradient, no optimizer state), the
+    /// adapters left trainable.
+    fn frozen_base(self) -> Self {
+        Self {
+            tokens: self.tokens.no_grad(),
+            blocks: self
+                .blocks
+                .into_iter()
+                .map(|b| LlamaBlock {
+                    norm_attention: b.norm_attention.no_grad(),
+                    query: b.query.no_grad(),
+                    key: b.key.no_grad(),
+                    value: b.value.no_grad(),
+                    output: b.output.no_grad(),
+                    norm_mlp: b.norm_mlp.no_grad(),
+                    mlp: b.mlp.no_grad(),
+                    down: b.down.no_grad(),
+                    ..b
+                })
+                .collect(),
+            norm: self.norm.no_grad(),
+            head: self.head.map(Module::no_grad),
+            ..self
+        }
+    }
+}
+
+/// The values of every parameter that takes no gradient (the frozen base), in module order:
+/// what a LoRA step must leave exactly as it was.
+pub fn frozen_values<B: Backend, M: Module<B>>(module: &M) -> Vec<f32> {
+    struct Frozen(Vec<f32>);
+    impl<B: Backend> ModuleVisitor<B> for Frozen {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+            if !param.is_require_grad() {
+                let values = param.val().into_data().convert::<f32>();
+                self.0.extend(values.iter::<f32>());
+            }
+        }
+    }
+    let mut visitor = Frozen(Vec::new());
+    module.visit(&mut visitor);
+    visitor.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::backend::Flex;
+
+    fn tiny(kv_heads: usize, lora_rank: Option<usize>) -> LlamaShape {
+        LlamaShape {
+            vocab: 32,
+            d_model: 16,
+            layers: 2,
+            heads: 4,
+            kv_heads,
+            mlp: 24,
+            seq: 8,
+            tied_head: false,
+            lora_rank,
+            fused_attention: false,
+        }
+    }
+
+    #[test]
+    fn parameters_counted_by_shape_match_the_module() {
+        for shape in [tiny(4, None), tiny(2, None), tiny(1, Some(3))] {
+            let model = shape.init::<Flex>(&Default::default());
+            assert_eq!(model.num_params() as u64, shape.num_params(), "{shape:?}");
+        }
+    }
+
+    #[test]
+    fn the_cache_gives_the_logits_of_the_whole_sequence() {
+        let device = Default::default();
+        let shape = tiny(2, None);
+        let model = shape.init::<Flex>(&device);
+        let chain = MarkovChain::new(shape.vocab, 4, 1);
+        let (inputs, _) = shape.batch::<Flex>(&chain, 1, 3, &device);
+        let whole = model.forward(inputs.clone());
+        let mut caches = vec![KvCache::default(); shape.layers];
+        let prefill = model.forward_from(inputs.clone().narrow(1, 0, 5), 0, Some(&mut caches));
+        let mut last = prefill.narrow(1, 4, 1);
+        for t in 5..shape.seq {
+            last = model.forward_from(inputs.clone().narrow(1, t, 1), t, Some(&mut caches));
+        }
+        let expected = whole.narrow(1, shape.seq - 1, 1);
+        let diff = (last - expected).abs().max().into_scalar();
+        assert!(diff < 1e-4, "{diff}");
+    }
+
+    #[test]
+    fn fused_attention_computes_the_written_out_scores() {
+        let device = Default::default();
+        let shape = tiny(2, None);
+        let chain = MarkovChain::new(shape.vocab, 4, 1);
+        let (inputs, _) = shape.batch::<Flex>(&chain, 2, 3, &device);
+        let model = shape.init::<Flex>(&device);
+        let written = model.forward(inputs.clone());
+        let fused = model.with_fused_attention(true).forward(inputs);
+        let diff = (written - fused).abs().max().into_scalar();
+        assert!(diff < 1e-4, "{diff}");
+    }
+}

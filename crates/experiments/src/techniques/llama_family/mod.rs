@@ -1,0 +1,504 @@
+//! The model the reader has: a Llama-family decoder under every fix, LoRA on a frozen base,
+//! generation with a key/value cache, and Burn's fused attention.
+//!
+//! Question: on TinyLlama's block (d_model 2048, 32 heads, 4 key/value heads, SwiGLU of 5,632),
+//! what does each fix of the GPT-2 table do to a training step, what does fine-tuning a frozen
+//! base with LoRA adapters hold, and what does generation hold per token?
+//! Method: one TinyLlama-width block with a small vocabulary (so that the block, not the
+//! embedding, is the step) trained with Adam, one cell per fix, each proved as the GPT-2
+//! table's cells are (the gradient sample against the plain cell's, or the loss falling); LoRA
+//! at ranks 8 and 64 on the query and value projections, the base frozen (`no_grad`), proved by
+//! the base's weights left bit for bit as they were and the loss falling; a generation loop
+//! with a key/value cache, with 4 key/value heads and with 32 (no grouped-query attention),
+//! the bytes in use read after every token, proved by the last token's logits against a
+//! forward pass over the whole sequence; a forward pass with Burn's fused `attention` against
+//! the written-out scores. Every training cell is set beside the estimator.
+//! Answer: the page's findings, from the records.
+
+mod analysis;
+#[allow(dead_code, missing_docs)]
+#[doc(hidden)]
+pub mod snippet;
+
+use std::collections::BTreeMap;
+
+use burn::module::AutodiffModule;
+use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::{Int, Tensor};
+use results::{
+    Check, DeviceKind, Fix, FloatStorage, Metric, PointResult, Profile, PutMetric, TechniqueId,
+    Trace, Unit,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::estimate::StepPlan;
+use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
+use crate::harness::models::llama::{frozen_values, KvCache};
+use crate::harness::models::transformer::token_sequences;
+use crate::harness::models::{mlp, LlamaShape, MarkovChain, SUCCESSORS};
+use crate::harness::probe::{evaluation_passes, MemoryProbe, PhaseMeter};
+use crate::harness::profile::{Repeats, Sizes};
+use crate::harness::train::{run_train_point_stored, Proof, TrainChecks, TrainConfig, Trained};
+use crate::technique::{Measurement, Planned, Row, Technique};
+use crate::techniques::gpt2_small::{CellConfig, CellProof};
+use crate::techniques::optimizer_state::loss_fell;
+
+results::metric_keys! {
+    /// What the Llama-family page measures beyond the shared metrics.
+    pub enum LlamaMetric {
+        /// Bytes in use after the prefill, above those before it: the cache of the prompt.
+        PrefillCacheBytes = "prefill_cache_bytes",
+        /// Bytes in use added per generated token (least squares over the tokens).
+        KvBytesPerToken = "kv_bytes_per_token",
+    }
+}
+
+results::phase_names! {
+    /// The phases of a generation loop.
+    pub enum GenerationPhase {
+        /// The prompt's forward pass, filling the cache.
+        Prefill = "prefill",
+        /// The generated tokens, one forward pass each.
+        Generate = "generate",
+    }
+}
+
+/// Values of the logits compared between the cached and the whole-sequence pass: f32 sums in
+/// another order.
+const SAME_LOGITS: f64 = 1e-4;
+
+/// One point of the Llama-family page.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum LlamaConfig {
+    /// A training step under one fix of the GPT-2 table.
+    Cell(CellConfig),
+    /// A training step of LoRA adapters on the frozen base (the shape's rank).
+    Lora(TrainConfig),
+    /// Generation with a key/value cache.
+    Generate(GenerateConfig),
+    /// One inference forward pass, attention written out or fused (the shape says).
+    Attention(AttentionConfig),
+}
+
+/// A generation loop.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GenerateConfig {
+    /// The model (its `seq` is the prompt's length).
+    pub shape: LlamaShape,
+    /// Tokens generated after the prompt.
+    pub tokens: usize,
+    /// Seed of the weights and the sequence.
+    pub seed: u64,
+}
+
+/// An inference forward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AttentionConfig {
+    /// The model, with its sequence and attention.
+    pub shape: LlamaShape,
+    /// Sequences.
+    pub batch: usize,
+    /// Seed of the weights and the sequences.
+    pub seed: u64,
+}
+
+/// The Llama-family page.
+pub struct LlamaFamily;
+
+/// TinyLlama's block, one of it, at each size: a vocabulary of 512 and 256 tokens on the CPU
+/// (a step of a few seconds on 2 cores); a small block quick.
+pub fn block(sizes: Sizes) -> LlamaShape {
+    let tiny = LlamaShape {
+        vocab: 512,
+        d_model: 2048,
+        layers: 1,
+        heads: 32,
+        kv_heads: 4,
+        mlp: 5632,
+        seq: 256,
+        tied_head: false,
+        lora_rank: None,
+        fused_attention: false,
+    };
+    match sizes {
+        Sizes::Quick => LlamaShape {
+            vocab: 256,
+            d_model: 128,
+            heads: 8,
+            kv_heads: 2,
+            mlp: 352,
+            seq: 64,
+            ..tiny
+        },
+        Sizes::Full => tiny,
+        Sizes::FullCuda => LlamaShape {
+            vocab: 32000,
+            layers: 4,
+            seq: 2048,
+            ..tiny
+        },
+    }
+}
+
+/// Sequences per step.
+const BATCH: usize = 2;
+/// LoRA's ranks.
+const RANKS: [usize; 2] = [8, 64];
+/// Tokens generated after the prompt.
+const GENERATED: usize = 16;
+
+fn cells(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
+    Fix::ALL
+        .into_iter()
+        .filter(|f| f.training() && *f != Fix::PresetBlock)
+        .map(move |fix| LlamaConfig::Cell(CellConfig::of(fix, shape, BATCH)))
+}
+
+fn loras(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
+    RANKS.into_iter().map(move |r| {
+        let lora = LlamaShape {
+            lora_rank: Some(r),
+            ..shape
+        };
+        LlamaConfig::Lora(TrainConfig {
+            seed: 11,
+            // Adapters start at zero; a rate that moves them in a few steps.
+            lr: 1e-3,
+            ..TrainConfig::adam(lora, BATCH)
+        })
+    })
+}
+
+fn generations(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
+    [shape.kv_heads, shape.heads].into_iter().map(move |kv| {
+        LlamaConfig::Generate(GenerateConfig {
+            shape: LlamaShape {
+                kv_heads: kv,
+                ..shape
+            },
+            tokens: GENERATED,
+            seed: 5,
+        })
+    })
+}
+
+fn attentions(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
+    [false, true].into_iter().map(move |fused| {
+        LlamaConfig::Attention(AttentionConfig {
+            shape: LlamaShape {
+                fused_attention: fused,
+                seq: shape.seq * 4,
+                ..shape
+            },
+            batch: 1,
+            seed: 5,
+        })
+    })
+}
+
+impl LlamaConfig {
+    /// The point's id and label.
+    fn names(&self) -> (String, String) {
+        match self {
+            LlamaConfig::Cell(c) => (c.fix.id().into(), c.fix.id().replace('-', " ")),
+            LlamaConfig::Lora(t) => {
+                let r = t.shape.llama().and_then(|s| s.lora_rank).unwrap_or(0);
+                (format!("lora-r{r}"), format!("LoRA rank {r}"))
+            }
+            LlamaConfig::Generate(g) => (
+                format!("generate-kv{}", g.shape.kv_heads),
+                format!("generate, {} key/value heads", g.shape.kv_heads),
+            ),
+            LlamaConfig::Attention(a) => {
+                let way = if a.shape.fused_attention {
+                    "fused"
+                } else {
+                    "written-out"
+                };
+                (
+                    format!("attention-{way}-{}", a.shape.seq),
+                    format!("inference, {way} attention, sequence {}", a.shape.seq),
+                )
+            }
+        }
+    }
+}
+
+impl Technique for LlamaFamily {
+    type Config = LlamaConfig;
+    const ID: TechniqueId = TechniqueId::LlamaFamily;
+    const SNIPPET: &'static str = include_str!("snippet.rs");
+
+    fn points(&self, profile: Profile, device: DeviceKind) -> Vec<Planned<LlamaConfig>> {
+        let sizes = Sizes::of(profile, device);
+        let shape = block(sizes);
+        cells(shape)
+            .chain(loras(shape))
+            .chain(generations(shape))
+            .chain(attentions(shape))
+            .map(|config| {
+                let (id, label) = config.names();
+                let mut planned = Planned::new(id, label, profile, config);
+                if sizes == Sizes::Full {
+                    // A step of a TinyLlama-width block takes seconds on 2 cores.
+                    planned.repeats.warmup = 2;
+                    planned.repeats.repeats = 2;
+                }
+                planned
+            })
+            .collect()
+    }
+
+    fn run_point(&self, config: &LlamaConfig, repeats: Repeats, device: DeviceKind) -> Measurement {
+        let exclusive = Setup {
+            pool: Pool::ExclusivePages,
+            ..Setup::default()
+        };
+        match *config {
+            LlamaConfig::Cell(c) => run_train_point_stored(
+                c.train,
+                Technique::float_storage(self, config),
+                repeats,
+                device,
+                CellProof { fix: c.fix },
+                false,
+            ),
+            LlamaConfig::Lora(train) => run_train_point(train, repeats, device, LoraProof),
+            LlamaConfig::Generate(config) => {
+                device.dispatch(exclusive, GeneratePoint { config, repeats })
+            }
+            LlamaConfig::Attention(config) => {
+                device.dispatch(exclusive, AttentionPoint { config, repeats })
+            }
+        }
+    }
+
+    fn float_storage(&self, config: &LlamaConfig) -> FloatStorage {
+        match config {
+            LlamaConfig::Cell(c) if c.fix == Fix::Bf16Storage => FloatStorage::Bf16,
+            _ => FloatStorage::F32,
+        }
+    }
+
+    fn step_plan(&self, config: &LlamaConfig) -> Option<StepPlan> {
+        match config {
+            LlamaConfig::Cell(c) => c.plan(),
+            LlamaConfig::Lora(t) => Some(StepPlan::of_training(t)),
+            _ => None,
+        }
+    }
+
+    fn derived_checks(&self, rows: &[Row<'_, LlamaConfig>]) -> Vec<results::PointCheck> {
+        analysis::derived_checks(rows)
+    }
+}
+
+fn run_train_point(
+    config: TrainConfig,
+    repeats: Repeats,
+    device: DeviceKind,
+    proof: LoraProof,
+) -> Measurement {
+    run_train_point_stored(config, FloatStorage::F32, repeats, device, proof, false)
+}
+
+/// LoRA's proof: the frozen base's weights after the measured steps, value for value as a
+/// fresh model of the same seed draws them (nothing stepped them), and the loss falling (the
+/// adapters learned).
+struct LoraProof;
+
+impl TrainChecks for LoraProof {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
+        let trained = frozen_values(&t.model);
+        drop(t.model);
+        B::seed(t.device, t.config.seed);
+        let fresh = t.config.shape.init::<B>(t.device);
+        let unchanged = Check::compare(
+            "frozen-base-unchanged",
+            &fresh_values(&fresh),
+            &trained,
+            0.0,
+        )
+        .with("values", trained.len());
+        let mut proof = Proof::from(vec![unchanged, loss_fell(&t.losses)]);
+        proof.traces.insert(Trace::LossByStep, t.losses);
+        proof
+    }
+
+    fn reads_losses(&self) -> bool {
+        true
+    }
+}
+
+fn fresh_values<B: Backend>(model: &crate::harness::models::Model<B>) -> Vec<f32> {
+    frozen_values(model)
+}
+
+/// A generation loop measured: the prompt's pass (prefill), then one token at a time with the
+/// cache, the bytes in use read after each token.
+struct GeneratePoint {
+    config: GenerateConfig,
+    repeats: Repeats,
+}
+
+impl OnBackend for GeneratePoint {
+    type Output = PointResult;
+
+    fn run<A: AutodiffBackend>(self, device: A::Device, probe: &dyn MemoryProbe) -> PointResult {
+        let c = self.config;
+        let (prompt, total) = (c.shape.seq, c.shape.seq + c.tokens);
+        let sync = || backend::sync::<A>(&device);
+        let mut in_use = Vec::with_capacity(c.tokens + 1);
+        sync();
+        let process = probe.read().in_use_bytes;
+        A::seed(&device, c.seed);
+        let model = c.shape.init_for::<A>(total, &device).valid();
+        mlp::materialize(&model);
+        let chain = MarkovChain::new(c.shape.vocab, SUCCESSORS, c.seed);
+        let (inputs, _) = token_sequences::<A::InnerBackend>(&chain, total, 1, c.seed, &device);
+        sync();
+        let before = probe.read().in_use_bytes;
+        let mut meter = PhaseMeter::with_capacity(probe, &sync, 2);
+        let mut caches = vec![KvCache::default(); c.shape.layers];
+        let clock = std::time::Instant::now();
+        drop(meter.phase(GenerationPhase::Prefill, || {
+            model.forward_from(inputs.clone().narrow(1, 0, prompt), 0, Some(&mut caches))
+        }));
+        sync();
+        in_use.push(probe.read().in_use_bytes as f64);
+        let last = meter.phase(GenerationPhase::Generate, || {
+            let mut last = None;
+            for t in prompt..total {
+                drop(last.take());
+                let token = inputs.clone().narrow(1, t, 1);
+                last = Some(model.forward_from(token, t, Some(&mut caches)));
+                sync();
+                in_use.push(probe.read().in_use_bytes as f64);
+            }
+            last
+        });
+        let elapsed = clock.elapsed();
+        let phases = meter.finish();
+        let check = cached_logits_check(&model, inputs, last);
+        let mut metrics = BTreeMap::new();
+        metrics.put(Metric::ProcessBaselineBytes, process as f64);
+        metrics.put(Metric::ParamBytes, before.saturating_sub(process) as f64);
+        metrics.put(Metric::NumParams, c.shape.num_params() as f64);
+        metrics.put(LlamaMetric::PrefillCacheBytes, in_use[0] - before as f64);
+        metrics.put(LlamaMetric::KvBytesPerToken, slope(&in_use[1..]));
+        let timing = crate::harness::timing::repeat_timed(1, c.tokens as u64, || elapsed);
+        let _ = self.repeats;
+        PointResult {
+            metrics,
+            checks: vec![check],
+            ..PointResult::new(probe.info(), phases, timing, c.tokens as u64).in_unit(Unit::Tokens)
+        }
+    }
+}
+
+/// The last generated token's logits against those of one forward pass over the whole
+/// sequence, at the same position: the cache must not change what is computed.
+fn cached_logits_check<B: Backend>(
+    model: &crate::harness::models::Llama<B>,
+    inputs: Tensor<B, 2, Int>,
+    last: Option<Tensor<B, 3>>,
+) -> Check {
+    let total = inputs.dims()[1];
+    let whole = model.forward(inputs).narrow(1, total - 1, 1);
+    let values = |t: Tensor<B, 3>| {
+        t.into_data()
+            .convert::<f32>()
+            .to_vec::<f32>()
+            .unwrap_or_default()
+    };
+    let cached = last.map(values).unwrap_or_default();
+    Check::compare(
+        "cached-logits-as-whole-sequence",
+        &values(whole),
+        &cached,
+        SAME_LOGITS,
+    )
+    .with("values", cached.len())
+}
+
+/// Least-squares slope of `ys` over their index: bytes added per token.
+fn slope(ys: &[f64]) -> f64 {
+    let n = ys.len() as f64;
+    if n < 2.0 {
+        return f64::NAN;
+    }
+    let mx = (n - 1.0) / 2.0;
+    let my = ys.iter().sum::<f64>() / n;
+    let (num, den) = ys.iter().enumerate().fold((0.0, 0.0), |(a, b), (i, y)| {
+        let dx = i as f64 - mx;
+        (a + dx * (y - my), b + dx * dx)
+    });
+    num / den
+}
+
+/// One inference forward pass (no graph), its attention written out or fused, proved against
+/// the written-out pass of the same weights.
+struct AttentionPoint {
+    config: AttentionConfig,
+    repeats: Repeats,
+}
+
+impl OnBackend for AttentionPoint {
+    type Output = PointResult;
+
+    fn run<A: AutodiffBackend>(self, device: A::Device, probe: &dyn MemoryProbe) -> PointResult {
+        let c = self.config;
+        let sync = || backend::sync::<A>(&device);
+        sync();
+        let process = probe.read().in_use_bytes;
+        A::seed(&device, c.seed);
+        let model = c.shape.init::<A>(&device).valid();
+        mlp::materialize(&model);
+        let chain = MarkovChain::new(c.shape.vocab, SUCCESSORS, c.seed);
+        let (inputs, _) =
+            token_sequences::<A::InnerBackend>(&chain, c.shape.seq, c.batch, c.seed, &device);
+        sync();
+        let units = (c.batch * c.shape.seq) as u64;
+        let (timing, phases) = evaluation_passes(probe, &sync, self.repeats, units, || {
+            model.forward(inputs.clone())
+        });
+        let logits = model.forward(inputs.clone());
+        let check = written_out_check::<A>(model, logits, inputs);
+        let mut metrics = BTreeMap::new();
+        metrics.put(Metric::ProcessBaselineBytes, process as f64);
+        metrics.put(Metric::NumParams, c.shape.num_params() as f64);
+        if let Some(phase) = phases.first() {
+            metrics.put(Metric::EvalBytes, phase.delta_bytes() as f64);
+            metrics.put(Metric::LiveBeforeBytes, phase.live_before_bytes as f64);
+        }
+        PointResult {
+            metrics,
+            checks: vec![check],
+            ..PointResult::new(probe.info(), phases, timing, units).in_unit(Unit::Tokens)
+        }
+    }
+}
+
+/// `logits` against the written-out pass of the same weights.
+fn written_out_check<A: AutodiffBackend>(
+    model: crate::harness::models::Llama<A::InnerBackend>,
+    logits: Tensor<A::InnerBackend, 3>,
+    inputs: Tensor<A::InnerBackend, 2, Int>,
+) -> Check {
+    let written = model.with_fused_attention(false).forward(inputs);
+    let values = |t: Tensor<A::InnerBackend, 3>| {
+        t.into_data()
+            .convert::<f32>()
+            .to_vec::<f32>()
+            .unwrap_or_default()
+    };
+    let candidate = values(logits);
+    Check::compare(
+        "logits-as-written-out-attention",
+        &values(written),
+        &candidate,
+        SAME_LOGITS,
+    )
+    .with("values", candidate.len())
+}
