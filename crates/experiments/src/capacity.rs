@@ -889,6 +889,9 @@ fn readers() -> results::capacity::ReaderTables {
     }
 }
 
+/// The longest context an inference search tries: 2^20 tokens.
+pub const MAX_CONTEXT: usize = 1 << 20;
+
 /// The share of a card left free for the estimator's error in inference: its training margin
 /// in f32 (of the inference rules, only the cache's per token is measured).
 pub const INFERENCE_MARGIN: f64 = 0.10;
@@ -987,6 +990,8 @@ pub fn calculator_rules() -> CalculatorRules {
         backward_weight_gradient_copies: BACKWARD_WEIGHT_GRADIENT_COPIES,
         context_bytes: CUDA_CONTEXT_BYTES,
         max_batch: MAX_BATCH,
+        inference_margin: INFERENCE_MARGIN,
+        max_context: MAX_CONTEXT as u64,
         precisions: Precision::ALL
             .iter()
             .map(|&p| PrecisionRule {
@@ -1025,8 +1030,21 @@ pub fn calculator_rules() -> CalculatorRules {
                     vocab: t.vocab,
                     seq: t.seq,
                     tied_head: t.tied_head,
+                    kv_heads: None,
+                    mlp: None,
                 }),
-                ModelShape::Mlp(_) | ModelShape::Llama(_) => None,
+                ModelShape::Llama(t) => Some(PresetShape {
+                    id: p.id.into(),
+                    layers: t.layers,
+                    d_model: t.d_model,
+                    heads: t.heads,
+                    vocab: t.vocab,
+                    seq: t.seq,
+                    tied_head: t.tied_head,
+                    kv_heads: Some(t.kv_heads),
+                    mlp: Some(t.mlp),
+                }),
+                ModelShape::Mlp(_) => None,
             })
             .collect(),
     }

@@ -96,22 +96,22 @@ fn readers(r: &results::capacity::ReaderTables) -> ReadersView {
         .map(|f| ReaderRow {
             way: f.way.clone(),
             answer: match f.largest_batch {
-                Some(b) => format!("fits: batch {}", format::thousands(b)),
-                None => "does not fit".into(),
+                Some(b) => format!("batch {}", format::thousands(b)),
+                None => "no".into(),
             },
             fits: f.largest_batch.is_some(),
             why: if f.fixed_bytes > f.usable_bytes {
                 format!(
-                    "the fixed part alone is {} of the {} usable",
+                    "fixed part {} alone over {}",
                     format::bytes(f.fixed_bytes),
                     format::bytes(f.usable_bytes)
                 )
             } else {
                 format!(
-                    "fixed part {}; one sequence peaks at {} of the {} usable",
-                    format::bytes(f.fixed_bytes),
+                    "one sequence {} of {} (fixed {})",
                     format::bytes(f.one_sequence_bytes),
-                    format::bytes(f.usable_bytes)
+                    format::bytes(f.usable_bytes),
+                    format::bytes(f.fixed_bytes)
                 )
             },
             stretch: tokens(f.longest_seq),
@@ -128,7 +128,7 @@ fn readers(r: &results::capacity::ReaderTables) -> ReadersView {
                     format::thousands(r.inference_context as u64)
                 )
             } else if i.weight_bytes > i.usable_bytes {
-                "does not fit: the weights alone".into()
+                "no: the weights alone".into()
             } else {
                 format!(
                     "does not fit at {} tokens",
@@ -137,26 +137,25 @@ fn readers(r: &results::capacity::ReaderTables) -> ReadersView {
             },
             fits: i.peak_bytes <= i.usable_bytes,
             why: format!(
-                "weights {}, key/value cache {}, peak {} of the {} usable",
-                format::bytes(i.weight_bytes),
-                format::bytes(i.kv_cache_bytes),
+                "{} of {} (weights {}, cache {})",
                 format::bytes(i.peak_bytes),
-                format::bytes(i.usable_bytes)
+                format::bytes(i.usable_bytes),
+                format::bytes(i.weight_bytes),
+                format::bytes(i.kv_cache_bytes)
             ),
             stretch: tokens(i.longest_context),
         })
         .collect();
     ReadersView {
         fine_tune_question: format!(
-            "I fine-tune {} on a {} card ({}) at sequence {}:",
+            "Fine-tuning {} on a {} card, sequence {}:",
             r.fine_tune_model,
             r.fine_tune_card.class,
-            r.fine_tune_card.models,
             format::thousands(r.fine_tune_seq as u64)
         ),
         fine_tune,
         inference_question: format!(
-            "I run {} for inference on a {} card ({}), one sequence of {} tokens:",
+            "Running {} on a {} card ({}), {} tokens:",
             r.inference_model,
             r.inference_card.class,
             r.inference_card.models,

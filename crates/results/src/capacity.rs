@@ -178,6 +178,10 @@ pub struct CalculatorRules {
     pub context_bytes: f64,
     /// The largest batch a search tries.
     pub max_batch: u64,
+    /// The share of a card inference leaves free for the estimator's error.
+    pub inference_margin: f64,
+    /// The longest context an inference search tries.
+    pub max_context: u64,
     /// The precisions, in the estimator's order.
     pub precisions: Vec<PrecisionRule>,
     /// The optimizers, in the estimator's order.
@@ -244,6 +248,10 @@ pub struct PresetShape {
     pub seq: usize,
     /// Whether the head is tied to the token embedding.
     pub tied_head: bool,
+    /// Key/value heads of a Llama-family preset (none: the GPT-style block).
+    pub kv_heads: Option<usize>,
+    /// The SwiGLU width of a Llama-family preset.
+    pub mlp: Option<usize>,
 }
 
 /// The "What fits" page's input: the measured searches and the tables beside them.

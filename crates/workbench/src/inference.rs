@@ -20,9 +20,6 @@ use crate::estimate::{emit, positive, EstimateArgs};
 /// The weight widths answered.
 const WEIGHT_BITS: [u32; 3] = [16, 8, 4];
 
-/// The longest context tried: 2^20 tokens.
-const MAX_CONTEXT: usize = 1 << 20;
-
 /// One weight width on one card.
 #[derive(Debug, Clone, Serialize)]
 pub struct InferenceRow {
@@ -111,7 +108,7 @@ pub fn answer(args: &EstimateArgs, card: Option<u64>) -> Result<InferenceAnswer,
                     bytes,
                     peak_bytes: bytes.peak(),
                     fits: bytes.peak() <= usable_bytes,
-                    longest_context: plan.longest_context(usable_bytes, MAX_CONTEXT),
+                    longest_context: plan.longest_context(usable_bytes, capacity::MAX_CONTEXT),
                 }
             })
         })
