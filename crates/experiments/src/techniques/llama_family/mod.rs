@@ -13,7 +13,12 @@
 //! the bytes in use read after every token, proved by the last token's logits against a
 //! forward pass over the whole sequence; a forward pass with Burn's fused `attention` against
 //! the written-out scores. Every training cell is set beside the estimator.
-//! Answer: the page's findings, from the records.
+//! Answer: at this block LoRA drops the base's gradients and Adam's state, which were most of
+//! the step, so the peak falls by more than half whatever the rank; the cache grows by exactly
+//! its rule per token, and grouped-query attention divides it by the group; in inference Burn's
+//! fused attention never holds the scores the written-out pass does. The estimator's rules for
+//! the block were read op by op (what the forward pass keeps) or fitted here (checkpointing,
+//! LoRA, backward's peak): the page sets every cell beside them.
 
 mod analysis;
 #[allow(dead_code, missing_docs)]
