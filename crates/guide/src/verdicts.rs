@@ -71,7 +71,15 @@ pub struct VerdictView {
 impl VerdictView {
     fn new(verdict: &str, class: &str, failed: bool, checks: Vec<CheckLine>) -> Self {
         let detail = Self::join(checks.iter());
-        let failures = Self::join(checks.iter().filter(|c| !c.passed));
+        // In a table's cell, each failed check once by what it checks (its pages and points
+        // are in the detail, the cell's tooltip).
+        let mut failed_checks: Vec<&str> = Vec::new();
+        for c in checks.iter().filter(|c| !c.passed) {
+            if !failed_checks.contains(&c.short.as_str()) {
+                failed_checks.push(&c.short);
+            }
+        }
+        let failures = failed_checks.join("; ");
         let summary = match checks.len() {
             0 => String::new(),
             _ if !failures.is_empty() => failures,

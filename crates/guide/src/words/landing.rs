@@ -8,14 +8,13 @@ pub fn lede(records: &[Analysed]) -> String {
     let has = |k: DeviceKind| records.iter().any(|r| r.device.kind == k);
     let mut measured = Vec::new();
     if has(DeviceKind::Cpu) {
-        measured.push("on the CPU every heap byte, counted exactly");
+        measured.push("CPU: heap bytes, exact");
     }
     if has(DeviceKind::Wgpu) || has(DeviceKind::Cuda) {
-        measured.push("on wgpu and CUDA the device pool's bytes, bracketed");
+        measured.push("wgpu, CUDA: pool bytes, bracketed");
     }
     format!(
-        "Tables are measured by this workbench on Burn 0.21: {}. The order is projected onto a \
-         24 GB GPU from them; each rule is checked where a measurement covers it.",
+        "Measured on Burn 0.21 ({}); the order is projected to a 24 GB GPU.",
         measured.join("; ")
     )
 }

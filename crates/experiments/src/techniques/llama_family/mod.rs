@@ -245,6 +245,10 @@ impl Technique for LlamaFamily {
             .map(|config| {
                 let (id, label) = config.names();
                 let mut planned = Planned::new(id, label, profile, config);
+                if matches!(config, LlamaConfig::Generate(_)) {
+                    // One generation loop, timed once: its memory is read token by token.
+                    planned.repeats.repeats = 1;
+                }
                 if sizes == Sizes::Full {
                     // A step of a TinyLlama-width block takes seconds on 2 cores.
                     planned.repeats.warmup = 2;
