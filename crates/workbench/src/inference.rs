@@ -60,11 +60,6 @@ pub struct InferenceAnswer {
     pub rows: Vec<InferenceRow>,
 }
 
-/// The bytes a run may plan on, of a card of `card_bytes`.
-fn usable(card_bytes: f64) -> f64 {
-    capacity::inference_usable_bytes(card_bytes)
-}
-
 /// The answer `args` ask for, on `card` (or the common cards).
 pub fn answer(args: &EstimateArgs, card: Option<u64>) -> Result<InferenceAnswer, BadInput> {
     let (model, assumes, shape) = args.model.resolve()?;
@@ -100,7 +95,7 @@ pub fn answer(args: &EstimateArgs, card: Option<u64>) -> Result<InferenceAnswer,
                     kv_bits,
                 };
                 let bytes = plan.bytes();
-                let usable_bytes = usable(card_bytes);
+                let usable_bytes = capacity::inference_usable_bytes(card_bytes);
                 InferenceRow {
                     weight_bits,
                     card_bytes,

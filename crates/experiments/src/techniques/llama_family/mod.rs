@@ -273,10 +273,10 @@ impl Technique for LlamaFamily {
                 CellProof { fix: c.fix },
                 false,
             ),
-            LlamaConfig::Lora(train) => run_train_point(train, repeats, device, LoraProof),
-            LlamaConfig::Generate(config) => {
-                device.dispatch(exclusive, GeneratePoint { config, repeats })
+            LlamaConfig::Lora(train) => {
+                run_train_point_stored(train, FloatStorage::F32, repeats, device, LoraProof, false)
             }
+            LlamaConfig::Generate(config) => device.dispatch(exclusive, GeneratePoint { config }),
             LlamaConfig::Attention(config) => {
                 device.dispatch(exclusive, AttentionPoint { config, repeats })
             }
@@ -303,15 +303,6 @@ impl Technique for LlamaFamily {
     }
 }
 
-fn run_train_point(
-    config: TrainConfig,
-    repeats: Repeats,
-    device: DeviceKind,
-    proof: LoraProof,
-) -> Measurement {
-    run_train_point_stored(config, FloatStorage::F32, repeats, device, proof, false)
-}
-
 /// LoRA's proof: the frozen base's weights after the measured steps, value for value as a
 /// fresh model of the same seed draws them (nothing stepped them), and the loss falling (the
 /// adapters learned).
@@ -325,7 +316,7 @@ impl TrainChecks for LoraProof {
         let fresh = t.config.shape.init::<B>(t.device);
         let unchanged = Check::compare(
             "frozen-base-unchanged",
-            &fresh_values(&fresh),
+            &frozen_values(&fresh),
             &trained,
             0.0,
         )
@@ -340,15 +331,10 @@ impl TrainChecks for LoraProof {
     }
 }
 
-fn fresh_values<B: Backend>(model: &crate::harness::models::Model<B>) -> Vec<f32> {
-    frozen_values(model)
-}
-
 /// A generation loop measured: the prompt's pass (prefill), then one token at a time with the
-/// cache, the bytes in use read after each token.
+/// cache, the bytes in use read after each token (one loop, timed once).
 struct GeneratePoint {
     config: GenerateConfig,
-    repeats: Repeats,
 }
 
 impl OnBackend for GeneratePoint {
@@ -397,7 +383,6 @@ impl OnBackend for GeneratePoint {
         metrics.put(LlamaMetric::PrefillCacheBytes, in_use[0] - before as f64);
         metrics.put(LlamaMetric::KvBytesPerToken, slope(&in_use[1..]));
         let timing = crate::harness::timing::repeat_timed(1, c.tokens as u64, || elapsed);
-        let _ = self.repeats;
         PointResult {
             metrics,
             checks: vec![check],
@@ -431,19 +416,11 @@ fn cached_logits_check<B: Backend>(
     .with("values", cached.len())
 }
 
-/// Least-squares slope of `ys` over their index: bytes added per token.
+/// Bytes added per token: the least-squares slope of the bytes in use over the tokens (the
+/// results crate's fit, as every other sweep's slope).
 fn slope(ys: &[f64]) -> f64 {
-    let n = ys.len() as f64;
-    if n < 2.0 {
-        return f64::NAN;
-    }
-    let mx = (n - 1.0) / 2.0;
-    let my = ys.iter().sum::<f64>() / n;
-    let (num, den) = ys.iter().enumerate().fold((0.0, 0.0), |(a, b), (i, y)| {
-        let dx = i as f64 - mx;
-        (a + dx * (y - my), b + dx * dx)
-    });
-    num / den
+    let points: Vec<(f64, f64)> = ys.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect();
+    results::fit::LinearFit::fit(&points).map_or(f64::NAN, |f| f.slope)
 }
 
 /// One inference forward pass (no graph), its attention written out or fused, proved against
