@@ -227,7 +227,7 @@ fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu:
     };
     format!(
         "contradicted on {} at sequence {}, batch {} (activations {:.0}%): rule {}, measured {} \
-         ({cause}); on a GPU it predicts {projected} here, {}",
+         ({cause}); projected for a GPU: {projected}, {}",
         rule.device.name(),
         rule.seq,
         rule.batch,
@@ -235,9 +235,9 @@ fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu:
         format::pct(rule.predicted_change_pct),
         format::pct(rule.measured_change_pct),
         if gpu {
-            "measured beside it"
+            "measured beside"
         } else {
-            "not yet measured there"
+            "not measured"
         }
     )
 }
@@ -373,9 +373,9 @@ fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
                 rule.seq,
                 rule.batch,
                 if rule.regime_set {
-                    "a model measured for the regime"
+                    "regime model"
                 } else {
-                    "the table's own model"
+                    "table model"
                 },
                 rule.activation_share_pct
             ))
