@@ -470,9 +470,11 @@ pub struct InferenceBytes {
     pub kv_cache: f64,
     /// The largest layer's weights dequantized to f32 for its matmul (quantized weights only).
     pub working_copy: f64,
-    /// The prompt's pass over the whole context at once: the attention scores and their
-    /// softmax of one block (16-bit), and the logits over the vocabulary (f32). Projected from
-    /// the training rules' terms, not measured at this size.
+    /// The prompt's pass over the whole context at once, above the weights and the cache: for
+    /// a Llama-family model, one block's moment in 16 bits or the f32 logits, whichever is
+    /// larger ([`crate::estimate::llama_prefill_bytes`], measured on the Llama-family page on
+    /// the CPU in f32 at short prompts, projected here); for a GPT-2 block, its scores and
+    /// their softmax in 16 bits and the f32 logits (projected, not measured).
     pub prefill: f64,
 }
 
@@ -513,8 +515,16 @@ impl InferencePlan {
             } else {
                 0.0
             },
-            prefill: self.batch as f64
-                * (2.0 * heads as f64 * ctx * ctx * 2.0 + ctx * vocab as f64 * 4.0),
+            prefill: match self.shape {
+                ModelShape::Llama(s) => crate::estimate::llama_prefill_bytes(
+                    &s,
+                    self.batch as usize,
+                    self.context,
+                    2.0,
+                ),
+                _ => self.batch as f64
+                    * (2.0 * heads as f64 * ctx * ctx * 2.0 + ctx * vocab as f64 * 4.0),
+            },
         }
     }
 

@@ -12,6 +12,15 @@ pub fn unsupported_lacks(line: &str) -> Option<&str> {
     Some(lacks)
 }
 
+/// What starts the message of a point Burn itself refuses, before what was tried.
+pub const NOT_IN_BURN_MARK: &str = "Burn 0.21 cannot: ";
+
+/// What a point Burn refused tried and what Burn said (its last stderr line), if it says so.
+pub fn not_in_burn(line: &str) -> Option<&str> {
+    let (_, what) = line.trim().split_once(NOT_IN_BURN_MARK)?;
+    Some(what)
+}
+
 /// Errors of a measurement.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
@@ -38,6 +47,13 @@ pub enum ExperimentError {
     Unsupported {
         /// The float type's name (`bf16`).
         lacks: String,
+    },
+    /// Burn itself refuses the work (a `todo!()` of the pinned version): the message says what
+    /// was tried and Burn's panic, after [`NOT_IN_BURN_MARK`].
+    #[error("{NOT_IN_BURN_MARK}{what}")]
+    NotInBurn {
+        /// What was tried and what Burn said.
+        what: String,
     },
     /// The backend failed to run the work.
     #[error("backend error: {0}")]

@@ -209,6 +209,30 @@ pub fn kv_cache_bytes_per_token(shape: &LlamaShape, value_bytes: f64) -> f64 {
     (shape.layers * 2 * shape.kv_width()) as f64 * value_bytes
 }
 
+/// Values per prompt token that a Llama-family block holds at once in a forward pass without a
+/// graph (the prompt's pass, prefill): the larger of attention's moment (the scores and their
+/// softmax over `ctx` keys for every head; the residual and the queries; the keys and values
+/// repeated to every head, where grouped-query attention shares them) and the SwiGLU MLP's (the
+/// gate, the up projection and their product; the residual and the normed input). Read op by
+/// op and measured on the Llama-family page (CPU, f32, prompts of 64 and 256 tokens, with
+/// and without grouped-query attention).
+pub fn llama_prefill_values_per_token(shape: &LlamaShape, ctx: usize) -> f64 {
+    let (d, h, m) = (shape.d_model, shape.heads, shape.mlp);
+    let repeated = if shape.kv_heads < shape.heads { 2 * d } else { 0 };
+    let attention = 2 * h * ctx + 2 * d + repeated;
+    let mlp = 3 * m + 2 * d;
+    attention.max(mlp) as f64
+}
+
+/// Bytes the prompt's pass holds above the weights and the cache, for `batch` prompts of `ctx`
+/// tokens: one block's moment at `value_bytes` per value, or the f32 logits over the
+/// vocabulary at the end of the pass, whichever is larger.
+pub fn llama_prefill_bytes(shape: &LlamaShape, batch: usize, ctx: usize, value_bytes: f64) -> f64 {
+    let tokens = (batch * ctx) as f64;
+    let block = tokens * llama_prefill_values_per_token(shape, ctx) * value_bytes;
+    block.max(tokens * shape.vocab as f64 * F32_BYTES as f64)
+}
+
 /// Bytes the loss holds for a moment at the forward pass's peak per sample, beyond what is
 /// kept: for the transformer, log-softmax's output over the vocabulary (`v` values per token),
 /// alive while the cross-entropy's gather reads the targets' entries from it (burn-backend's

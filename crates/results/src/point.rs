@@ -456,6 +456,12 @@ pub enum Outcome {
         /// The float type the device lacks (`bf16`), as the point names it.
         lacks: String,
     },
+    /// Burn itself refused the point: a `todo!()` or `unimplemented!()` of the pinned Burn
+    /// (quantized weights under autodiff). An answer about Burn, not a failure of the run.
+    NotInBurn {
+        /// What was tried and what Burn said, in one line.
+        what: String,
+    },
     /// The point ran out of memory (a host or device allocation failed): where the technique
     /// stops fitting, an outcome of a sweep, not a failure of the run.
     OutOfMemory {
@@ -484,6 +490,7 @@ impl Outcome {
             Outcome::Measured { .. } => "measured",
             Outcome::Failed { .. } => "failed",
             Outcome::Unsupported { .. } => "not supported on this device",
+            Outcome::NotInBurn { .. } => "not in Burn 0.21",
             Outcome::OutOfMemory { .. } => "out of memory",
         }
     }
@@ -499,6 +506,7 @@ impl Outcome {
     pub fn reason(&self) -> &str {
         match self {
             Outcome::Measured { .. } | Outcome::Unsupported { .. } => "",
+            Outcome::NotInBurn { what } => what,
             Outcome::Failed { reason, .. } | Outcome::OutOfMemory { reason, .. } => reason,
         }
     }
@@ -509,7 +517,9 @@ impl Outcome {
             Outcome::Failed { stderr_tail, .. } | Outcome::OutOfMemory { stderr_tail, .. } => {
                 stderr_tail
             }
-            Outcome::Measured { .. } | Outcome::Unsupported { .. } => "",
+            Outcome::Measured { .. } | Outcome::Unsupported { .. } | Outcome::NotInBurn { .. } => {
+                ""
+            }
         }
     }
 }

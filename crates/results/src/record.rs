@@ -36,7 +36,8 @@ use crate::timing::Timing;
 /// worded by the guide; a version 5 or 6 record's sentences are read back as keys.
 /// 8: a point the device cannot run names the float type it lacks (`Outcome::Unsupported::lacks`)
 /// instead of the child's sentence, which an older record's reason is read back into.
-pub const SCHEMA_VERSION: u32 = 8;
+/// 9: a point Burn itself refuses (`Outcome::NotInBurn`) says what was tried and Burn's error.
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 5;

@@ -194,10 +194,11 @@ pub fn main() -> ExitCode {
             } else if err.chain().any(|c| {
                 matches!(
                     c.downcast_ref::<ExperimentError>(),
-                    Some(ExperimentError::Unsupported { .. })
+                    Some(ExperimentError::Unsupported { .. } | ExperimentError::NotInBurn { .. })
                 )
             }) {
-                // A point child whose device cannot run it: the runner records the answer.
+                // A point child whose device (or Burn) cannot run it: the runner records the
+                // answer.
                 ExitCode::from(crate::runner::UNSUPPORTED_EXIT)
             } else {
                 ExitCode::FAILURE

@@ -5,9 +5,9 @@
 //! context does the key/value cache leave room for?
 //! Method: [`capacity::InferencePlan`]: the weights packed at their bits, the key/value cache
 //! (the rule the Llama-family page measures per token), an f32 working copy of the largest
-//! layer for quantized weights, and the prompt's pass (one block's scores and softmax in 16
-//! bits, the logits in f32: projected, not measured at this size); the longest context by
-//! bisection.
+//! layer for quantized weights, and the prompt's pass (one block's attention or MLP in 16
+//! bits, or the logits in f32: measured on the CPU in f32 at short prompts, projected here);
+//! the longest context by bisection.
 //! Answer: printed, its first lines one per weight width.
 
 use experiments::capacity::{self, InferencePlan, CARDS};
@@ -183,9 +183,9 @@ pub fn text(a: &InferenceAnswer) -> String {
         "\n{}: {} parameters ({})\nthe parts: weights packed at their bits (CubeCL's store); \
          the key/value cache, blocks x 2 x key/value heads x head width per token (measured \
          exactly on the Llama-family page); an f32 working copy of the largest layer for \
-         quantized weights; the prompt's pass at the whole context (one block's scores and \
-         softmax in 16 bits and the logits in f32, projected from the training rules, not \
-         measured at this size)",
+         quantized weights; the prompt's pass at the whole context (one block's attention or \
+         MLP in 16 bits, or the logits in f32: the rule the Llama-family page measured on \
+         the CPU in f32 at short prompts, projected here)",
         a.model,
         format::thousands(a.params),
         a.assumes

@@ -419,7 +419,8 @@ pub fn signal_name(signal: i32) -> String {
     }
 }
 
-/// The exit status of a point child whose device cannot run the point (a float type it lacks):
+/// The exit status of a point child whose device cannot run the point (a float type it lacks),
+/// or that Burn itself refuses:
 /// its last stderr line says why.
 pub const UNSUPPORTED_EXIT: u8 = 3;
 
@@ -433,6 +434,11 @@ pub fn classify_failure(child: &ChildRun, reason: String) -> Outcome {
         if let Some(lacks) = experiments::error::unsupported_lacks(&last_line) {
             return Outcome::Unsupported {
                 lacks: lacks.to_string(),
+            };
+        }
+        if let Some(what) = experiments::error::not_in_burn(&last_line) {
+            return Outcome::NotInBurn {
+                what: what.to_string(),
             };
         }
     }

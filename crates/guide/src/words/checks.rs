@@ -61,6 +61,7 @@ pub fn check_short(c: &Check) -> &'static str {
         "frozen-base-unchanged" => "frozen base unchanged",
         "cached-logits-as-whole-sequence" => "logits as without a cache",
         "logits-as-written-out-attention" => "logits as written-out attention's",
+        "gradients-fused-as-written-out-attention" => "gradients as written-out attention's",
         _ => "compared",
     }
 }
@@ -138,6 +139,12 @@ pub fn describe(c: &Check) -> String {
         "logits-as-written-out-attention" => format!(
             "{} logits of the pass against the written-out attention's on the same weights",
             param("values")
+        ),
+        "gradients-fused-as-written-out-attention" => format!(
+            "{} values of the first step's gradients with fused attention against the \
+             written-out step's at sequence {}",
+            param("values"),
+            param("seq")
         ),
         other => other.to_string(),
     }

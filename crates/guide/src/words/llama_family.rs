@@ -46,11 +46,52 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.count("head_dim"),
         ),
         Key::AttentionFinding => format!(
-            "One inference pass at sequence {}: the written-out attention held {} above the \
-             weights, Burn's fused attention {}.",
+            "Inference at sequence {}: the written-out attention held {} above the weights, \
+             Burn's fused attention {}: the fused kernel never holds the scores, which grow \
+             with the square of the sequence.",
             s.count("seq"),
             s.bytes("written"),
             s.bytes("fused"),
         ),
+        Key::AttentionStepSame => format!(
+            "Training at sequence {}: the step peaked at {} written out and {} fused, the \
+             same: Burn 0.21's autodiff computes the fused call as the written-out scores and \
+             keeps them for backward, so fusing saves nothing in training.",
+            s.count("seq"),
+            s.bytes("written"),
+            s.bytes("fused"),
+        ),
+        Key::AttentionStepDiffers => format!(
+            "Training at sequence {}: the step peaked at {} written out and {} fused.",
+            s.count("seq"),
+            s.bytes("written"),
+            s.bytes("fused"),
+        ),
+        Key::QloraRefused => format!(
+            "QLoRA ({}-bit base): Burn 0.21 cannot train through quantized weights. Tried \
+             here, it said: {}.",
+            s.count("bits"),
+            s.name("error"),
+        ),
+        Key::PrefillQuantity => format!(
+            "the prompt's pass above the weights, {} tokens, {} key/value heads",
+            s.count("prompt"),
+            s.count("kv_heads")
+        ),
+        Key::PrefillNote => "the rule: the prompt's cache, plus one block's largest moment \
+             per token (attention: 2 x heads x prompt for the scores and their softmax, 2 x \
+             d_model, and 2 x d_model more where grouped-query attention repeats the keys \
+             and values; or the MLP: 3 x its width + 2 x d_model), at 4 bytes; measured: the \
+             prefill phase's peak above the bytes before it"
+            .into(),
+        Key::ChartAttention => "Attention's bytes by sequence: inference and training, \
+             written out and fused"
+            .into(),
+        Key::LabelSequence => "sequence (tokens)".into(),
+        Key::LabelBytes => "bytes".into(),
+        Key::SeriesPassWritten => "inference pass, written-out scores".into(),
+        Key::SeriesPassFused => "inference pass, fused attention".into(),
+        Key::SeriesStepWritten => "training step peak, written-out scores".into(),
+        Key::SeriesStepFused => "training step peak, fused attention".into(),
     }
 }

@@ -60,6 +60,7 @@ pub fn analysed(record: &Analysed<Text>) -> Analysed {
 pub fn outcome_reason(outcome: &results::Outcome) -> String {
     match outcome {
         results::Outcome::Unsupported { lacks } => format!("the device has no {lacks}"),
+        results::Outcome::NotInBurn { what } => format!("Burn 0.21 cannot: {what}"),
         other => other.reason().to_string(),
     }
 }

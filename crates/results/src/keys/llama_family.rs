@@ -9,5 +9,17 @@ crate::word_keys! {
         KvQuantity = "kv-quantity",
         KvNote = "kv-note",
         AttentionFinding = "attention-finding",
+        AttentionStepSame = "attention-step-same",
+        AttentionStepDiffers = "attention-step-differs",
+        QloraRefused = "qlora-refused",
+        PrefillQuantity = "prefill-quantity",
+        PrefillNote = "prefill-note",
+        ChartAttention = "chart-attention",
+        LabelSequence = "label-sequence",
+        LabelBytes = "label-bytes",
+        SeriesPassWritten = "series-pass-written",
+        SeriesPassFused = "series-pass-fused",
+        SeriesStepWritten = "series-step-written",
+        SeriesStepFused = "series-step-fused",
     }
 }

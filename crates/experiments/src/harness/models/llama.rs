@@ -10,7 +10,7 @@
 //! carry adapters `B A` of that rank (B zero at the start, scaled by 2: alpha = 2 r), the only
 //! trainable parameters. Trained on the transformer's Markov chain sequences.
 
-use burn::module::{Module, ModuleVisitor, Param};
+use burn::module::{Module, ModuleVisitor, Param, Quantizer};
 use burn::nn::attention::generate_autoregressive_mask;
 use burn::nn::{
     Embedding, EmbeddingConfig, Initializer, Linear, LinearConfig, RmsNorm, RmsNormConfig,
@@ -431,6 +431,25 @@ impl<B: Backend> Llama<B> {
     /// The same weights with attention written out (`false`) or fused (`true`).
     pub fn with_fused_attention(self, fused: bool) -> Self {
         Self { fused, ..self }
+    }
+
+    /// The model with its blocks' projection and MLP weights quantized by `quantizer`: QLoRA's
+    /// base (the embedding, the norms, the head and the adapters stay as they are).
+    pub fn quantize_base(self, quantizer: &mut Quantizer) -> Self {
+        let blocks = self
+            .blocks
+            .into_iter()
+            .map(|b| LlamaBlock {
+                query: b.query.quantize_weights(quantizer),
+                key: b.key.quantize_weights(quantizer),
+                value: b.value.quantize_weights(quantizer),
+                output: b.output.quantize_weights(quantizer),
+                mlp: b.mlp.quantize_weights(quantizer),
+                down: b.down.quantize_weights(quantizer),
+                ..b
+            })
+            .collect();
+        Self { blocks, ..self }
     }
 
     /// The model with every base parameter frozen (no gradient, no optimizer state), the

@@ -63,7 +63,7 @@ results::metric_keys! {
 /// Gradients computed in another order (micro-batches summed, activations recomputed) are the
 /// same values up to reordered f32 sums, which at this size run over hundreds of tokens: held
 /// to a ten-thousandth of the largest gradient.
-const SAME_GRADIENTS: f64 = 1e-4;
+pub(crate) const SAME_GRADIENTS: f64 = 1e-4;
 /// bf16 keeps 8 significant bits (a relative rounding of 2^-9 per value); a forward pass of a
 /// few dozen rounded operations moves a gradient by a few percent of the largest at most.
 const BF16_GRADIENTS: f64 = 0.05;

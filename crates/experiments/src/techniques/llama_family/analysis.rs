@@ -1,20 +1,22 @@
 //! The Llama-family page's conclusions: the fix table of the block (the GPT-2 table's cells,
-//! its code), LoRA against full training, the key/value cache per token against its rule, and
-//! fused attention against the written-out scores.
+//! its code), LoRA against full training (and QLoRA as Burn 0.21 answers it), the key/value
+//! cache per token and the prompt's pass against their rules, and fused attention against the
+//! written-out scores, in inference and in training, by sequence.
 
 use results::keys::llama_family::Key;
 use results::keys::CommonKey;
 use results::{
-    Analysis, Comparison, Correctness, Fix, FixTable, Headline, MeasuredPoint, Metric,
-    PairedComparison, PointCheck, Side, TechniqueId, Text,
+    Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, Fix, FixTable,
+    Headline, MeasuredPoint, Metric, Outcome, PairedComparison, PointCheck, Scale, Series, Side,
+    TechniqueId, Text, Trace,
 };
 
 use super::{LlamaConfig, LlamaFamily, LlamaMetric};
-use crate::estimate::kv_cache_bytes_per_token;
+use crate::estimate::{kv_cache_bytes_per_token, llama_prefill_bytes};
 use crate::harness::models::LlamaShape;
 use crate::technique::{Analyse, Row};
 use crate::techniques::gpt2_small::analysis::{fix_checks_on, named_cell_set, set_gradient_checks};
-use crate::techniques::gpt2_small::CellConfig;
+use crate::techniques::gpt2_small::{CellConfig, SAME_GRADIENTS};
 
 type R<'a> = Row<'a, LlamaConfig>;
 
@@ -34,10 +36,59 @@ fn cell_rows<'a>(rows: &[R<'a>]) -> Vec<Row<'a, CellConfig>> {
         .collect()
 }
 
-/// The gradient checks between the fix cells.
+/// The gradient checks between the fix cells, and each fused training step's against the
+/// written-out one at its sequence.
 pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
     let cells = cell_rows(rows);
-    set_gradient_checks(&cells.iter().collect::<Vec<_>>())
+    let mut checks = set_gradient_checks(&cells.iter().collect::<Vec<_>>());
+    checks.extend(attention_steps(rows).into_iter().filter_map(|(seq, written, fused)| {
+        let sample = |r: &R<'_>| -> Vec<f32> {
+            let trace = r.result.trace(Trace::FirstStepGradientSample);
+            trace.iter().map(|&v| v as f32).collect()
+        };
+        let (written, fused) = (written?, fused?);
+        let (reference, candidate) = (sample(written), sample(fused));
+        let what = "gradients-fused-as-written-out-attention";
+        (!reference.is_empty()).then(|| PointCheck {
+            point: fused.id.to_string(),
+            check: Check::compare(what, &reference, &candidate, SAME_GRADIENTS)
+                .with("values", candidate.len())
+                .with("seq", seq),
+        })
+    }));
+    checks
+}
+
+/// The sequences of one kind of attention point, each with its written-out and fused rows.
+type AttentionPair<'r, 'a> = (usize, Option<&'r R<'a>>, Option<&'r R<'a>>);
+
+/// Attention's points by sequence, `seq_of` picking those of one kind (inference passes or
+/// training steps) and giving their shape's sequence and whether it is fused.
+fn attention_pairs<'r, 'a>(
+    rows: &'r [R<'a>],
+    seq_of: impl Fn(&LlamaConfig) -> Option<(usize, bool)>,
+) -> Vec<AttentionPair<'r, 'a>> {
+    let mut seqs: Vec<usize> = rows.iter().filter_map(|r| seq_of(&r.config)).map(|s| s.0).collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    let find = |seq: usize, fused: bool| rows.iter().find(|r| seq_of(&r.config) == Some((seq, fused)));
+    seqs.into_iter()
+        .map(|seq| (seq, find(seq, false), find(seq, true)))
+        .collect()
+}
+
+fn attention_passes<'r, 'a>(rows: &'r [R<'a>]) -> Vec<AttentionPair<'r, 'a>> {
+    attention_pairs(rows, |c| match c {
+        LlamaConfig::Attention(a) => Some((a.shape.seq, a.shape.fused_attention)),
+        _ => None,
+    })
+}
+
+fn attention_steps<'r, 'a>(rows: &'r [R<'a>]) -> Vec<AttentionPair<'r, 'a>> {
+    attention_pairs(rows, |c| match c {
+        LlamaConfig::AttentionStep(t) => t.shape.llama().map(|s| (s.seq, s.fused_attention)),
+        _ => None,
+    })
 }
 
 /// A point's step peak above the process's own bytes.
@@ -61,15 +112,20 @@ fn plain<'r, 'a>(rows: &'r [R<'a>]) -> Option<&'r R<'a>> {
 }
 
 /// The index row: LoRA at its smallest rank against full training of the same block.
-fn headline(rows: &[R<'_>]) -> Option<Headline<Text>> {
+fn headline(rows: &[R<'_>], paired: &[PairedComparison]) -> Option<Headline<Text>> {
     let (plain, (lora, shape)) = (plain(rows)?, *loras(rows).first()?);
-    Some(Headline::versus(
+    let headline = Headline::versus(
         Text::said(Key::Headline).count("rank", shape.lora_rank.unwrap_or(0)),
         Side::with_peak(CommonKey::StepPeak, peak(plain)),
         Side::with_peak(CommonKey::StepPeak, peak(lora)),
         Correctness::of_checks(&lora.result.checks).unwrap_or(Correctness::NotApplicable),
         Text::said(CommonKey::PointCheck).name("point", lora.id),
-    ))
+    );
+    Some(if paired.iter().any(|p| p.spec.id == LORA_TIMING) {
+        headline.timed_by(LORA_TIMING)
+    } else {
+        headline
+    })
 }
 
 /// What LoRA trains and holds, per rank, against full training.
@@ -109,29 +165,149 @@ fn kv_comparisons(rows: &[R<'_>]) -> Vec<Comparison<Text>> {
         .collect()
 }
 
-/// The written-out and the fused pass's own bytes, at each sequence measured.
+/// The inference pass at the longest sequence where both ways were measured, and each training
+/// step's peak, written out against fused: the same within [`SAME_STEP`] is Burn's autodiff
+/// writing the fused kernel out.
 fn attention_findings(rows: &[R<'_>]) -> Vec<Text> {
-    let pass = |fused: bool| {
-        rows.iter().find_map(|r| match r.config {
-            LlamaConfig::Attention(a) if a.shape.fused_attention == fused => Some((r, a.shape.seq)),
-            _ => None,
-        })
-    };
-    let (Some((written, seq)), Some((fused, _))) = (pass(false), pass(true)) else {
-        return Vec::new();
-    };
-    vec![Text::said(Key::AttentionFinding)
-        .count("seq", seq)
-        .bytes("written", written.result.metric(Metric::EvalBytes))
-        .bytes("fused", fused.result.metric(Metric::EvalBytes))]
+    let longest = attention_passes(rows).into_iter().rev().find_map(|(seq, w, f)| {
+        let (w, f) = (w?, f?);
+        Some(
+            Text::said(Key::AttentionFinding)
+                .count("seq", seq)
+                .bytes("written", w.result.metric(Metric::EvalBytes))
+                .bytes("fused", f.result.metric(Metric::EvalBytes)),
+        )
+    });
+    let steps = attention_steps(rows).into_iter().filter_map(|(seq, w, f)| {
+        let (written, fused) = (peak(w?), peak(f?));
+        let same = ((fused - written) / written).abs() < SAME_STEP;
+        let key = if same {
+            Key::AttentionStepSame
+        } else {
+            Key::AttentionStepDiffers
+        };
+        Some(
+            Text::said(key)
+                .count("seq", seq)
+                .bytes("written", written)
+                .bytes("fused", fused),
+        )
+    });
+    longest.into_iter().chain(steps).collect()
 }
+
+/// Two training steps' peaks within this fraction of each other hold the same tensors (the
+/// probe counts bytes exactly; a few percent is the optimizer's and the loss's order).
+const SAME_STEP: f64 = 0.02;
+
+/// Bytes by sequence: the inference pass's (above the weights) and the training step's peak,
+/// each written out and fused.
+fn attention_chart(rows: &[R<'_>]) -> Option<Chart<Text>> {
+    let series = |key: Key, pairs: &[AttentionPair<'_, '_>], fused: bool, bytes: &dyn Fn(&R<'_>) -> f64| {
+        let points: Vec<(f64, f64)> = pairs
+            .iter()
+            .filter_map(|&(seq, w, f)| Some((seq as f64, bytes(if fused { f? } else { w? }))))
+            .collect();
+        (!points.is_empty()).then(|| Series::line(key, false, points))
+    };
+    let (passes, steps) = (attention_passes(rows), attention_steps(rows));
+    let eval = |r: &R<'_>| r.result.metric(Metric::EvalBytes);
+    let lines: Vec<Series<Text>> = [
+        series(Key::SeriesPassWritten, &passes, false, &eval),
+        series(Key::SeriesPassFused, &passes, true, &eval),
+        series(Key::SeriesStepWritten, &steps, false, &peak),
+        series(Key::SeriesStepFused, &steps, true, &peak),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!lines.is_empty()).then(|| {
+        Chart::new(
+            "attention-by-sequence",
+            Key::ChartAttention,
+            Key::LabelSequence,
+            Key::LabelBytes,
+        )
+        .x(AxisUnit::Given, Scale::Log2)
+        .y(AxisUnit::Bytes)
+        .series(lines)
+    })
+}
+
+/// QLoRA's points, each Burn's refusal with its error: Burn 0.21's autodiff backend cannot
+/// quantize a tensor or compute through a quantized one.
+fn qlora_findings(points: &[MeasuredPoint]) -> Vec<Text> {
+    points
+        .iter()
+        .filter_map(|p| {
+            let LlamaConfig::QLora(q) = serde_json::from_value(p.point.config.clone()).ok()? else {
+                return None;
+            };
+            match &p.outcome {
+                Outcome::NotInBurn { what } => Some(
+                    Text::said(Key::QloraRefused)
+                        .count("bits", q.bits.bits())
+                        .name("error", what.clone()),
+                ),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Each generation loop's prompt pass against its rule: the prompt's cache and one block's
+/// largest moment (or the logits), in f32.
+fn prefill_comparisons(rows: &[R<'_>]) -> Vec<Comparison<Text>> {
+    rows.iter()
+        .filter_map(|r| {
+            let LlamaConfig::Generate(g) = r.config else {
+                return None;
+            };
+            let phase = r.result.phase(super::GenerationPhase::Prefill)?;
+            let prompt = g.shape.seq;
+            let rule = prompt as f64 * kv_cache_bytes_per_token(&g.shape, 4.0)
+                + llama_prefill_bytes(&g.shape, 1, prompt, 4.0);
+            Some(Comparison::new(
+                Text::said(Key::PrefillQuantity)
+                    .count("kv_heads", g.shape.kv_heads)
+                    .count("prompt", prompt),
+                rule,
+                phase.delta_bytes() as f64,
+                Text::said(Key::PrefillNote),
+            ))
+        })
+        .collect()
+}
+
+/// The paired comparisons: LoRA's step against full training's (at the full sizes), and the
+/// fused inference pass against the written-out one at the second sequence measured.
+pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
+    let quick = rows.iter().any(|r| match r.config {
+        LlamaConfig::Cell(c) => c.train.shape.llama().map(|s| s.d_model) == Some(super::block(crate::harness::profile::Sizes::Quick).d_model),
+        _ => false,
+    });
+    let lora = plain(rows)
+        .zip(loras(rows).first().map(|(r, _)| *r))
+        .filter(|_| !quick)
+        .map(|(p, l)| ComparisonSpec::new(LORA_TIMING, p.id, l.id));
+    let passes = attention_passes(rows);
+    let fused = passes
+        .get(if quick { 0 } else { 1 })
+        .and_then(|&(_, w, f)| Some(ComparisonSpec::new(FUSED_TIMING, w?.id, f?.id)));
+    lora.into_iter().chain(fused).collect()
+}
+
+/// The paired comparison of LoRA's step against full training's.
+const LORA_TIMING: &str = "lora";
+/// The paired comparison of the fused inference pass against the written-out one.
+const FUSED_TIMING: &str = "fused-attention";
 
 impl Analyse for LlamaFamily {
     fn analyse(
         &self,
         rows: Vec<R<'_>>,
         points: &[MeasuredPoint],
-        _paired: &[PairedComparison],
+        paired: &[PairedComparison],
     ) -> Analysis<Text> {
         let derived = derived_checks(&rows);
         let correctness = Correctness::with_derived(points, derived.iter().map(|d| &d.check));
@@ -141,7 +317,7 @@ impl Analyse for LlamaFamily {
             LlamaConfig::Cell(c) => c.train.shape.llama().map(|s| (s, c.train.batch)),
             _ => None,
         });
-        let (Some(headline), Some((shape, batch))) = (headline(&rows), workload) else {
+        let (Some(headline), Some((shape, batch))) = (headline(&rows, paired), workload) else {
             return Analysis::unmeasured(correctness);
         };
         let text = Text::said(Key::Workload)
@@ -156,8 +332,11 @@ impl Analyse for LlamaFamily {
             .count("params", shape.num_params());
         let mut analysis = Analysis::new(headline)
             .findings(lora_findings(&rows))
+            .findings(qlora_findings(points))
             .findings(attention_findings(&rows))
             .comparisons(kv_comparisons(&rows))
+            .comparisons(prefill_comparisons(&rows))
+            .charts(attention_chart(&rows))
             .fix_checks(fix_checks_on(&cells, &derived, TechniqueId::LlamaFamily));
         if let Some(set) = named_cell_set(&refs, text) {
             analysis = analysis.fix_table(FixTable {

@@ -27,24 +27,27 @@ pub mod snippet;
 
 use std::collections::BTreeMap;
 
-use burn::module::AutodiffModule;
+use burn::module::{AutodiffModule, Quantizer};
+use burn::tensor::quantization::Calibration;
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Int, Tensor};
 use results::{
-    Check, DeviceKind, Fix, FloatStorage, Metric, PointResult, Profile, PutMetric, TechniqueId,
+    Check, ComparisonSpec, DeviceKind, Fix, FloatStorage, Metric, PointResult, Profile, PutMetric, TechniqueId,
     Trace, Unit,
 };
 use serde::{Deserialize, Serialize};
 
+use crate::error::ExperimentError;
 use crate::estimate::StepPlan;
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
-use crate::harness::models::llama::{frozen_values, KvCache};
+use crate::harness::models::llama::{frozen_values, KvCache, Llama};
 use crate::harness::models::transformer::token_sequences;
 use crate::harness::models::{mlp, LlamaShape, MarkovChain, SUCCESSORS};
 use crate::harness::probe::{evaluation_passes, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point_stored, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
+use crate::techniques::quantization::{Bits, WeightFormat};
 use crate::techniques::gpt2_small::{CellConfig, CellProof};
 use crate::techniques::optimizer_state::loss_fell;
 
@@ -84,6 +87,20 @@ pub enum LlamaConfig {
     Generate(GenerateConfig),
     /// One inference forward pass, attention written out or fused (the shape says).
     Attention(AttentionConfig),
+    /// A training step, attention written out or fused (the shape says): Burn 0.21's autodiff
+    /// decomposes the fused kernel.
+    AttentionStep(TrainConfig),
+    /// QLoRA's step: LoRA on a base whose projections are quantized, as Burn 0.21 allows it.
+    QLora(QLoraConfig),
+}
+
+/// A LoRA step on a quantized base.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QLoraConfig {
+    /// The LoRA step (its shape's rank).
+    pub train: TrainConfig,
+    /// Bits per quantized base weight.
+    pub bits: Bits,
 }
 
 /// A generation loop.
@@ -152,6 +169,14 @@ const BATCH: usize = 2;
 const RANKS: [usize; 2] = [8, 64];
 /// Tokens generated after the prompt.
 const GENERATED: usize = 16;
+/// The sequences of fused attention against the written-out scores, in inference and in
+/// training, as multiples of the block's sequence: 512 to 4,096 tokens in inference and 512
+/// and 1,024 in training at the CPU's full sizes (the written-out scores of 32 heads at 4,096
+/// are 2 GiB a copy).
+const INFERENCE_SEQS: [usize; 4] = [2, 4, 8, 16];
+const TRAINING_SEQS: [usize; 2] = [2, 4];
+/// The quick run's: two inference sequences and one training one.
+const QUICK_SEQS: usize = 2;
 
 fn cells(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
     Fix::ALL
@@ -188,18 +213,54 @@ fn generations(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
     })
 }
 
-fn attentions(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
-    [false, true].into_iter().map(move |fused| {
-        LlamaConfig::Attention(AttentionConfig {
-            shape: LlamaShape {
-                fused_attention: fused,
-                seq: shape.seq * 4,
-                ..shape
-            },
-            batch: 1,
-            seed: 5,
-        })
+/// The shape at `times` its sequence, attention written out and fused.
+fn both_attentions(shape: LlamaShape, times: usize) -> [LlamaShape; 2] {
+    [false, true].map(|fused| LlamaShape {
+        fused_attention: fused,
+        seq: shape.seq * times,
+        ..shape
     })
+}
+
+fn attentions(shape: LlamaShape, sizes: Sizes) -> impl Iterator<Item = LlamaConfig> {
+    let quick = sizes == Sizes::Quick;
+    let inference = INFERENCE_SEQS.into_iter().take(if quick { QUICK_SEQS } else { 4 });
+    let training = TRAINING_SEQS.into_iter().take(if quick { 1 } else { 2 });
+    let passes = inference.flat_map(move |times| {
+        both_attentions(shape, times).map(|shape| {
+            LlamaConfig::Attention(AttentionConfig {
+                shape,
+                batch: 1,
+                seed: 5,
+            })
+        })
+    });
+    let steps = training.flat_map(move |times| {
+        both_attentions(shape, times).map(|shape| {
+            LlamaConfig::AttentionStep(TrainConfig {
+                seed: 11,
+                ..TrainConfig::adam(shape, 1)
+            })
+        })
+    });
+    passes.chain(steps)
+}
+
+fn qloras(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
+    let lora = loras(shape).next();
+    [Bits::Q8, Bits::Q4].into_iter().filter_map(move |bits| match lora {
+        Some(LlamaConfig::Lora(train)) => Some(LlamaConfig::QLora(QLoraConfig { train, bits })),
+        _ => None,
+    })
+}
+
+/// "written-out" or "fused".
+fn attention_way(shape: &LlamaShape) -> &'static str {
+    if shape.fused_attention {
+        "fused"
+    } else {
+        "written-out"
+    }
 }
 
 impl LlamaConfig {
@@ -216,16 +277,24 @@ impl LlamaConfig {
                 format!("generate, {} key/value heads", g.shape.kv_heads),
             ),
             LlamaConfig::Attention(a) => {
-                let way = if a.shape.fused_attention {
-                    "fused"
-                } else {
-                    "written-out"
-                };
+                let way = attention_way(&a.shape);
                 (
                     format!("attention-{way}-{}", a.shape.seq),
                     format!("inference, {way} attention, sequence {}", a.shape.seq),
                 )
             }
+            LlamaConfig::AttentionStep(t) => {
+                let shape = t.shape.llama().unwrap_or_else(|| block(Sizes::Quick));
+                let way = attention_way(&shape);
+                (
+                    format!("attention-step-{way}-{}", shape.seq),
+                    format!("training step, {way} attention, sequence {}", shape.seq),
+                )
+            }
+            LlamaConfig::QLora(q) => (
+                format!("qlora-{}bit", q.bits.bits()),
+                format!("LoRA on a {}-bit base", q.bits.bits()),
+            ),
         }
     }
 }
@@ -241,7 +310,8 @@ impl Technique for LlamaFamily {
         cells(shape)
             .chain(loras(shape))
             .chain(generations(shape))
-            .chain(attentions(shape))
+            .chain(qloras(shape))
+            .chain(attentions(shape, sizes))
             .map(|config| {
                 let (id, label) = config.names();
                 let mut planned = Planned::new(id, label, profile, config);
@@ -280,6 +350,17 @@ impl Technique for LlamaFamily {
             LlamaConfig::Attention(config) => {
                 device.dispatch(exclusive, AttentionPoint { config, repeats })
             }
+            LlamaConfig::AttentionStep(train) => run_train_point_stored(
+                train,
+                FloatStorage::F32,
+                repeats,
+                device,
+                GradientSample,
+                false,
+            ),
+            LlamaConfig::QLora(config) => device
+                .dispatch(exclusive, QLoraPoint { config })
+                .and_then(|r| r),
         }
     }
 
@@ -293,9 +374,15 @@ impl Technique for LlamaFamily {
     fn step_plan(&self, config: &LlamaConfig) -> Option<StepPlan> {
         match config {
             LlamaConfig::Cell(c) => c.plan(),
-            LlamaConfig::Lora(t) => Some(StepPlan::of_training(t)),
+            LlamaConfig::Lora(t) | LlamaConfig::AttentionStep(t) => {
+                Some(StepPlan::of_training(t))
+            }
             _ => None,
         }
+    }
+
+    fn comparisons(&self, rows: &[Row<'_, LlamaConfig>]) -> Vec<ComparisonSpec> {
+        analysis::comparisons(rows)
     }
 
     fn derived_checks(&self, rows: &[Row<'_, LlamaConfig>]) -> Vec<results::PointCheck> {
@@ -329,6 +416,103 @@ impl TrainChecks for LoraProof {
     fn reads_losses(&self) -> bool {
         true
     }
+}
+
+/// The proof of a training step with its attention written out or fused: a sample of its first
+/// step's gradients, set against the written-out step's at the same sequence when the guide
+/// renders (same seeded weights and batch: the same gradients up to reordered sums).
+struct GradientSample;
+
+impl TrainChecks for GradientSample {
+    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
+        let mut proof = Proof::default();
+        proof.traces.insert(
+            Trace::FirstStepGradientSample,
+            t.gradients.iter().map(|&g| f64::from(g)).collect(),
+        );
+        proof
+    }
+
+    fn samples_gradients(&self) -> bool {
+        true
+    }
+}
+
+/// QLoRA as Burn 0.21 allows it: the LoRA model built on the autodiff backend, its base's
+/// projections quantized there (`quantize_weights`); failing that, quantized on the inner
+/// backend and lifted into the autodiff one (`from_inner`) for a forward and backward pass.
+/// Each attempt runs under `catch_unwind`: where both panic, the point is Burn's refusal, with
+/// Burn's own messages.
+struct QLoraPoint {
+    config: QLoraConfig,
+}
+
+impl OnBackend for QLoraPoint {
+    type Output = Measurement;
+
+    fn run<A: AutodiffBackend>(self, device: A::Device, _probe: &dyn MemoryProbe) -> Measurement {
+        let (train, bits) = (self.config.train, self.config.bits);
+        let shape = train
+            .shape
+            .llama()
+            .ok_or_else(|| ExperimentError::Backend("QLoRA needs a Llama-family shape".into()))?;
+        let quantizer = || Quantizer {
+            calibration: Calibration::MinMax,
+            scheme: WeightFormat::Quantized { bits, block: None }
+                .scheme::<A>()
+                .expect("a quantized format has a scheme"),
+        };
+        A::seed(&device, train.seed);
+        let model = shape.init::<A>(&device);
+        let in_autodiff = attempt(|| drop(model.quantize_base(&mut quantizer())));
+        let inner = shape.init::<A::InnerBackend>(&device);
+        let lifted = attempt(|| {
+            let model = Llama::<A>::from_inner(inner.quantize_base(&mut quantizer()));
+            let chain = MarkovChain::new(shape.vocab, SUCCESSORS, train.seed);
+            let (inputs, _) = shape.batch::<A>(&chain, train.batch, train.seed, &device);
+            drop(model.forward(inputs).mean().backward());
+        });
+        match (in_autodiff, lifted) {
+            (Err(first), Err(second)) => Err(ExperimentError::NotInBurn {
+                what: format!(
+                    "quantize_weights on the autodiff backend: {first}; the base quantized on \
+                     the inner backend, then a step through it: {second}"
+                ),
+            }),
+            _ => Err(ExperimentError::Backend(
+                "Burn quantized a base under autodiff: measure QLoRA's step".into(),
+            )),
+        }
+    }
+}
+
+/// Runs `work`, catching a panic: its message on one line, with the place in Burn's source
+/// that panicked (`burn-autodiff-0.21.0/src/ops/qtensor.rs:24`).
+fn attempt(work: impl FnOnce()) -> Result<(), String> {
+    let place = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let seen = std::sync::Arc::clone(&place);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if let (Some(at), Ok(mut place)) = (info.location(), seen.lock()) {
+            let file = at.file();
+            let from_crate = file.rfind("/burn-").map_or(file, |i| &file[i + 1..]);
+            *place = format!("{from_crate}:{}", at.line());
+        }
+    }));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+    std::panic::set_hook(previous);
+    result.map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+        match place.lock() {
+            Ok(at) if !at.is_empty() => format!("{message} at {at}"),
+            _ => message,
+        }
+    })
 }
 
 /// A generation loop measured: the prompt's pass (prefill), then one token at a time with the
