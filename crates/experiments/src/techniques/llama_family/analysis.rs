@@ -41,21 +41,25 @@ fn cell_rows<'a>(rows: &[R<'a>]) -> Vec<Row<'a, CellConfig>> {
 pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
     let cells = cell_rows(rows);
     let mut checks = set_gradient_checks(&cells.iter().collect::<Vec<_>>());
-    checks.extend(attention_steps(rows).into_iter().filter_map(|(seq, written, fused)| {
-        let sample = |r: &R<'_>| -> Vec<f32> {
-            let trace = r.result.trace(Trace::FirstStepGradientSample);
-            trace.iter().map(|&v| v as f32).collect()
-        };
-        let (written, fused) = (written?, fused?);
-        let (reference, candidate) = (sample(written), sample(fused));
-        let what = "gradients-fused-as-written-out-attention";
-        (!reference.is_empty()).then(|| PointCheck {
-            point: fused.id.to_string(),
-            check: Check::compare(what, &reference, &candidate, SAME_GRADIENTS)
-                .with("values", candidate.len())
-                .with("seq", seq),
-        })
-    }));
+    checks.extend(
+        attention_steps(rows)
+            .into_iter()
+            .filter_map(|(seq, written, fused)| {
+                let sample = |r: &R<'_>| -> Vec<f32> {
+                    let trace = r.result.trace(Trace::FirstStepGradientSample);
+                    trace.iter().map(|&v| v as f32).collect()
+                };
+                let (written, fused) = (written?, fused?);
+                let (reference, candidate) = (sample(written), sample(fused));
+                let what = "gradients-fused-as-written-out-attention";
+                (!reference.is_empty()).then(|| PointCheck {
+                    point: fused.id.to_string(),
+                    check: Check::compare(what, &reference, &candidate, SAME_GRADIENTS)
+                        .with("values", candidate.len())
+                        .with("seq", seq),
+                })
+            }),
+    );
     checks
 }
 
@@ -68,10 +72,17 @@ fn attention_pairs<'r, 'a>(
     rows: &'r [R<'a>],
     seq_of: impl Fn(&LlamaConfig) -> Option<(usize, bool)>,
 ) -> Vec<AttentionPair<'r, 'a>> {
-    let mut seqs: Vec<usize> = rows.iter().filter_map(|r| seq_of(&r.config)).map(|s| s.0).collect();
+    let mut seqs: Vec<usize> = rows
+        .iter()
+        .filter_map(|r| seq_of(&r.config))
+        .map(|s| s.0)
+        .collect();
     seqs.sort_unstable();
     seqs.dedup();
-    let find = |seq: usize, fused: bool| rows.iter().find(|r| seq_of(&r.config) == Some((seq, fused)));
+    let find = |seq: usize, fused: bool| {
+        rows.iter()
+            .find(|r| seq_of(&r.config) == Some((seq, fused)))
+    };
     seqs.into_iter()
         .map(|seq| (seq, find(seq, false), find(seq, true)))
         .collect()
@@ -169,15 +180,18 @@ fn kv_comparisons(rows: &[R<'_>]) -> Vec<Comparison<Text>> {
 /// step's peak, written out against fused: the same within [`SAME_STEP`] is Burn's autodiff
 /// writing the fused kernel out.
 fn attention_findings(rows: &[R<'_>]) -> Vec<Text> {
-    let longest = attention_passes(rows).into_iter().rev().find_map(|(seq, w, f)| {
-        let (w, f) = (w?, f?);
-        Some(
-            Text::said(Key::AttentionFinding)
-                .count("seq", seq)
-                .bytes("written", w.result.metric(Metric::EvalBytes))
-                .bytes("fused", f.result.metric(Metric::EvalBytes)),
-        )
-    });
+    let longest = attention_passes(rows)
+        .into_iter()
+        .rev()
+        .find_map(|(seq, w, f)| {
+            let (w, f) = (w?, f?);
+            Some(
+                Text::said(Key::AttentionFinding)
+                    .count("seq", seq)
+                    .bytes("written", w.result.metric(Metric::EvalBytes))
+                    .bytes("fused", f.result.metric(Metric::EvalBytes)),
+            )
+        });
     let steps = attention_steps(rows).into_iter().filter_map(|(seq, w, f)| {
         let (written, fused) = (peak(w?), peak(f?));
         let same = ((fused - written) / written).abs() < SAME_STEP;
@@ -203,13 +217,14 @@ const SAME_STEP: f64 = 0.02;
 /// Bytes by sequence: the inference pass's (above the weights) and the training step's peak,
 /// each written out and fused.
 fn attention_chart(rows: &[R<'_>]) -> Option<Chart<Text>> {
-    let series = |key: Key, pairs: &[AttentionPair<'_, '_>], fused: bool, bytes: &dyn Fn(&R<'_>) -> f64| {
-        let points: Vec<(f64, f64)> = pairs
-            .iter()
-            .filter_map(|&(seq, w, f)| Some((seq as f64, bytes(if fused { f? } else { w? }))))
-            .collect();
-        (!points.is_empty()).then(|| Series::line(key, false, points))
-    };
+    let series =
+        |key: Key, pairs: &[AttentionPair<'_, '_>], fused: bool, bytes: &dyn Fn(&R<'_>) -> f64| {
+            let points: Vec<(f64, f64)> = pairs
+                .iter()
+                .filter_map(|&(seq, w, f)| Some((seq as f64, bytes(if fused { f? } else { w? }))))
+                .collect();
+            (!points.is_empty()).then(|| Series::line(key, false, points))
+        };
     let (passes, steps) = (attention_passes(rows), attention_steps(rows));
     let eval = |r: &R<'_>| r.result.metric(Metric::EvalBytes);
     let lines: Vec<Series<Text>> = [
@@ -280,10 +295,13 @@ fn prefill_comparisons(rows: &[R<'_>]) -> Vec<Comparison<Text>> {
 }
 
 /// The paired comparisons: LoRA's step against full training's (at the full sizes), and the
-/// fused inference pass against the written-out one at the second sequence measured.
+/// fused inference pass against the written-out one at the shortest sequence measured.
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
     let quick = rows.iter().any(|r| match r.config {
-        LlamaConfig::Cell(c) => c.train.shape.llama().map(|s| s.d_model) == Some(super::block(crate::harness::profile::Sizes::Quick).d_model),
+        LlamaConfig::Cell(c) => {
+            c.train.shape.llama().map(|s| s.d_model)
+                == Some(super::block(crate::harness::profile::Sizes::Quick).d_model)
+        }
         _ => false,
     });
     let lora = plain(rows)
@@ -292,7 +310,7 @@ pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
         .map(|(p, l)| ComparisonSpec::new(LORA_TIMING, p.id, l.id));
     let passes = attention_passes(rows);
     let fused = passes
-        .get(if quick { 0 } else { 1 })
+        .first()
         .and_then(|&(_, w, f)| Some(ComparisonSpec::new(FUSED_TIMING, w?.id, f?.id)));
     lora.into_iter().chain(fused).collect()
 }

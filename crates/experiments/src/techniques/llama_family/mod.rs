@@ -28,12 +28,12 @@ pub mod snippet;
 use std::collections::BTreeMap;
 
 use burn::module::{AutodiffModule, Quantizer};
-use burn::tensor::quantization::Calibration;
 use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::quantization::Calibration;
 use burn::tensor::{Int, Tensor};
 use results::{
-    Check, ComparisonSpec, DeviceKind, Fix, FloatStorage, Metric, PointResult, Profile, PutMetric, TechniqueId,
-    Trace, Unit,
+    Check, ComparisonSpec, DeviceKind, Fix, FloatStorage, Metric, PointResult, Profile, PutMetric,
+    TechniqueId, Trace, Unit,
 };
 use serde::{Deserialize, Serialize};
 
@@ -47,9 +47,9 @@ use crate::harness::probe::{evaluation_passes, MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point_stored, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
-use crate::techniques::quantization::{Bits, WeightFormat};
 use crate::techniques::gpt2_small::{CellConfig, CellProof};
 use crate::techniques::optimizer_state::loss_fell;
+use crate::techniques::quantization::{Bits, WeightFormat};
 
 results::metric_keys! {
     /// What the Llama-family page measures beyond the shared metrics.
@@ -224,7 +224,9 @@ fn both_attentions(shape: LlamaShape, times: usize) -> [LlamaShape; 2] {
 
 fn attentions(shape: LlamaShape, sizes: Sizes) -> impl Iterator<Item = LlamaConfig> {
     let quick = sizes == Sizes::Quick;
-    let inference = INFERENCE_SEQS.into_iter().take(if quick { QUICK_SEQS } else { 4 });
+    let inference = INFERENCE_SEQS
+        .into_iter()
+        .take(if quick { QUICK_SEQS } else { 4 });
     let training = TRAINING_SEQS.into_iter().take(if quick { 1 } else { 2 });
     let passes = inference.flat_map(move |times| {
         both_attentions(shape, times).map(|shape| {
@@ -248,10 +250,12 @@ fn attentions(shape: LlamaShape, sizes: Sizes) -> impl Iterator<Item = LlamaConf
 
 fn qloras(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
     let lora = loras(shape).next();
-    [Bits::Q8, Bits::Q4].into_iter().filter_map(move |bits| match lora {
-        Some(LlamaConfig::Lora(train)) => Some(LlamaConfig::QLora(QLoraConfig { train, bits })),
-        _ => None,
-    })
+    [Bits::Q8, Bits::Q4]
+        .into_iter()
+        .filter_map(move |bits| match lora {
+            Some(LlamaConfig::Lora(train)) => Some(LlamaConfig::QLora(QLoraConfig { train, bits })),
+            _ => None,
+        })
 }
 
 /// "written-out" or "fused".
@@ -374,9 +378,7 @@ impl Technique for LlamaFamily {
     fn step_plan(&self, config: &LlamaConfig) -> Option<StepPlan> {
         match config {
             LlamaConfig::Cell(c) => c.plan(),
-            LlamaConfig::Lora(t) | LlamaConfig::AttentionStep(t) => {
-                Some(StepPlan::of_training(t))
-            }
+            LlamaConfig::Lora(t) | LlamaConfig::AttentionStep(t) => Some(StepPlan::of_training(t)),
             _ => None,
         }
     }
