@@ -1,12 +1,13 @@
-//! The workbench's step monitor in a training loop of your own: the memory of every step (in
-//! use, its peak, the pool's reserved bytes), one screen at the end, and a warning when memory
-//! in use grows from step to step.
+//! The monitor crate (`burn-step-monitor`) on the workbench's devices: a training loop with the
+//! monitor around each step, and the monitor's own cost measured as a comparison.
 //!
-//! `cargo run --release --example memory_monitor [-- --device cpu|wgpu|cuda] [--leak|--cost]`
-//! (`--features wgpu` or `cuda` for a device). `--leak` keeps each step's evaluation output,
-//! computed on the autodiff backend: its graph stays alive, and the monitor says so. `--cost`
-//! times the monitor itself: blocks of steps without it (A), with it (B) and without it again
-//! (A', the control), interleaved in rotating orders, as a ratio with its 95% interval.
+//! `cargo run --release --example memory_monitor [-- --device cpu|wgpu|cuda] [--leak|--cost]
+//! [--every N]` (`--features wgpu` or `cuda` for a device). `--leak` keeps each step's
+//! evaluation output, computed on the autodiff backend: its graph stays alive, and the monitor
+//! says so. `--cost` times the monitor itself: blocks of steps without it (A), with it (B) and
+//! without it again (A', the control), interleaved in rotating orders, as a ratio with its 95%
+//! interval; `--every N` reads one step in N (`StepMonitor::every`). The crate's own example,
+//! with nothing of the workbench, is `cargo run -p burn-step-monitor --example monitor`.
 
 use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
@@ -14,10 +15,10 @@ use burn::nn::{Linear, LinearConfig, Relu};
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{Distribution, Tensor};
+use burn_step_monitor::StepMonitor;
 use experiments::harness::backend::{Backends, OnBackend, Setup};
 use experiments::harness::probe::host::CountingAllocator;
-use experiments::harness::probe::MemoryProbe;
-use experiments::monitor::StepMonitor;
+use experiments::harness::probe::{MemoryProbe, Monitored};
 use results::paired::intervals;
 use results::{round_order, DeviceKind, Round};
 
@@ -55,6 +56,7 @@ impl<B: Backend> Net<B> {
 struct Loop {
     leak: bool,
     cost: bool,
+    every: usize,
 }
 
 /// Rounds of the cost comparison (eight cycles of the six orders) and steps per block.
@@ -77,12 +79,12 @@ impl OnBackend for Loop {
                 let grads = GradientsParams::from_grads(loss.backward(), &model);
                 model = optim.step(1e-3, model.clone(), grads);
             };
-            return cost::<B>(&device, probe, &mut train);
+            return cost::<B>(&device, probe, self.every, &mut train);
         }
 
-        let mut monitor = StepMonitor::new(probe, || {
-            let _ = B::sync(&device);
-        });
+        let readings = Monitored(probe);
+        let mut monitor =
+            StepMonitor::new(&readings, burn_step_monitor::sync_of::<B>(&device)).every(self.every);
         for _ in 0..STEPS {
             monitor.step(|| {
                 let loss =
@@ -104,12 +106,12 @@ impl OnBackend for Loop {
 fn cost<B: AutodiffBackend>(
     device: &B::Device,
     probe: &dyn MemoryProbe,
+    every: usize,
     train: &mut dyn FnMut(),
 ) -> String {
-    let sync = || {
-        let _ = B::sync(device);
-    };
-    let mut monitor = StepMonitor::new(probe, sync);
+    let sync = burn_step_monitor::sync_of::<B>(device);
+    let readings = Monitored(probe);
+    let mut monitor = StepMonitor::new(&readings, &sync).every(every);
     let mut block = |arm: usize, train: &mut dyn FnMut()| {
         sync();
         let started = std::time::Instant::now();
@@ -144,8 +146,9 @@ fn cost<B: AutodiffBackend>(
     let step_ms = 1e3 * rounds.iter().map(|r| r.baseline_s).sum::<f64>() / rounds.len() as f64;
     match intervals(&rounds, 1, 1) {
         Some((cost, control)) => format!(
-            "monitor cost per step: {:+.2}% [{:+.2}%, {:+.2}%] (95%); A/A control: {:+.2}% \
-             [{:+.2}%, {:+.2}%]; {} rounds of {} steps, a step {step_ms:.2} ms\n",
+            "monitor cost per step, reading every {every} step(s): {:+.2}% [{:+.2}%, {:+.2}%] \
+             (95%); A/A control: {:+.2}% [{:+.2}%, {:+.2}%]; {} rounds of {} steps, a step \
+             {step_ms:.2} ms\n",
             cost.estimate_pct,
             cost.low_pct,
             cost.high_pct,
@@ -163,6 +166,16 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let leak = args.iter().any(|a| a == "--leak");
     let cost = args.iter().any(|a| a == "--cost");
+    let every = match args.iter().position(|a| a == "--every") {
+        Some(i) => match args.get(i + 1).and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) if n > 0 => n,
+            _ => {
+                eprintln!("--every takes a whole number of steps, 1 or more");
+                std::process::exit(2);
+            }
+        },
+        None => 1,
+    };
     let device = match args.iter().position(|a| a == "--device") {
         Some(i) => match args.get(i + 1).and_then(|d| d.parse::<DeviceKind>().ok()) {
             Some(d) => d,
@@ -173,7 +186,7 @@ fn main() {
         },
         None => DeviceKind::Cpu,
     };
-    match device.dispatch(Setup::default(), Loop { leak, cost }) {
+    match device.dispatch(Setup::default(), Loop { leak, cost, every }) {
         Ok(summary) => print!("{summary}"),
         Err(e) => {
             eprintln!("error: {e}");

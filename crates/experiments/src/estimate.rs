@@ -218,7 +218,11 @@ pub fn kv_cache_bytes_per_token(shape: &LlamaShape, value_bytes: f64) -> f64 {
 /// and without grouped-query attention).
 pub fn llama_prefill_values_per_token(shape: &LlamaShape, ctx: usize) -> f64 {
     let (d, h, m) = (shape.d_model, shape.heads, shape.mlp);
-    let repeated = if shape.kv_heads < shape.heads { 2 * d } else { 0 };
+    let repeated = if shape.kv_heads < shape.heads {
+        2 * d
+    } else {
+        0
+    };
     let attention = 2 * h * ctx + 2 * d + repeated;
     let mlp = 3 * m + 2 * d;
     attention.max(mlp) as f64

@@ -17,7 +17,7 @@ pub mod capacity;
 pub mod error;
 pub mod estimate;
 pub mod harness;
-pub mod monitor;
+
 pub mod technique;
 pub mod techniques;
 pub mod workloads;

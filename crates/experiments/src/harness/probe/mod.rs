@@ -44,17 +44,8 @@ use results::PhaseKey;
 pub use results::{PeakBracket, PhaseMemory, ProbeInfo};
 use serde::{Deserialize, Serialize};
 
-/// One reading of a probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryReading {
-    /// Bytes held by live allocations at the time of the reading.
-    pub in_use_bytes: u64,
-    /// Highest `in_use_bytes` since the last [`MemoryProbe::reset_peak`].
-    pub peak_in_use_bytes: u64,
-    /// Bytes reserved by the backend's allocator, where it has one (CubeCL pools); `None` on the
-    /// CPU backend, whose buffers come straight from the process heap.
-    pub reserved_bytes: Option<u64>,
-}
+/// One reading of a probe, and one step's allocation timeline on the CPU: the monitor crate's.
+pub use burn_step_monitor::{host::Timeline, MemoryReading};
 
 /// A reading of every pool of the device at once, where a backend keeps one per stream: what
 /// the training thread's reading does not see (a pool left by a finished loader thread).
@@ -82,18 +73,6 @@ pub fn current_stream() -> u64 {
     {
         0
     }
-}
-
-/// One step's bytes in use after every allocation event, and the event at which each of its
-/// phases began, in the order the step ran them.
-#[derive(Debug, Clone, Default)]
-pub struct Timeline {
-    /// Bytes in use after each event.
-    pub bytes: Vec<u64>,
-    /// The number of events before each phase began.
-    pub phase_starts: Vec<usize>,
-    /// Whether the step made more events than the buffer holds (the later ones are missing).
-    pub cut: bool,
 }
 
 /// A source of memory readings for one device.
@@ -163,6 +142,28 @@ pub trait MemoryProbe {
     /// read at the phase's boundaries: the phase's bracket, where bracketing is on.
     fn close_phase(&self, _boundary_peak_bytes: u64) -> Option<PeakBracket> {
         None
+    }
+}
+
+/// A workbench probe read by the monitor crate's [`burn_step_monitor::StepMonitor`], as a
+/// reader's own loop reads it.
+pub struct Monitored<'a>(pub &'a dyn MemoryProbe);
+
+impl burn_step_monitor::ReadMemory for Monitored<'_> {
+    fn kind(&self) -> String {
+        self.0.info().kind
+    }
+
+    fn read(&self) -> MemoryReading {
+        self.0.read()
+    }
+
+    fn reset_peak(&self) {
+        self.0.reset_peak()
+    }
+
+    fn exact_peak(&self) -> bool {
+        self.0.exact_peak()
     }
 }
 

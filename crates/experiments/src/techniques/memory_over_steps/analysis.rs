@@ -9,8 +9,8 @@ use results::{
 };
 
 use super::{LoopConfig, MemoryOverSteps, Pattern};
-use crate::monitor::Growth;
 use crate::technique::{Analyse, Row};
+use burn_step_monitor::Growth;
 
 type R<'a> = Row<'a, LoopConfig>;
 
@@ -69,7 +69,7 @@ pub fn flat_check(series: &[f64], warmup: usize) -> Check {
         params: Default::default(),
         max_abs_diff: growth.as_ref().map_or(f64::NAN, |g| g.bytes_per_step),
         max_rel_diff: growth.as_ref().map_or(f64::NAN, |g| g.low_bytes_per_step),
-        tolerance: crate::monitor::NEGLIGIBLE_BYTES_PER_STEP,
+        tolerance: burn_step_monitor::NEGLIGIBLE_BYTES_PER_STEP,
         // No fit (too few steps after warm-up) proves nothing flat.
         passed: growth.as_ref().is_some_and(|g| !g.grows()),
     };

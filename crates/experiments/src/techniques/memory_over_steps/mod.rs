@@ -8,7 +8,7 @@
 //! pool's reserved bytes, and the process's resident set (where a software device such as
 //! lavapipe keeps its memory, and what `nvidia-smi` would count of a process's pools). The
 //! render fits a line through each series after the warm-up, with its 95% interval
-//! ([`crate::monitor::Growth`]).
+//! ([`burn_step_monitor::Growth`]).
 //! Answer: read from the records by `analysis.rs`; the correct loop (the control) must be flat,
 //! a check that fails for a loop that leaks.
 
@@ -30,11 +30,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::mlp::{self, Mlp, MlpShape};
-use crate::harness::probe::{self, MemoryProbe};
+use crate::harness::probe::{self, MemoryProbe, Monitored};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
-use crate::monitor::StepMonitor;
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn_step_monitor::StepMonitor;
 
 /// A training loop's pattern, each one point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -474,8 +474,9 @@ impl OnBackend for LoopPoint {
         let mut lp = Loop::<B>::new(c, device.clone(), steps);
         let mut readings = Readings::with_capacity(steps);
         // The monitored loop's monitor is made before the first step, as the readings' room.
+        let readings_of = Monitored(probe);
         let mut monitor = (c.pattern == Pattern::Monitored)
-            .then(|| StepMonitor::new(probe, sync).warmup(c.warmup_steps));
+            .then(|| StepMonitor::new(&readings_of, sync).warmup(c.warmup_steps));
         for step in 0..steps {
             sync();
             probe.reset_peak();

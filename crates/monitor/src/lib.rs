@@ -1,4 +1,4 @@
-//! Memory over many steps, in the reader's own training loop.
+//! The memory of every step of a Burn 0.21 training loop, and a warning when it grows.
 //!
 //! Question: does my loop's memory grow from step to step, and if so, what is growing?
 //! Method: around each step the caller hands it, synchronise the device and read its probe:
@@ -9,26 +9,61 @@
 //! Answer: [`StepMonitor::summary`] prints one screen (like PyTorch's `memory_summary`);
 //! [`StepMonitor::warning`] names the likely causes when in-use memory grows.
 //!
-//! ```no_run
-//! use experiments::harness::probe::host::HostProbe;
-//! use experiments::monitor::StepMonitor;
-//! # fn train_step() {}
-//! // With `#[global_allocator] static A: CountingAllocator = CountingAllocator;` in the binary.
-//! let probe = HostProbe;
-//! let mut monitor = StepMonitor::new(&probe, || {});
-//! for _ in 0..100 {
-//!     monitor.step(train_step);
+//! On the CPU (Burn's Flex backend), with the counting allocator as the global allocator:
+//!
+//! ```
+//! use burn::backend::{Autodiff, Flex};
+//! use burn::nn::{Linear, LinearConfig};
+//! use burn::tensor::{Distribution, Tensor};
+//! use burn_step_monitor::host::{CountingAllocator, HostProbe};
+//! use burn_step_monitor::StepMonitor;
+//!
+//! #[global_allocator]
+//! static ALLOCATOR: CountingAllocator = CountingAllocator;
+//!
+//! type B = Autodiff<Flex>;
+//! let device = Default::default();
+//! let layer: Linear<B> = LinearConfig::new(64, 64).init(&device);
+//! let x = Tensor::<B, 2>::random([32, 64], Distribution::Default, &device);
+//! // The CPU's work is done when the step returns: no sync to wait for.
+//! let mut monitor = StepMonitor::new(&HostProbe, || {});
+//! for _ in 0..20 {
+//!     monitor.step(|| {
+//!         let loss = layer.forward(x.clone()).powi_scalar(2).mean();
+//!         drop(loss.backward());
+//!     });
 //! }
+//! assert!(monitor.warning().is_none(), "{}", monitor.summary());
 //! println!("{}", monitor.summary());
 //! ```
+//!
+//! On a CubeCL device (wgpu, CUDA), the probe is [`cube::CubeProbe`] (feature `cubecl`) and the
+//! sync closure [`sync_of::<B>(&device)`](sync_of): see [`StepMonitor::every`] for its cost.
+
+#[cfg(feature = "cubecl")]
+pub mod cube;
+mod growth;
+pub mod host;
+mod probe;
 
 use std::collections::VecDeque;
 use std::fmt::Write;
 
-use results::{format, LinearFit};
-use serde::Serialize;
+pub use growth::{bytes, Growth, NEGLIGIBLE_BYTES_PER_STEP};
+pub use probe::{MemoryReading, ReadMemory};
 
-use crate::harness::probe::MemoryProbe;
+/// The sync a [`StepMonitor`] of a Burn device needs: waits for `device`'s queued work, so
+/// that a reading counts what the step did (CubeCL backends; nothing to wait for on the CPU).
+pub fn sync_of<B: burn::tensor::backend::Backend>(device: &B::Device) -> impl Fn() + '_ {
+    move || {
+        // A failed device surfaces again at the step's next tensor read.
+        let _ = B::sync(device);
+    }
+}
+
+/// The page of the Burn VRAM workbench's guide that measures the causes [`StepMonitor::warning`]
+/// names (a file of the guide the workbench writes, and publishes).
+pub const GUIDE_PAGE: &str = "memory-over-steps.html";
 
 /// Steps kept by default: the last this many (room made once, so that the monitor's own
 /// bookkeeping never shows up as growth on a probe that counts the process's heap).
@@ -38,12 +73,8 @@ pub const DEFAULT_CAPACITY: usize = 4096;
 /// and fill the pools.
 pub const DEFAULT_WARMUP_STEPS: usize = 5;
 
-/// Growth below this many bytes per step is not called growth, whatever its interval: the
-/// autodiff graph's bookkeeping moves by a few hundred bytes from step to step.
-pub const NEGLIGIBLE_BYTES_PER_STEP: f64 = 4096.0;
-
 /// One step's memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepMemory {
     /// The step's number, from 0.
     pub step: usize,
@@ -57,71 +88,15 @@ pub struct StepMemory {
     pub reserved_bytes: Option<u64>,
 }
 
-/// How a series of bytes moves from step to step after the warm-up.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Growth {
-    /// The fitted change per step, in bytes.
-    pub bytes_per_step: f64,
-    /// The 95% interval of that slope, in bytes per step.
-    pub low_bytes_per_step: f64,
-    /// Its upper end.
-    pub high_bytes_per_step: f64,
-    /// Steps fitted.
-    pub steps: usize,
-}
-
-impl Growth {
-    /// The least-squares slope of `series` against the step and its 95% interval (Student's
-    /// t with n - 2 degrees of freedom); `None` with fewer than 3 values.
-    pub fn of(series: &[f64]) -> Option<Self> {
-        let points: Vec<(f64, f64)> = series
-            .iter()
-            .enumerate()
-            .map(|(i, y)| (i as f64, *y))
-            .collect();
-        let fit = LinearFit::fit(&points)?;
-        let (low, high) = fit.slope_interval(&points)?;
-        Some(Self {
-            bytes_per_step: fit.slope,
-            low_bytes_per_step: low,
-            high_bytes_per_step: high,
-            steps: fit.n,
-        })
-    }
-
-    /// Whether it grows: the whole interval above zero and the slope above
-    /// [`NEGLIGIBLE_BYTES_PER_STEP`].
-    pub fn grows(&self) -> bool {
-        self.low_bytes_per_step > 0.0 && self.bytes_per_step > NEGLIGIBLE_BYTES_PER_STEP
-    }
-
-    fn words(&self) -> String {
-        format!(
-            "{}/step [{}, {}] over {} steps",
-            signed_bytes(self.bytes_per_step),
-            signed_bytes(self.low_bytes_per_step),
-            signed_bytes(self.high_bytes_per_step),
-            self.steps
-        )
-    }
-}
-
-fn signed_bytes(b: f64) -> String {
-    if b < 0.0 {
-        format!("-{}", format::bytes(-b))
-    } else {
-        format!("+{}", format::bytes(b))
-    }
-}
-
 /// One of a step's readings, where the probe has it.
 type Reading = fn(&StepMemory) -> Option<u64>;
 
 /// Reads the memory of each step of a loop, and says whether it grows.
 pub struct StepMonitor<'a> {
-    probe: &'a dyn MemoryProbe,
+    probe: &'a dyn ReadMemory,
     sync: Box<dyn Fn() + 'a>,
     warmup_steps: usize,
+    every: usize,
     next_step: usize,
     steps: VecDeque<StepMemory>,
 }
@@ -129,20 +104,17 @@ pub struct StepMonitor<'a> {
 impl<'a> StepMonitor<'a> {
     /// A monitor reading `probe`; `sync` waits for the device to finish its queued work (on
     /// CubeCL backends `B::sync(&device)`; nothing on the CPU).
-    pub fn new(probe: &'a dyn MemoryProbe, sync: impl Fn() + 'a) -> Self {
+    pub fn new(probe: &'a dyn ReadMemory, sync: impl Fn() + 'a) -> Self {
         Self::with_capacity(probe, sync, DEFAULT_CAPACITY)
     }
 
     /// A monitor that keeps the last `capacity` steps (at least 3).
-    pub fn with_capacity(
-        probe: &'a dyn MemoryProbe,
-        sync: impl Fn() + 'a,
-        capacity: usize,
-    ) -> Self {
+    pub fn with_capacity(probe: &'a dyn ReadMemory, sync: impl Fn() + 'a, capacity: usize) -> Self {
         Self {
             probe,
             sync: Box::new(sync),
             warmup_steps: DEFAULT_WARMUP_STEPS,
+            every: 1,
             next_step: 0,
             steps: VecDeque::with_capacity(capacity.max(3)),
         }
@@ -154,8 +126,22 @@ impl<'a> StepMonitor<'a> {
         self
     }
 
-    /// Runs one step, reading the memory around it; returns what the step returned.
+    /// Reads one step in `n` (at least 1): the others run without a sync or a reading. On a
+    /// device each read step syncs twice, which drains the queue the step would otherwise
+    /// overlap with the next; reading one step in `n` divides that cost by `n`. The growth is
+    /// still per step (the fit's slope over read steps, divided by `n`).
+    pub fn every(mut self, n: usize) -> Self {
+        self.every = n.max(1);
+        self
+    }
+
+    /// Runs one step, reading the memory around it (if it is one of the steps read); returns
+    /// what the step returned.
     pub fn step<T>(&mut self, step: impl FnOnce() -> T) -> T {
+        if !self.next_step.is_multiple_of(self.every) {
+            self.next_step += 1;
+            return step();
+        }
         (self.sync)();
         let before = self.probe.read().in_use_bytes;
         self.probe.reset_peak();
@@ -192,7 +178,7 @@ impl<'a> StepMonitor<'a> {
             .after_warmup()
             .map(|s| s.in_use_after_bytes as f64)
             .collect();
-        Growth::of(&series)
+        self.per_step(Growth::of(&series))
     }
 
     /// How the pool's reserved bytes move, after the warm-up, where the backend has a pool.
@@ -201,7 +187,18 @@ impl<'a> StepMonitor<'a> {
             .after_warmup()
             .map(|s| s.reserved_bytes.map(|r| r as f64))
             .collect();
-        Growth::of(&series?)
+        self.per_step(Growth::of(&series?))
+    }
+
+    /// A growth fitted over read steps, per step.
+    fn per_step(&self, g: Option<Growth>) -> Option<Growth> {
+        let n = self.every as f64;
+        g.map(|g| Growth {
+            bytes_per_step: g.bytes_per_step / n,
+            low_bytes_per_step: g.low_bytes_per_step / n,
+            high_bytes_per_step: g.high_bytes_per_step / n,
+            ..g
+        })
     }
 
     /// Where memory grows across steps: how much, and its likely causes; `None` where it does
@@ -214,7 +211,8 @@ impl<'a> StepMonitor<'a> {
                  `into_scalar()`, or `detach()` it: a kept tensor keeps its whole autodiff \
                  graph); evaluation on the autodiff backend (run it on `model.valid()`); \
                  minibatches cut with `.clone().select(..)` or `narrow` from a tensor that \
-                 stays alive; a collection that grows",
+                 stays alive; a collection that grows. Each is measured on the Burn VRAM \
+                 workbench's \"Memory over many steps\" page ({GUIDE_PAGE})",
                 g.words()
             ));
         }
@@ -224,9 +222,9 @@ impl<'a> StepMonitor<'a> {
              allocator keeps memory no tensor holds. Likely causes: a data loader whose threads \
              each get their own CubeCL stream and pool (Burn #4971; the reported workaround, \
              `[streaming] max_streams = 1` in cubecl.toml, holds only where a reading of every \
-             pool shows it: the workbench's Memory over many steps page says where); shapes \
-             that change every step; \
-             `memory_cleanup()` gives the pool's free pages back",
+             pool shows it: the workbench's \"Memory over many steps\" page ({GUIDE_PAGE}) says \
+             where); shapes that change every step; `memory_cleanup()` gives the pool's free \
+             pages back",
             g.words()
         ))
     }
@@ -234,13 +232,12 @@ impl<'a> StepMonitor<'a> {
     /// One screen: the first and last steps kept, the range, the growth and the warning.
     pub fn summary(&self) -> String {
         let mut out = String::new();
-        let info = self.probe.info();
         let _ = writeln!(
             out,
             "memory over {} steps ({} kept), probe: {}{}",
             self.next_step,
             self.steps.len(),
-            info.kind,
+            self.probe.kind(),
             if self.probe.exact_peak() {
                 " (exact peak)"
             } else {
@@ -254,11 +251,11 @@ impl<'a> StepMonitor<'a> {
         let range = |f: Reading| {
             let values: Vec<u64> = self.steps.iter().filter_map(f).collect();
             match (values.iter().min(), values.iter().max()) {
-                (Some(lo), Some(hi)) => (format::bytes(*lo as f64), format::bytes(*hi as f64)),
+                (Some(lo), Some(hi)) => (bytes(*lo as f64), bytes(*hi as f64)),
                 _ => ("n/a".into(), "n/a".into()),
             }
         };
-        let cell = |v: Option<u64>| v.map_or("n/a".into(), |b| format::bytes(b as f64));
+        let cell = |v: Option<u64>| v.map_or("n/a".into(), |b| bytes(b as f64));
         let _ = writeln!(
             out,
             "{:<18} {:>14} {:>14} {:>14} {:>14}",
@@ -309,16 +306,16 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
-    use crate::harness::probe::{MemoryReading, ProbeInfo};
+    use crate::MemoryReading;
 
     /// A probe whose bytes in use the test sets.
     struct Scripted {
         in_use: Cell<u64>,
     }
 
-    impl MemoryProbe for Scripted {
-        fn info(&self) -> ProbeInfo {
-            ProbeInfo::of("scripted")
+    impl ReadMemory for Scripted {
+        fn kind(&self) -> String {
+            "scripted".into()
         }
         fn read(&self) -> MemoryReading {
             MemoryReading {
@@ -351,15 +348,5 @@ mod tests {
         let warning = leaking.warning().expect("a leak is named");
         assert!(warning.contains("into_scalar"), "{warning}");
         assert!(leaking.summary().contains("warning:"));
-    }
-
-    #[test]
-    fn noise_around_a_level_is_not_growth() {
-        let series: Vec<f64> = (0..60)
-            .map(|i| 1e8 + if i % 2 == 0 { 3e4 } else { -3e4 })
-            .collect();
-        let g = Growth::of(&series).unwrap();
-        assert!(!g.grows(), "{g:?}");
-        assert!(g.low_bytes_per_step <= 0.0 && g.high_bytes_per_step >= 0.0);
     }
 }

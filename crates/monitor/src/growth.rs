@@ -1,0 +1,126 @@
+//! Whether a series of bytes grows: a least-squares line through it and the 95% interval of its
+//! slope.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Growth below this many bytes per step is not called growth, whatever its interval: the
+/// autodiff graph's bookkeeping moves by a few hundred bytes from step to step.
+pub const NEGLIGIBLE_BYTES_PER_STEP: f64 = 4096.0;
+
+/// How a series of bytes moves from step to step after the warm-up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Growth {
+    /// The fitted change per step, in bytes.
+    pub bytes_per_step: f64,
+    /// The 95% interval of that slope, in bytes per step.
+    pub low_bytes_per_step: f64,
+    /// Its upper end.
+    pub high_bytes_per_step: f64,
+    /// Steps fitted.
+    pub steps: usize,
+}
+
+impl Growth {
+    /// The least-squares slope of `series` against the step and its 95% interval (Student's
+    /// t with n - 2 degrees of freedom); `None` with fewer than 3 values.
+    pub fn of(series: &[f64]) -> Option<Self> {
+        let n = series.len();
+        if n < 3 {
+            return None;
+        }
+        let nf = n as f64;
+        let mean_x = (nf - 1.0) / 2.0;
+        let mean_y = series.iter().sum::<f64>() / nf;
+        let sxx: f64 = (0..n).map(|i| (i as f64 - mean_x).powi(2)).sum();
+        let sxy: f64 = series
+            .iter()
+            .enumerate()
+            .map(|(i, y)| (i as f64 - mean_x) * (y - mean_y))
+            .sum();
+        let slope = sxy / sxx;
+        let intercept = mean_y - slope * mean_x;
+        let sse: f64 = series
+            .iter()
+            .enumerate()
+            .map(|(i, y)| (y - (slope * i as f64 + intercept)).powi(2))
+            .sum();
+        let se = (sse / (nf - 2.0) / sxx).sqrt();
+        let t = StudentsT::new(0.0, 1.0, nf - 2.0).ok()?.inverse_cdf(0.975);
+        Some(Self {
+            bytes_per_step: slope,
+            low_bytes_per_step: slope - t * se,
+            high_bytes_per_step: slope + t * se,
+            steps: n,
+        })
+    }
+
+    /// Whether it grows: the whole interval above zero and the slope above
+    /// [`NEGLIGIBLE_BYTES_PER_STEP`].
+    pub fn grows(&self) -> bool {
+        self.low_bytes_per_step > 0.0 && self.bytes_per_step > NEGLIGIBLE_BYTES_PER_STEP
+    }
+
+    /// `+1.00 MiB/step [+0.98 MiB, +1.02 MiB] over 45 steps`.
+    pub fn words(&self) -> String {
+        format!(
+            "{}/step [{}, {}] over {} steps",
+            signed_bytes(self.bytes_per_step),
+            signed_bytes(self.low_bytes_per_step),
+            signed_bytes(self.high_bytes_per_step),
+            self.steps
+        )
+    }
+}
+
+fn signed_bytes(b: f64) -> String {
+    if b < 0.0 {
+        format!("-{}", bytes(-b))
+    } else {
+        format!("+{}", bytes(b))
+    }
+}
+
+/// Bytes in binary units, two decimals (`1.50 MiB`), bytes below 1 KiB.
+pub fn bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = b;
+    let mut unit = 0;
+    while value.abs() >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} B")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_straight_line_has_its_slope_and_noise_around_a_level_does_not_grow() {
+        let line: Vec<f64> = (0..20).map(|i| 1000.0 + 65536.0 * i as f64).collect();
+        let g = Growth::of(&line).unwrap();
+        assert!(
+            (g.bytes_per_step - 65536.0).abs() < 1e-6 && g.grows(),
+            "{g:?}"
+        );
+        let noise: Vec<f64> = (0..60)
+            .map(|i| 1e8 + if i % 2 == 0 { 3e4 } else { -3e4 })
+            .collect();
+        let g = Growth::of(&noise).unwrap();
+        assert!(!g.grows(), "{g:?}");
+        assert!(g.low_bytes_per_step <= 0.0 && g.high_bytes_per_step >= 0.0);
+        assert!(Growth::of(&[1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn bytes_read_in_binary_units() {
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(1536.0), "1.50 KiB");
+        assert_eq!(bytes(3.0 * 1024.0 * 1024.0 * 1024.0), "3.00 GiB");
+    }
+}
