@@ -16,6 +16,7 @@ mod consistency;
 mod criterion;
 #[cfg(feature = "wgpu")]
 mod device;
+mod diff;
 mod keys;
 mod monitor;
 mod probe;

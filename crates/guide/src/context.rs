@@ -35,6 +35,8 @@ pub struct SiteContext {
     pub lede: String,
     /// The runs that produced the result sets, for the "Runs" page.
     pub runs: Vec<crate::runs::RunRow>,
+    /// This guide's sets against a baseline, where rendered with one.
+    pub changes: Option<crate::changes::ChangesPage>,
 }
 
 /// The estimator's error over one result set's training steps.
@@ -1138,6 +1140,7 @@ impl SiteContext {
             provenance: crate::fix_order::provenance_lines(records),
             lede: crate::words::landing::lede(records),
             runs: crate::runs::rows(records),
+            changes: None,
             pages,
         }
     }

@@ -8,6 +8,7 @@
 //! view models of plain strings, [`charts`] draws a chart's data as SVG, and [`HtmlRenderer`]
 //! writes the files.
 
+pub mod changes;
 pub mod charts;
 pub mod claims;
 pub mod context;
@@ -34,6 +35,7 @@ const INDEX: &str = include_str!("templates/index.html");
 const EXPERIMENT: &str = include_str!("templates/experiment.html");
 const WHAT_FITS: &str = include_str!("templates/what_fits.html");
 const RUNS: &str = include_str!("templates/runs.html");
+const CHANGES: &str = include_str!("templates/changes.html");
 const CELLS: &str = include_str!("templates/cells.html");
 const GLOSSARY: &str = include_str!("templates/glossary.html");
 const STYLE: &str = include_str!("templates/style.css");
@@ -98,6 +100,7 @@ pub fn environment() -> Environment<'static> {
         ("experiment.html", EXPERIMENT),
         ("what_fits.html", WHAT_FITS),
         ("runs.html", RUNS),
+        ("changes.html", CHANGES),
         ("cells.html", CELLS),
         ("glossary.html", GLOSSARY),
     ] {
@@ -157,6 +160,13 @@ impl HtmlRenderer {
         )?))
     }
 
+    /// Renders the "Changes" page to a string (the context must hold it).
+    pub fn changes_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        Ok(with_terms(environment().get_template("changes.html")?.render(
+            minijinja::context! { site => context, changes => &context.changes, runs_page => true, page_title => "Changes against a baseline" },
+        )?))
+    }
+
     /// Renders one experiment's page to a string.
     pub fn experiment_html(
         &self,
@@ -179,8 +189,26 @@ impl Renderer for HtmlRenderer {
         capacity: Option<&AnalysedCapacity>,
         out: &Path,
     ) -> Result<(), RenderError> {
+        self.render_against(records, capacity, None, out)
+    }
+}
+
+impl HtmlRenderer {
+    /// [`Renderer::render`], with the "Changes" page of `baseline` (this guide's sets against
+    /// a baseline's) where given, linked from the "Runs" page.
+    pub fn render_against(
+        &self,
+        records: &[Analysed<Text>],
+        capacity: Option<&AnalysedCapacity>,
+        baseline: Option<&results::diff::SetDiff>,
+        out: &Path,
+    ) -> Result<(), RenderError> {
         let records = &words::all(records);
-        let context = SiteContext::new(records, capacity);
+        let mut context = SiteContext::new(records, capacity);
+        context.changes = baseline.map(changes::ChangesPage::of);
+        if context.changes.is_some() {
+            write(&out.join(changes::HREF), &self.changes_html(&context)?)?;
+        }
         write(&out.join("style.css"), STYLE)?;
         write(&out.join("index.html"), &self.index_html(&context)?)?;
         write(&out.join(runs::HREF), &self.runs_html(&context)?)?;

@@ -109,7 +109,11 @@ mod tests {
     fn the_monitor_warns_of_the_leaking_loop_and_only_of_it() {
         type Cpu = super::Autodiff<burn::backend::Flex>;
         for leak in [false, true] {
-            assert!(super::train::<Cpu>(&Default::default(), &super::HostProbe, leak));
+            assert!(super::train::<Cpu>(
+                &Default::default(),
+                &super::HostProbe,
+                leak
+            ));
             #[cfg(feature = "wgpu")]
             assert!(super::on_wgpu(leak));
         }

@@ -15,6 +15,7 @@ pub mod capacity;
 pub mod cards;
 pub mod criterion;
 pub mod device;
+pub mod diff;
 pub mod error;
 pub mod fit;
 pub mod fix_table;

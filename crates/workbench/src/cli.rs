@@ -11,7 +11,8 @@ use clap::{Parser, Subcommand};
 use experiments::harness::backend::Backends;
 use experiments::harness::driver::DriverError;
 use experiments::{Experiment, ExperimentError};
-use guide::{HtmlRenderer, Renderer};
+use guide::HtmlRenderer;
+use results::diff::SetDiff;
 use results::{
     format, record, CapacityRecord, DeviceIdentity, DeviceKind, ExperimentRecord, Point, Profile,
 };
@@ -65,6 +66,10 @@ enum Command {
         /// workbench build match this run's; measure the rest. Failed points are measured again.
         #[arg(long)]
         resume: bool,
+        /// A result set to compare this run's with (a folder of records: an earlier commit's
+        /// `site/data`, another machine's): the guide adds its "Changes" page.
+        #[arg(long)]
+        baseline: Option<PathBuf>,
     },
     /// Rebuild the guide from saved records, running nothing.
     Render {
@@ -79,7 +84,14 @@ enum Command {
         /// the same points are set beside the workbench's step times and kept in the records.
         #[arg(long)]
         criterion: Option<PathBuf>,
+        /// A result set to compare these with (a folder of records): the guide adds its
+        /// "Changes" page.
+        #[arg(long)]
+        baseline: Option<PathBuf>,
     },
+    /// Compare two result sets point by point: the bytes at each phase's peak, exactly, the
+    /// points added and removed, and both sets' provenance.
+    Diff(crate::diff::DiffArgs),
     /// Name the device and show what its memory probe reads: in use, padding, reserved, live
     /// allocations, before and after one tensor lives and dies, and after the cache is released.
     MemorySummary {
@@ -257,6 +269,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             device,
             point_timeout_s,
             resume,
+            baseline,
         } => {
             if let (Some(file), Some(point)) = (from_record, point) {
                 return measure_again(&file, &point, Duration::from_secs(point_timeout_s));
@@ -272,12 +285,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 memory_bytes: None,
             };
             let with_capacity = ids.iter().any(|id| id == "all");
-            run_experiments(&select(&ids)?, &runner, &out, with_capacity, resume)
+            // Read before anything is measured: a bad baseline costs no run.
+            let baseline = Baseline::load(baseline)?;
+            let site = SiteOptions {
+                with_capacity,
+                resume,
+                baseline,
+            };
+            run_experiments(&select(&ids)?, &runner, &out, site)
         }
         Command::Render {
             results,
             out,
             criterion,
+            baseline,
         } => {
             refuse_output_among(&out, &results)?;
             Staging::check(&out)?;
@@ -288,7 +309,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(dir) = criterion {
                 attach_estimates(&mut records, &dir)?;
             }
-            write_site(&records, capacity.as_ref(), Staging::new(&out)?)?;
+            let baseline = Baseline::load(baseline)?;
+            let staging = Staging::new(&out)?;
+            write_site(&records, capacity.as_ref(), baseline.as_ref(), staging)?;
             println!(
                 "wrote the guide to {} ({} experiments)",
                 out.display(),
@@ -296,6 +319,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Command::Diff(args) => crate::diff::diff(&args),
         Command::Point { experiment, device } => measure_point(&experiment, device),
         Command::Compare { experiment, device } => compare_points(&experiment, device),
         Command::Calibrate { device } => {
@@ -616,13 +640,42 @@ fn select(ids: &[String]) -> Result<Vec<&'static dyn Experiment>, BadInput> {
         .collect())
 }
 
+/// A result set the guide is compared with: its folder and records.
+struct Baseline {
+    dir: PathBuf,
+    records: Vec<ExperimentRecord>,
+}
+
+impl Baseline {
+    /// The records of `dir`, where one is given; bad input where it holds none.
+    fn load(dir: Option<PathBuf>) -> Result<Option<Self>, BadInput> {
+        let Some(dir) = dir else { return Ok(None) };
+        let records = record::load_dirs(std::slice::from_ref(&dir))?;
+        Ok(Some(Self { dir, records }))
+    }
+}
+
+/// What a run writes beside its records.
+struct SiteOptions {
+    /// "What fits" (a run of every experiment).
+    with_capacity: bool,
+    /// Keep what a killed run journaled.
+    resume: bool,
+    /// The "Changes" page's baseline.
+    baseline: Option<Baseline>,
+}
+
 fn run_experiments(
     selected: &[&'static dyn Experiment],
     runner: &Runner,
     out: &Path,
-    with_capacity: bool,
-    resume: bool,
+    site: SiteOptions,
 ) -> anyhow::Result<()> {
+    let SiteOptions {
+        with_capacity,
+        resume,
+        baseline,
+    } = site;
     let identity = check_device(runner.device)?;
     if identity.software {
         println!(
@@ -744,7 +797,7 @@ fn run_experiments(
     } else {
         None
     };
-    write_site(&records, capacity.as_ref(), staging)?;
+    write_site(&records, capacity.as_ref(), baseline.as_ref(), staging)?;
     if let Some(signal) = crate::runner::interrupted() {
         let kept: usize = records.iter().map(|r| r.points.len()).sum();
         let missing: Vec<&str> = selected
@@ -804,11 +857,23 @@ fn run_experiments(
 fn write_site(
     records: &[ExperimentRecord],
     capacity: Option<&CapacityRecord>,
+    baseline: Option<&Baseline>,
     staging: Staging,
 ) -> anyhow::Result<()> {
     let analysed = crate::analyse::analyse_all(records.to_vec())?;
     let capacity = capacity.cloned().map(crate::analyse::analyse_capacity);
-    if let Err(e) = HtmlRenderer.render(&analysed, capacity.as_ref(), staging.path()) {
+    let diff = baseline.map(|b| {
+        let new_dir = staging.target().join("data");
+        SetDiff::of(
+            &b.dir.display().to_string(),
+            &b.records,
+            &new_dir.display().to_string(),
+            records,
+        )
+    });
+    let rendered =
+        HtmlRenderer.render_against(&analysed, capacity.as_ref(), diff.as_ref(), staging.path());
+    if let Err(e) = rendered {
         let kept = staging.abandon();
         return Err(anyhow::Error::new(e).context(format!(
             "cannot render the guide (partial output kept in {})",

@@ -8,6 +8,7 @@
 
 pub mod analyse;
 pub mod cli;
+pub mod diff;
 pub mod error;
 pub mod estimate;
 pub mod fit;

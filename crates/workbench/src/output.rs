@@ -59,6 +59,11 @@ impl Staging {
         self.dir.path()
     }
 
+    /// The folder it will replace when committed.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
     /// Marks the folder as a workbench site and moves it into place, replacing the old one.
     pub fn commit(self) -> std::io::Result<PathBuf> {
         std::fs::write(

@@ -1,0 +1,177 @@
+//! The "Changes" page: this guide's result sets against a baseline (`--baseline DIR`).
+//!
+//! Question: what did the commit, machine or Burn version between the two sets change in
+//! memory? Method: [`results::diff::SetDiff`], worded: both sets' provenance side by side, each
+//! point whose bytes at a phase's peak moved, with old, new and the change, then the points
+//! added and removed. Answer: a page a reader links from a pull request; `workbench diff`
+//! prints the same diff.
+
+use results::diff::{PointChange, SetDiff, SetSide};
+use results::format;
+use serde::Serialize;
+
+/// The page's file.
+pub const HREF: &str = "changes.html";
+
+/// One side's provenance, worded.
+#[derive(Debug, Serialize)]
+pub struct SideWords {
+    /// The folder, as given.
+    pub dir: String,
+    /// Commits.
+    pub commits: String,
+    /// Burn versions.
+    pub burn: String,
+    /// Machines.
+    pub machines: String,
+    /// Devices.
+    pub devices: String,
+    /// Profiles.
+    pub profiles: String,
+}
+
+/// One phase of a changed point.
+#[derive(Debug, Serialize)]
+pub struct ChangeRow {
+    /// `cpu/llama-family/plain`.
+    pub point: String,
+    /// The point's label.
+    pub label: String,
+    /// The phase, or the statuses where they differ.
+    pub phase: String,
+    /// Bytes at the phase's peak in the baseline.
+    pub old: String,
+    /// The same in this guide's set.
+    pub new: String,
+    /// The change, in bytes and percent.
+    pub change: String,
+    /// Whether the peak rose.
+    pub rose: bool,
+}
+
+/// The page's view model.
+#[derive(Debug, Serialize)]
+pub struct ChangesPage {
+    /// The baseline.
+    pub old: SideWords,
+    /// This guide's sets.
+    pub new: SideWords,
+    /// How many points both hold, and how many changed.
+    pub summary: String,
+    /// Why times are shown or not.
+    pub times: String,
+    /// Every changed phase.
+    pub rows: Vec<ChangeRow>,
+    /// Points only this guide's sets hold, by device and experiment (`cpu/llama-family:
+    /// qlora-8bit, qlora-4bit`).
+    pub added: Vec<String>,
+    /// Points only the baseline holds, the same way.
+    pub removed: Vec<String>,
+}
+
+fn side(s: &SetSide) -> SideWords {
+    let join = |v: &[String]| v.join("; ");
+    SideWords {
+        dir: s.dir.clone(),
+        commits: join(&s.commits),
+        burn: join(&s.burn_versions),
+        machines: join(&s.machines),
+        devices: join(&s.devices),
+        profiles: join(&s.profiles),
+    }
+}
+
+fn rows(p: &PointChange) -> Vec<ChangeRow> {
+    let row = |phase: String, old: String, new: String, change: String, rose: bool| ChangeRow {
+        point: p.at.name(),
+        label: p.label.clone(),
+        phase,
+        old,
+        new,
+        change,
+        rose,
+    };
+    let mut rows = Vec::new();
+    if p.old_status != p.new_status {
+        let status = row(
+            "status".into(),
+            p.old_status.clone(),
+            p.new_status.clone(),
+            String::new(),
+            false,
+        );
+        rows.push(status);
+    }
+    for ph in p.phases.iter().filter(|ph| ph.old_bytes != ph.new_bytes) {
+        let change = format!(
+            "{} ({})",
+            signed(ph.change_bytes()),
+            format::pct(ph.change_pct())
+        );
+        let (old, new) = (
+            format::bytes(ph.old_bytes as f64),
+            format::bytes(ph.new_bytes as f64),
+        );
+        rows.push(row(
+            ph.phase.clone(),
+            old,
+            new,
+            change,
+            ph.new_bytes > ph.old_bytes,
+        ));
+    }
+    rows
+}
+
+fn signed(bytes: f64) -> String {
+    if bytes > 0.0 {
+        format!("+{}", format::bytes(bytes))
+    } else {
+        format::bytes(bytes)
+    }
+}
+
+/// Points by device and experiment, each group in one line.
+pub fn groups(points: &[results::diff::PointRef]) -> Vec<String> {
+    results::diff::grouped(points)
+        .into_iter()
+        .map(|(group, ids)| format!("{group}: {}", ids.join(", ")))
+        .collect()
+}
+
+/// Times: why they are or are not set side by side.
+pub fn times_words(diff: &SetDiff) -> &'static str {
+    if diff.same_machine {
+        "Both sets come from the same CPU model, cores, OS and device: their step times are in \
+         the records side by side, but they were measured apart (minutes or days), not \
+         interleaved, so a difference between them is not a comparison; this page compares \
+         bytes only."
+    } else {
+        "The sets come from different machines or devices: their times are not set side by \
+         side at all; bytes are (on the CPU they reproduce to the byte)."
+    }
+}
+
+impl ChangesPage {
+    /// The page of `diff`.
+    pub fn of(diff: &SetDiff) -> Self {
+        let changed: Vec<&PointChange> = diff.changed().collect();
+        Self {
+            old: side(&diff.old),
+            new: side(&diff.new),
+            summary: format!(
+                "{} point(s) in both sets: {} changed (a status, or the bytes at a phase's peak), \
+                 {} the same to the byte; {} added, {} removed.",
+                diff.points.len(),
+                changed.len(),
+                diff.points.len() - changed.len(),
+                diff.added.len(),
+                diff.removed.len()
+            ),
+            times: times_words(diff).into(),
+            rows: changed.into_iter().flat_map(rows).collect(),
+            added: groups(&diff.added),
+            removed: groups(&diff.removed),
+        }
+    }
+}
