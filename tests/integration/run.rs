@@ -127,10 +127,6 @@ fn quick_run_writes_the_whole_guide() {
                 assert!(page.contains(&xml_escape(&guide::words::paired::interval(&timing.cost))));
             }
         }
-        // The Llama family's page has no paired comparison or chart yet (issue 49's note).
-        if record.experiment == "llama-family" {
-            continue;
-        }
         if !["allocator-settings", "memory-over-steps"].contains(&record.experiment.as_str()) {
             assert!(timed_rows > 0, "{}: no row is timed", record.experiment);
             assert!(page.contains("Time, measured as a comparison"));

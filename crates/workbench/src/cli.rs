@@ -863,6 +863,7 @@ fn write_site(
     let analysed = crate::analyse::analyse_all(records.to_vec())?;
     let capacity = capacity.cloned().map(crate::analyse::analyse_capacity);
     let diff = baseline.map(|b| {
+        // As the reader named the guide's folder: `site/data` for `--out site`.
         let new_dir = staging.target().join("data");
         SetDiff::of(
             &b.dir.display().to_string(),

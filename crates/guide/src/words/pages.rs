@@ -35,9 +35,12 @@ pub fn page(id: TechniqueId) -> PageWords {
              MLP) of TinyLlama's width under every fix of the GPT-2 table; LoRA adapters on a \
              frozen base, where only the adapters take gradients and optimizer state; and \
              generation with a key/value cache, whose bytes grow with every token by the key/value \
-             heads' width, which grouped-query attention divides.",
+             heads' width, which grouped-query attention divides; Burn's fused attention, which \
+             never holds the scores in inference but is written out again by autodiff in \
+             training; and QLoRA, which Burn 0.21 cannot run.",
             fix: "To fine-tune on a small card, freeze the base with no_grad() and train LoRA adapters; \
-             to generate, keep the key/value cache and prefer a model with fewer key/value heads.",
+             to generate, keep the key/value cache, prefer a model with fewer key/value heads, and \
+             call the fused attention.",
             on_devices: "The byte rules are Burn's autodiff and the optimizer's, the same on every device; \
              a GPU runs the block at TinyLlama's vocabulary and sequence 2048.",
         },

@@ -294,19 +294,11 @@ fn prefill_comparisons(rows: &[R<'_>]) -> Vec<Comparison<Text>> {
         .collect()
 }
 
-/// The paired comparisons: LoRA's step against full training's (at the full sizes), and the
-/// fused inference pass against the written-out one at the shortest sequence measured.
+/// The paired comparisons: LoRA's step against full training's, and the fused inference pass
+/// against the written-out one at the shortest sequence measured.
 pub(super) fn comparisons(rows: &[R<'_>]) -> Vec<ComparisonSpec> {
-    let quick = rows.iter().any(|r| match r.config {
-        LlamaConfig::Cell(c) => {
-            c.train.shape.llama().map(|s| s.d_model)
-                == Some(super::block(crate::harness::profile::Sizes::Quick).d_model)
-        }
-        _ => false,
-    });
     let lora = plain(rows)
         .zip(loras(rows).first().map(|(r, _)| *r))
-        .filter(|_| !quick)
         .map(|(p, l)| ComparisonSpec::new(LORA_TIMING, p.id, l.id));
     let passes = attention_passes(rows);
     let fused = passes
