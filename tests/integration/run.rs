@@ -47,16 +47,17 @@ fn byte_counts(records: &[ExperimentRecord]) -> BTreeMap<String, Vec<(String, u6
     records
         .iter()
         .flat_map(|r| {
-            r.points.iter().map(move |p| {
-                let result = p.result().expect("every quick point is measured");
-                (
+            // Every quick point is measured, but those Burn refuses (QLoRA), checked below.
+            r.points.iter().filter_map(move |p| {
+                let result = p.result()?;
+                Some((
                     format!("{}/{}", r.experiment, p.point.id),
                     result
                         .phases
                         .iter()
                         .map(|ph| (ph.phase.to_string(), ph.live_before_bytes, ph.peak_bytes))
                         .collect(),
-                )
+                ))
             })
         })
         .collect()
@@ -157,7 +158,12 @@ fn quick_run_writes_the_whole_guide() {
             }
         }
         for point in &record.points {
-            let result = point.result().unwrap();
+            // QLoRA's points are Burn's refusal, an answer with no measurement.
+            let Some(result) = point.result() else {
+                let refused = matches!(point.outcome, results::Outcome::NotInBurn { .. });
+                assert!(refused, "{}: {:?}", point.point.id, point.outcome);
+                continue;
+            };
             assert!(result.step.median_s > 0.0);
             assert_eq!(result.step.samples_s.len(), point.point.repeats);
             // A point read per step (memory over many steps) has no phases: its readings.
