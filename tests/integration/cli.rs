@@ -245,6 +245,7 @@ fn every_bad_input_gets_one_line_and_exit_2() {
     std::fs::write(&file, "x").unwrap();
     let fixtures = crate::fixtures();
     let inside = fixtures.join("site");
+    let fresh_out = dir.path().join("site").display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["memory-summary", "--tensor-mib", "0"],
@@ -315,6 +316,31 @@ fn every_bad_input_gets_one_line_and_exit_2() {
         (
             vec!["estimate", "--preset", "nope"],
             "unknown preset 'nope'",
+        ),
+        (
+            vec!["diff", "no-such-folder", fixtures.to_str().unwrap()],
+            "no-such-folder",
+        ),
+        (
+            vec![
+                "diff",
+                fixtures.to_str().unwrap(),
+                fixtures.to_str().unwrap(),
+                "--fail-above",
+                "-1",
+            ],
+            "not a percent of 0 or more",
+        ),
+        (
+            vec![
+                "run",
+                "batch-size",
+                "--baseline",
+                "no-such-folder",
+                "--out",
+                &fresh_out,
+            ],
+            "no-such-folder",
         ),
     ];
     for (args, expected) in cases {

@@ -58,7 +58,7 @@ fn the_committed_set_against_itself_has_no_change_and_exits_0() {
     ]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success(), "{text}");
-    assert!(text.contains(" 0 changed,"), "{text}");
+    assert!(text.contains(": 0 changed"), "{text}");
     assert!(text.contains("0 added, 0 removed"), "{text}");
 }
 

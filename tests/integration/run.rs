@@ -12,14 +12,10 @@ use workbench::runner::Runner;
 
 use crate::workbench;
 
-/// Largest run-to-run difference allowed in a byte count: a fixed part plus a part that grows
-/// with the count (and so with the autodiff graph). Burn's autodiff keeps hash tables whose
-/// iteration order follows the process's random hash seed, so a table may grow (by 3,136 or
-/// 4,352 bytes in the GPT-2 cells) in one process and not in the next: seen up to 8,304 bytes
-/// over 28 quick runs of the GPT-2 cells (7,488 of it already live before the first step), and
-/// 8,704 at 64 layers (a count of 14.9 MB), in multiples of 8, only on the autodiff backend.
+/// Largest run-to-run difference allowed in a byte count: the results crate's, which
+/// `workbench diff` also allows.
 fn bookkeeping_tolerance_bytes(count: u64) -> u64 {
-    12 * 1024 + count / 1000
+    results::diff::bookkeeping_tolerance_bytes(count)
 }
 
 /// Text as plotters writes it into SVG.

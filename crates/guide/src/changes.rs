@@ -102,7 +102,7 @@ fn rows(p: &PointChange) -> Vec<ChangeRow> {
         );
         rows.push(status);
     }
-    for ph in p.phases.iter().filter(|ph| ph.old_bytes != ph.new_bytes) {
+    for ph in p.phases.iter().filter(|ph| !ph.within_bookkeeping()) {
         let change = format!(
             "{} ({})",
             signed(ph.change_bytes()),
@@ -131,6 +131,22 @@ fn signed(bytes: f64) -> String {
     }
 }
 
+/// How many points both sets hold, how many changed, how many are the same.
+pub fn summary(diff: &SetDiff) -> String {
+    let changed = diff.changed().count();
+    format!(
+        "{} point(s) in both sets: {} changed (a status, or the bytes at a phase's peak by more \
+         than the autodiff graph's bookkeeping, 12 KiB + 0.1%), {} the same within it ({} of \
+         them to the byte); {} added, {} removed.",
+        diff.points.len(),
+        changed,
+        diff.points.len() - changed,
+        diff.identical(),
+        diff.added.len(),
+        diff.removed.len()
+    )
+}
+
 /// Points by device and experiment, each group in one line.
 pub fn groups(points: &[results::diff::PointRef]) -> Vec<String> {
     results::diff::grouped(points)
@@ -148,7 +164,8 @@ pub fn times_words(diff: &SetDiff) -> &'static str {
          bytes only."
     } else {
         "The sets come from different machines or devices: their times are not set side by \
-         side at all; bytes are (on the CPU they reproduce to the byte)."
+         side at all; bytes are (on the CPU they repeat to the byte without an autodiff graph, \
+         within its bookkeeping with one)."
     }
 }
 
@@ -159,15 +176,7 @@ impl ChangesPage {
         Self {
             old: side(&diff.old),
             new: side(&diff.new),
-            summary: format!(
-                "{} point(s) in both sets: {} changed (a status, or the bytes at a phase's peak), \
-                 {} the same to the byte; {} added, {} removed.",
-                diff.points.len(),
-                changed.len(),
-                diff.points.len() - changed.len(),
-                diff.added.len(),
-                diff.removed.len()
-            ),
+            summary: summary(diff),
             times: times_words(diff).into(),
             rows: changed.into_iter().flat_map(rows).collect(),
             added: groups(&diff.added),

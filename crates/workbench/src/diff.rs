@@ -104,19 +104,9 @@ pub fn text(diff: &SetDiff) -> String {
     let mut out = String::new();
     side(&mut out, "old", &diff.old);
     side(&mut out, "new", &diff.new);
-    let changed: Vec<_> = diff.changed().collect();
-    let _ = writeln!(
-        out,
-        "{} point(s) in both: {} changed, {} the same to the byte at every phase's peak; {} \
-         added, {} removed",
-        diff.points.len(),
-        changed.len(),
-        diff.points.len() - changed.len(),
-        diff.added.len(),
-        diff.removed.len()
-    );
+    let _ = writeln!(out, "{}", guide::changes::summary(diff));
     let _ = writeln!(out, "{}", guide::changes::times_words(diff));
-    for p in changed {
+    for p in diff.changed() {
         if p.old_status != p.new_status {
             let _ = writeln!(
                 out,
@@ -126,7 +116,7 @@ pub fn text(diff: &SetDiff) -> String {
                 p.new_status
             );
         }
-        for ph in p.phases.iter().filter(|ph| ph.old_bytes != ph.new_bytes) {
+        for ph in p.phases.iter().filter(|ph| !ph.within_bookkeeping()) {
             let _ = writeln!(
                 out,
                 "  {} {}: {} -> {} ({})",
