@@ -23,7 +23,7 @@ pub struct DiffArgs {
     /// The set compared with it.
     pub new: PathBuf,
     /// Exit 1 when a phase's peak rose by more than this percent (0 or more).
-    #[arg(long, value_parser = percent)]
+    #[arg(long, value_parser = percent, allow_hyphen_values = true)]
     pub fail_above: Option<f64>,
     /// Print github-action-benchmark's `customSmallerIsBetter` JSON (the new set's peaks, the
     /// old bytes in each entry's `extra`) instead of the text.

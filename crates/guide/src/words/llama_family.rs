@@ -25,14 +25,24 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.count("params"),
         ),
         Key::LoraFinding => format!(
-            "LoRA rank {}: {} of the {} parameters train, so Adam's state is {}; the step peaks \
-             at {} against full training's {}.",
+            "LoRA rank {}: {} of the {} parameters train; the step peaks at {} against full \
+             training's {}. Its parts as measured: weights {} (the frozen base {}, the adapters \
+             {}), the adapters' gradients {}, Adam's state {} (the base has none of either), \
+             the activations kept for backward {}; the other {} are the {} phase's transients \
+             at its peak.",
             s.count("rank"),
             s.count("trainable"),
             s.count("params"),
-            s.bytes("optimizer"),
             s.bytes("peak"),
             s.bytes("plain"),
+            s.bytes("weights"),
+            s.bytes("base"),
+            s.bytes("adapters"),
+            s.bytes("grads"),
+            s.bytes("optimizer"),
+            s.bytes("activations"),
+            s.bytes("rest"),
+            s.name("phase"),
         ),
         Key::KvQuantity => format!(
             "key/value cache per generated token, {} key/value heads",

@@ -139,7 +139,9 @@ fn headline(rows: &[R<'_>], paired: &[PairedComparison]) -> Option<Headline<Text
     })
 }
 
-/// What LoRA trains and holds, per rank, against full training.
+/// What LoRA trains and holds, per rank, against full training: the step's peak and its parts
+/// as the point measured them (the weights held, the base's and the adapters' share of them by
+/// their parameter counts, the adapters' gradients, Adam's state, the activations kept).
 fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
     let Some(plain) = plain(rows) else {
         return Vec::new();
@@ -147,13 +149,27 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
     loras(rows)
         .into_iter()
         .map(|(r, shape)| {
+            let metric = |m: Metric| r.result.metric(m);
+            let adapters = shape.adapter_params() as f64 * 4.0;
+            let parts = metric(Metric::ParamBytes)
+                + metric(Metric::GradBytes)
+                + metric(Metric::OptimizerStateBytes)
+                + metric(Metric::ActivationBytes);
+            let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
             Text::said(Key::LoraFinding)
                 .count("rank", shape.lora_rank.unwrap_or(0))
                 .count("trainable", shape.trainable_params())
                 .count("params", shape.num_params())
                 .bytes("peak", peak(r))
                 .bytes("plain", peak(plain))
-                .bytes("optimizer", r.result.metric(Metric::OptimizerStateBytes))
+                .bytes("weights", metric(Metric::ParamBytes))
+                .bytes("base", metric(Metric::ParamBytes) - adapters)
+                .bytes("adapters", adapters)
+                .bytes("grads", metric(Metric::GradBytes))
+                .bytes("optimizer", metric(Metric::OptimizerStateBytes))
+                .bytes("activations", metric(Metric::ActivationBytes))
+                .bytes("rest", peak(r) - parts)
+                .name("phase", peak_phase.map_or("", |p| &p.phase).to_string())
         })
         .collect()
 }
