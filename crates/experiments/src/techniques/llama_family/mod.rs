@@ -169,14 +169,16 @@ const BATCH: usize = 2;
 const RANKS: [usize; 2] = [8, 64];
 /// Tokens generated after the prompt.
 const GENERATED: usize = 16;
-/// The sequences of fused attention against the written-out scores, in inference and in
-/// training, as multiples of the block's sequence: 512 to 4,096 tokens in inference and 512
-/// and 1,024 in training at the CPU's full sizes (the written-out scores of 32 heads at 4,096
-/// are 2 GiB a copy).
-const INFERENCE_SEQS: [usize; 4] = [2, 4, 8, 16];
-const TRAINING_SEQS: [usize; 2] = [2, 4];
-/// The quick run's: two inference sequences and one training one.
-const QUICK_SEQS: usize = 2;
+/// The sequences of fused attention against the written-out scores, in tokens, in inference
+/// and in training: 512 to 4,096 in inference and 512 and 1,024 in training at the full sizes,
+/// on every device (the written-out scores of 32 heads at 4,096 are 2 GiB a copy); the quick
+/// run's are short.
+fn attention_seqs(sizes: Sizes) -> (&'static [usize], &'static [usize]) {
+    match sizes {
+        Sizes::Quick => (&[128, 256], &[128]),
+        Sizes::Full | Sizes::FullCuda => (&[512, 1024, 2048, 4096], &[512, 1024]),
+    }
+}
 
 fn cells(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
     Fix::ALL
@@ -213,23 +215,19 @@ fn generations(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
     })
 }
 
-/// The shape at `times` its sequence, attention written out and fused.
-fn both_attentions(shape: LlamaShape, times: usize) -> [LlamaShape; 2] {
+/// The shape at sequence `seq`, attention written out and fused.
+fn both_attentions(shape: LlamaShape, seq: usize) -> [LlamaShape; 2] {
     [false, true].map(|fused| LlamaShape {
         fused_attention: fused,
-        seq: shape.seq * times,
+        seq,
         ..shape
     })
 }
 
 fn attentions(shape: LlamaShape, sizes: Sizes) -> impl Iterator<Item = LlamaConfig> {
-    let quick = sizes == Sizes::Quick;
-    let inference = INFERENCE_SEQS
-        .into_iter()
-        .take(if quick { QUICK_SEQS } else { 4 });
-    let training = TRAINING_SEQS.into_iter().take(if quick { 1 } else { 2 });
-    let passes = inference.flat_map(move |times| {
-        both_attentions(shape, times).map(|shape| {
+    let (inference, training) = attention_seqs(sizes);
+    let passes = inference.iter().flat_map(move |&seq| {
+        both_attentions(shape, seq).map(|shape| {
             LlamaConfig::Attention(AttentionConfig {
                 shape,
                 batch: 1,
@@ -237,8 +235,8 @@ fn attentions(shape: LlamaShape, sizes: Sizes) -> impl Iterator<Item = LlamaConf
             })
         })
     });
-    let steps = training.flat_map(move |times| {
-        both_attentions(shape, times).map(|shape| {
+    let steps = training.iter().flat_map(move |&seq| {
+        both_attentions(shape, seq).map(|shape| {
             LlamaConfig::AttentionStep(TrainConfig {
                 seed: 11,
                 ..TrainConfig::adam(shape, 1)
