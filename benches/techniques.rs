@@ -199,10 +199,15 @@ fn bench_point(
     });
     match result {
         Ok(_) => {}
-        // The device lacks what the point needs (lavapipe has no bf16): the workbench records
-        // a failed point; here the benchmark is skipped, saying why.
+        // The device lacks what the point needs (lavapipe has no bf16), or Burn itself refuses
+        // it (QLoRA: quantized weights under autodiff): the workbench records the answer; here
+        // the benchmark is skipped, saying why.
         Err(ExperimentError::Backend(why)) => {
             eprintln!("{}/{}: skipped: {why}", experiment.id(), point.id);
+            return Ok(false);
+        }
+        Err(e @ (ExperimentError::Unsupported { .. } | ExperimentError::NotInBurn { .. })) => {
+            eprintln!("{}/{}: skipped: {e}", experiment.id(), point.id);
             return Ok(false);
         }
         Err(e) => return Err(e).with_context(|| format!("{}/{}", experiment.id(), point.id)),
