@@ -12,12 +12,6 @@ use workbench::runner::Runner;
 
 use crate::workbench;
 
-/// Largest run-to-run difference allowed in a byte count: the results crate's, which
-/// `workbench diff` also allows.
-fn bookkeeping_tolerance_bytes(count: u64) -> u64 {
-    results::diff::bookkeeping_tolerance_bytes(count)
-}
-
 /// Text as plotters writes it into SVG.
 fn xml_escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -229,7 +223,8 @@ fn quick_run_writes_the_whole_guide() {
     }
 
     // Memory on the CPU is deterministic up to the autodiff graph's bookkeeping: a second run
-    // gives the same byte counts within bookkeeping_tolerance_bytes (see the README).
+    // gives the same byte counts within results::diff::bookkeeping_tolerance_bytes (which
+    // `workbench diff` allows too; see the README).
     let again = run_quick(&dir.path().join("again"), &["all"]);
     let (first, second) = (byte_counts(&records), byte_counts(&again));
     assert_eq!(
@@ -241,7 +236,7 @@ fn quick_run_writes_the_whole_guide() {
             assert_eq!(a.0, b.0);
             for (x, y) in [(a.1, b.1), (a.2, b.2)] {
                 assert!(
-                    x.abs_diff(y) <= bookkeeping_tolerance_bytes(x.max(y)),
+                    x.abs_diff(y) <= results::diff::bookkeeping_tolerance_bytes(x.max(y)),
                     "{point} {}: {x} against {y} bytes",
                     a.0
                 );

@@ -650,7 +650,7 @@ impl Baseline {
     /// The records of `dir`, where one is given; bad input where it holds none.
     fn load(dir: Option<PathBuf>) -> Result<Option<Self>, BadInput> {
         let Some(dir) = dir else { return Ok(None) };
-        let records = record::load_dirs(std::slice::from_ref(&dir))?;
+        let records = crate::diff::load_set(&dir)?;
         Ok(Some(Self { dir, records }))
     }
 }

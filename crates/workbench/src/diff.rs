@@ -8,10 +8,10 @@
 //! `customSmallerIsBetter` input instead.
 
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use results::diff::{SetDiff, SetSide};
-use results::{format, record};
+use results::{format, record, ExperimentRecord};
 
 use crate::error::BadInput;
 
@@ -50,10 +50,15 @@ pub struct Regression {
     pub names: String,
 }
 
+/// The records of one result set's folder (its device subfolders included): what `diff` and
+/// `--baseline` read; bad input where it holds none.
+pub fn load_set(dir: &Path) -> Result<Vec<ExperimentRecord>, BadInput> {
+    Ok(record::load_dirs(&[dir.to_path_buf()])?)
+}
+
 /// Runs `workbench diff`.
 pub fn diff(args: &DiffArgs) -> anyhow::Result<()> {
-    let load = |dir: &PathBuf| record::load_dirs(std::slice::from_ref(dir)).map_err(BadInput::from);
-    let (old, new) = (load(&args.old)?, load(&args.new)?);
+    let (old, new) = (load_set(&args.old)?, load_set(&args.new)?);
     let diff = SetDiff::of(
         &args.old.display().to_string(),
         &old,

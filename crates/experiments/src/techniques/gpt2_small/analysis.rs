@@ -217,18 +217,18 @@ pub(crate) fn set_gradient_checks(set: &[&R<'_>]) -> Vec<PointCheck> {
     set.iter().filter_map(|r| gradient_check(r, set)).collect()
 }
 
+/// A point's sample of its first step's gradients, as the checks compare it (empty where the
+/// point kept none).
+pub(crate) fn gradient_sample(result: &results::PointResult) -> Vec<f32> {
+    let trace = result.trace(Trace::FirstStepGradientSample);
+    trace.iter().map(|&v| v as f32).collect()
+}
+
 /// `r`'s first step's gradient sample against its reference cell's in `set`.
 fn gradient_check(r: &R<'_>, set: &[&R<'_>]) -> Option<PointCheck> {
-    let sample = |r: &R<'_>| -> Vec<f32> {
-        r.result
-            .trace(Trace::FirstStepGradientSample)
-            .iter()
-            .map(|&v| v as f32)
-            .collect()
-    };
     let (reference, what, tolerance) = r.config.fix.reference()?;
-    let candidate = sample(r);
-    let reference = sample(cell(set, reference)?);
+    let candidate = gradient_sample(r.result);
+    let reference = gradient_sample(cell(set, reference)?.result);
     (!candidate.is_empty() && !reference.is_empty()).then(|| PointCheck {
         point: r.id.to_string(),
         check: Check::compare(what, &reference, &candidate, tolerance)

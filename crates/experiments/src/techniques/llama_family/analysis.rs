@@ -8,14 +8,16 @@ use results::keys::CommonKey;
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, Fix, FixTable,
     Headline, MeasuredPoint, Metric, Outcome, PairedComparison, PointCheck, Scale, Series, Side,
-    TechniqueId, Text, Trace,
+    TechniqueId, Text,
 };
 
 use super::{LlamaConfig, LlamaFamily, LlamaMetric};
 use crate::estimate::{kv_cache_bytes_per_token, llama_prefill_bytes};
 use crate::harness::models::LlamaShape;
 use crate::technique::{Analyse, Row};
-use crate::techniques::gpt2_small::analysis::{fix_checks_on, named_cell_set, set_gradient_checks};
+use crate::techniques::gpt2_small::analysis::{
+    fix_checks_on, gradient_sample, named_cell_set, set_gradient_checks,
+};
 use crate::techniques::gpt2_small::{CellConfig, SAME_GRADIENTS};
 
 type R<'a> = Row<'a, LlamaConfig>;
@@ -45,12 +47,11 @@ pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
         attention_steps(rows)
             .into_iter()
             .filter_map(|(seq, written, fused)| {
-                let sample = |r: &R<'_>| -> Vec<f32> {
-                    let trace = r.result.trace(Trace::FirstStepGradientSample);
-                    trace.iter().map(|&v| v as f32).collect()
-                };
                 let (written, fused) = (written?, fused?);
-                let (reference, candidate) = (sample(written), sample(fused));
+                let (reference, candidate) = (
+                    gradient_sample(written.result),
+                    gradient_sample(fused.result),
+                );
                 let what = "gradients-fused-as-written-out-attention";
                 (!reference.is_empty()).then(|| PointCheck {
                     point: fused.id.to_string(),
