@@ -16,6 +16,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use crate::attribution;
 use crate::probe::{MemoryReading, ReadMemory};
 
 static IN_USE_BYTES: AtomicU64 = AtomicU64::new(0);
@@ -30,22 +31,38 @@ pub const TIMELINE_CAPACITY: usize = 1 << 16;
 /// While on, every allocation and free writes the bytes in use after it to [`TIMELINE`]: a
 /// buffer allocated once, statically, so that recording allocates nothing.
 static TIMELINE_ON: AtomicBool = AtomicBool::new(false);
-static TIMELINE_LEN: AtomicUsize = AtomicUsize::new(0);
+/// The event at which the timeline started: event `e` is the timeline's entry `e - base`.
+static TIMELINE_BASE: AtomicU64 = AtomicU64::new(0);
 static TIMELINE: [AtomicU64; TIMELINE_CAPACITY] = [const { AtomicU64::new(0) }; TIMELINE_CAPACITY];
+/// Allocation events (allocations and frees) counted while a timeline or an
+/// [`attribution`](crate::attribution) recording is on: one numbering for both.
+static EVENTS: AtomicU64 = AtomicU64::new(0);
 
 /// Phase starts a timeline holds.
 const MARK_CAPACITY: usize = 4096;
 static MARKS_LEN: AtomicUsize = AtomicUsize::new(0);
 static MARKS: [AtomicUsize; MARK_CAPACITY] = [const { AtomicUsize::new(0) }; MARK_CAPACITY];
 
-/// Records the bytes in use after an allocation event, while a timeline is on.
-fn record(in_use: u64) {
-    if TIMELINE_ON.load(Ordering::Relaxed) {
-        let i = TIMELINE_LEN.fetch_add(1, Ordering::Relaxed);
+/// Numbers an allocation event and records the bytes in use after it, while a timeline or a
+/// recording is on (`None` otherwise: the event is not counted).
+fn record(in_use: u64) -> Option<u64> {
+    let timeline = TIMELINE_ON.load(Ordering::Relaxed);
+    if !timeline && !attribution::on() {
+        return None;
+    }
+    let event = EVENTS.fetch_add(1, Ordering::Relaxed);
+    if timeline {
+        let i = event.wrapping_sub(TIMELINE_BASE.load(Ordering::Relaxed)) as usize;
         if i < TIMELINE_CAPACITY {
             TIMELINE[i].store(in_use, Ordering::Relaxed);
         }
     }
+    Some(event)
+}
+
+/// Allocation events counted so far (the number the next one gets).
+pub fn events() -> u64 {
+    EVENTS.load(Ordering::Relaxed)
 }
 
 /// [`ReadMemory::kind`] of this probe.
@@ -56,17 +73,25 @@ pub struct CountingAllocator;
 
 /// Counts `bytes` about to be allocated, unless they would take the process past its budget:
 /// then counts nothing, writes CUDA's kind of message to stderr and says no.
-fn admit(bytes: u64) -> bool {
+/// Returns the bytes in use with them.
+fn admit(bytes: u64) -> Option<u64> {
     let budget = BUDGET_BYTES.load(Ordering::Relaxed);
     let now = IN_USE_BYTES.fetch_add(bytes, Ordering::Relaxed) + bytes;
     if now > budget {
         IN_USE_BYTES.fetch_sub(bytes, Ordering::Relaxed);
         out_of_memory(bytes, now - bytes, budget);
-        return false;
+        return None;
     }
     PEAK_BYTES.fetch_max(now, Ordering::Relaxed);
-    record(now);
-    true
+    Some(now)
+}
+
+/// An allocation of `bytes` at `ptr` was made, taking the bytes in use to `in_use`.
+fn made(ptr: *mut u8, bytes: u64, in_use: u64) {
+    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    if let Some(event) = record(in_use) {
+        attribution::allocated(event, ptr as usize, bytes);
+    }
 }
 
 /// The first words of the message an allocation past the budget writes to stderr; the parent
@@ -123,38 +148,47 @@ fn out_of_memory(tried: u64, in_use: u64, budget: u64) {
     let _ = stderr.write_all(&buf[..at]);
 }
 
-fn sub(bytes: u64) {
-    let now = IN_USE_BYTES.fetch_sub(bytes, Ordering::Relaxed) - bytes;
-    record(now);
+/// Uncounts `bytes`; returns the bytes in use without them.
+fn sub(bytes: u64) -> u64 {
+    IN_USE_BYTES.fetch_sub(bytes, Ordering::Relaxed) - bytes
+}
+
+/// The block of `bytes` at `ptr` was freed, leaving `in_use` bytes in use.
+fn unmade(ptr: *mut u8, bytes: u64, in_use: u64) {
+    if let Some(event) = record(in_use) {
+        attribution::freed(event, ptr as usize, bytes);
+    }
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments unchanged; the counters
 // are plain atomics and never affect what is returned.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if !admit(layout.size() as u64) {
+        let bytes = layout.size() as u64;
+        let Some(in_use) = admit(bytes) else {
             return std::ptr::null_mut();
-        }
+        };
         // SAFETY: forwarded from our caller, who upholds `GlobalAlloc::alloc`'s contract.
         let ptr = unsafe { System.alloc(layout) };
         if ptr.is_null() {
-            sub(layout.size() as u64);
+            sub(bytes);
         } else {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            made(ptr, bytes, in_use);
         }
         ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if !admit(layout.size() as u64) {
+        let bytes = layout.size() as u64;
+        let Some(in_use) = admit(bytes) else {
             return std::ptr::null_mut();
-        }
+        };
         // SAFETY: as for `alloc`.
         let ptr = unsafe { System.alloc_zeroed(layout) };
         if ptr.is_null() {
-            sub(layout.size() as u64);
+            sub(bytes);
         } else {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+            made(ptr, bytes, in_use);
         }
         ptr
     }
@@ -162,23 +196,32 @@ unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: as for `alloc`.
         unsafe { System.dealloc(ptr, layout) };
-        sub(layout.size() as u64);
+        let bytes = layout.size() as u64;
+        unmade(ptr, bytes, sub(bytes));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let old_size = layout.size();
-        if new_size > old_size && !admit((new_size - old_size) as u64) {
-            return std::ptr::null_mut();
-        }
+        let (old, new) = (layout.size() as u64, new_size as u64);
+        let grown = if new > old {
+            match admit(new - old) {
+                Some(in_use) => Some(in_use),
+                None => return std::ptr::null_mut(),
+            }
+        } else {
+            None
+        };
         // SAFETY: as for `alloc`.
         let new_ptr = unsafe { System.realloc(ptr, layout, new_size) };
         if new_ptr.is_null() {
-            if new_size > old_size {
-                sub((new_size - old_size) as u64);
+            if new > old {
+                sub(new - old);
             }
-        } else if new_size < old_size {
-            sub((old_size - new_size) as u64);
+            return new_ptr;
         }
+        // A reallocation is the old block freed and a new one made, in one event each.
+        let in_use = grown.unwrap_or_else(|| sub(old - new));
+        unmade(ptr, old, in_use.saturating_sub(new));
+        made(new_ptr, new, in_use);
         new_ptr
     }
 }
@@ -231,9 +274,16 @@ pub struct Timeline {
 /// Starts recording the bytes in use after every allocation event into a buffer made
 /// beforehand (statically: recording allocates nothing).
 pub fn start_timeline() {
-    TIMELINE_LEN.store(0, Ordering::Relaxed);
+    TIMELINE_BASE.store(EVENTS.load(Ordering::Relaxed), Ordering::Relaxed);
     MARKS_LEN.store(0, Ordering::Relaxed);
     TIMELINE_ON.store(true, Ordering::SeqCst);
+}
+
+/// Events of the timeline so far.
+fn timeline_len() -> usize {
+    EVENTS
+        .load(Ordering::Relaxed)
+        .saturating_sub(TIMELINE_BASE.load(Ordering::Relaxed)) as usize
 }
 
 /// Marks a phase's start in the timeline, if one is recording.
@@ -241,7 +291,7 @@ pub fn mark_phase() {
     if TIMELINE_ON.load(Ordering::Relaxed) {
         let i = MARKS_LEN.fetch_add(1, Ordering::Relaxed);
         if i < MARK_CAPACITY {
-            MARKS[i].store(TIMELINE_LEN.load(Ordering::Relaxed), Ordering::Relaxed);
+            MARKS[i].store(timeline_len(), Ordering::Relaxed);
         }
     }
 }
@@ -249,7 +299,7 @@ pub fn mark_phase() {
 /// Stops the timeline and returns what it recorded.
 pub fn stop_timeline() -> Timeline {
     TIMELINE_ON.store(false, Ordering::SeqCst);
-    let events = TIMELINE_LEN.load(Ordering::Relaxed);
+    let events = timeline_len();
     let len = events.min(TIMELINE_CAPACITY);
     let marks = MARKS_LEN.load(Ordering::Relaxed).min(MARK_CAPACITY);
     Timeline {

@@ -37,9 +37,10 @@
 //! println!("{}", monitor.summary());
 //! ```
 //!
-//! On a CubeCL device (wgpu, CUDA), the probe is [`cube::CubeProbe`] (feature `cubecl`) and the
+//! On a CubeCL device (wgpu, CUDA), the probe is `cube::CubeProbe` (feature `cubecl`) and the
 //! sync closure [`sync_of::<B>(&device)`](sync_of): see [`StepMonitor::every`] for its cost.
 
+pub mod attribution;
 #[cfg(feature = "cubecl")]
 pub mod cube;
 mod growth;
