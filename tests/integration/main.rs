@@ -9,6 +9,7 @@ use experiments::harness::probe::host::CountingAllocator;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
+mod attribution;
 mod capacity;
 mod checks;
 mod cli;

@@ -102,6 +102,71 @@ pub struct ExperimentPage {
     pub sets: Vec<ResultSet>,
 }
 
+/// A stacked bar of bytes by what holds them, and its table.
+#[derive(Debug, Serialize)]
+pub struct BreakdownView {
+    /// Anchor.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// The sentence under it.
+    pub note: String,
+    /// The parts, in order.
+    pub rows: Vec<BreakdownRowView>,
+}
+
+/// One part of a [`BreakdownView`].
+#[derive(Debug, Serialize)]
+pub struct BreakdownRowView {
+    /// What holds it.
+    pub label: String,
+    /// Its bytes, in words.
+    pub bytes: String,
+    /// Its share of the whole, in percent with one decimal.
+    pub share: String,
+    /// Its width in the bar, a CSS percentage.
+    pub width_pct: String,
+    /// Its colour's number (0 to 8; the rest grey).
+    pub colour: usize,
+    /// Blocks it holds, where counted.
+    pub blocks: String,
+}
+
+impl BreakdownView {
+    fn of(b: &results::Breakdown) -> Self {
+        let total = b.total_bytes.max(1.0);
+        // The unnamed parts (under the threshold, the process's own) are grey.
+        let named = |r: &results::BreakdownRow| {
+            matches!(
+                r.part,
+                results::BreakdownPart::Named(_) | results::BreakdownPart::Others(_)
+            )
+        };
+        Self {
+            id: b.id.clone(),
+            title: b.title.clone(),
+            note: b.note.clone(),
+            rows: b
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| BreakdownRowView {
+                    label: crate::words::breakdown_part(&r.part),
+                    bytes: results::format::bytes(r.bytes),
+                    share: format!("{:.1}%", 100.0 * r.bytes / total),
+                    width_pct: format!("{:.2}", 100.0 * r.bytes / total),
+                    colour: if named(r) { i.min(8) } else { 9 },
+                    blocks: if r.blocks == 0 {
+                        String::new()
+                    } else {
+                        r.blocks.to_string()
+                    },
+                })
+                .collect(),
+        }
+    }
+}
+
 /// What one run on one device measured for an experiment.
 #[derive(Debug, Serialize)]
 pub struct ResultSet {
@@ -126,6 +191,8 @@ pub struct ResultSet {
     pub findings: Vec<String>,
     /// Charts with their file names.
     pub charts: Vec<ChartView>,
+    /// Bytes held at one moment by what holds them, as stacked bars.
+    pub breakdowns: Vec<BreakdownView>,
     /// Predicted against measured.
     pub comparisons: Vec<ComparisonRow>,
     /// The estimator's step peak beside each training step of the set.
@@ -800,6 +867,7 @@ fn result_set(record: &Analysed, verdicts: &SiteVerdicts) -> ResultSet {
             .map(|c| paired_row(record, c))
             .collect(),
         findings: a.findings.clone(),
+        breakdowns: a.breakdowns.iter().map(BreakdownView::of).collect(),
         charts: record_charts(record)
             .iter()
             .map(|c| {

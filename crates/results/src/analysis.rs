@@ -496,6 +496,51 @@ pub struct Analysis<S = String> {
     /// fix's verdict reads them all, whichever record made them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fix_checks: Vec<crate::verdict::FixCheck>,
+    /// Bytes held at one moment split by what holds them (a step's peak by the code that made
+    /// each block), drawn as a stacked bar and its table.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakdowns: Vec<Breakdown<S>>,
+}
+
+/// What one part of a [`Breakdown`] is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BreakdownPart {
+    /// Named by the measurement itself (where its bytes were made:
+    /// `Block::forward › Linear::forward · matmul (forward)`), not by the guide.
+    Named(String),
+    /// The named parts not shown one by one, this many.
+    Others(u64),
+    /// Allocations under the recorder's threshold.
+    UnderThreshold,
+    /// What the process held before the recording began.
+    BeforeRecording,
+}
+
+/// One part of a [`Breakdown`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BreakdownRow {
+    /// What holds the bytes.
+    pub part: BreakdownPart,
+    /// Bytes it holds.
+    pub bytes: f64,
+    /// Blocks it holds (0 where not counted).
+    pub blocks: u64,
+}
+
+/// Bytes held at one moment split into parts that add up to `total_bytes`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown<S = String> {
+    /// Anchor.
+    pub id: String,
+    /// Title.
+    pub title: S,
+    /// What the bar shows, in a sentence under it.
+    pub note: S,
+    /// The bytes the rows add up to.
+    pub total_bytes: f64,
+    /// The parts, largest first, the rest last.
+    pub rows: Vec<BreakdownRow>,
 }
 
 impl<S> Analysis<S> {
@@ -512,7 +557,14 @@ impl<S> Analysis<S> {
             published: Vec::new(),
             fix_table: None,
             fix_checks: Vec::new(),
+            breakdowns: Vec::new(),
         }
+    }
+
+    /// Adds stacked bars.
+    pub fn breakdowns(mut self, breakdowns: impl IntoIterator<Item = Breakdown<S>>) -> Self {
+        self.breakdowns.extend(breakdowns);
+        self
     }
 
     /// Adds further index rows.
@@ -590,6 +642,7 @@ impl Analysis<Text> {
             published: vec![],
             fix_table: None,
             fix_checks: vec![],
+            breakdowns: vec![],
         }
     }
 }
@@ -692,6 +745,17 @@ impl<S> MapText<S> for Analysis<S> {
             published: self.published.iter().map(|p| p.map_text(word)).collect(),
             fix_table: self.fix_table.as_ref().map(|t| t.map_text(word)),
             fix_checks: self.fix_checks.clone(),
+            breakdowns: self
+                .breakdowns
+                .iter()
+                .map(|b| Breakdown {
+                    id: b.id.clone(),
+                    title: word(&b.title),
+                    note: word(&b.note),
+                    total_bytes: b.total_bytes,
+                    rows: b.rows.clone(),
+                })
+                .collect(),
         }
     }
 }

@@ -11,6 +11,7 @@
 //! with today's analysis.
 
 pub mod analysis;
+pub mod attribution;
 pub mod capacity;
 pub mod cards;
 pub mod criterion;
@@ -30,9 +31,11 @@ pub mod verdict;
 pub mod words;
 
 pub use analysis::{
-    Analysis, AxisUnit, Chart, ChartPoint, Comparison, Correctness, ErrorSummary, Headline,
-    MapText, PublishedFigure, ReportedFit, Scale, Series, Side,
+    Analysis, AxisUnit, Breakdown, BreakdownPart, BreakdownRow, Chart, ChartPoint, Comparison,
+    Correctness, ErrorSummary, Headline, MapText, PublishedFigure, ReportedFit, Scale, Series,
+    Side,
 };
+pub use attribution::PeakAttribution;
 pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, FitModel, CAPACITY_FILE};
 pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;

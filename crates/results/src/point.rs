@@ -319,6 +319,10 @@ pub struct PointResult {
     /// repeats as `step`; phases that repeat within a step (a forward per micro-batch) summed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phase_times: Vec<PhaseTiming>,
+    /// What held the step's peak, by the code that made it, where the point recorded it (a
+    /// `peak-attribution` point on the CPU; schema 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<Box<crate::PeakAttribution>>,
 }
 
 /// Time of one phase over a point's measured repeats.
@@ -379,6 +383,7 @@ impl PointResult {
             traces: BTreeMap::new(),
             checks: Vec::new(),
             phase_times: Vec::new(),
+            attribution: None,
         }
     }
 

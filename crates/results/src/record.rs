@@ -37,7 +37,9 @@ use crate::timing::Timing;
 /// 8: a point the device cannot run names the float type it lacks (`Outcome::Unsupported::lacks`)
 /// instead of the child's sentence, which an older record's reason is read back into.
 /// 9: a point Burn itself refuses (`Outcome::NotInBurn`) says what was tried and Burn's error.
-pub const SCHEMA_VERSION: u32 = 9;
+/// 10: a point may carry what held its step's peak, by the code that made it
+/// (`PointResult::attribution`).
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 5;

@@ -24,6 +24,7 @@ pub mod mixed_precision;
 pub mod no_grad;
 pub mod offload;
 pub mod optimizer_state;
+pub mod peak_attribution;
 pub mod quantization;
 pub mod sequence_length;
 pub mod views;
@@ -47,6 +48,7 @@ pub fn experiment(id: TechniqueId) -> &'static dyn Experiment {
         TechniqueId::Offload => &offload::Offload,
         TechniqueId::AllocatorSettings => &allocator_settings::AllocatorSettings,
         TechniqueId::MemoryOverSteps => &memory_over_steps::MemoryOverSteps,
+        TechniqueId::PeakAttribution => &peak_attribution::PeakAttribution,
     }
 }
 

@@ -62,6 +62,9 @@ pub fn check_short(c: &Check) -> &'static str {
         "cached-logits-as-whole-sequence" => "logits as without a cache",
         "logits-as-written-out-attention" => "logits as written-out attention's",
         "gradients-fused-as-written-out-attention" => "gradients as written-out attention's",
+        "attribution-adds-up" => "bytes add up to the peak",
+        "attribution-covers-peak" => "traced blocks hold the peak",
+        "recording-leaves-peak" => "peak as unrecorded",
         _ => "compared",
     }
 }
@@ -106,6 +109,17 @@ pub fn describe(c: &Check) -> String {
             param("seeds")
         ),
         "losses-across-pools" => "losses across pool settings".into(),
+        "attribution-adds-up" => "the bytes live at the recorded step's highest event (traced \
+             blocks plus the rest) against the probe's peak, in bytes: the timeline caught the \
+             peak the probe read"
+            .into(),
+        "attribution-covers-peak" => "the bytes at the peak not in a traced block (under the \
+             threshold, or the process's own) as a share of the peak"
+            .into(),
+        "recording-leaves-peak" => "the recorded step's peak against the same step's unrecorded, \
+             each in its own process (the recorder's buffers are static, off the heap); the \
+             tolerance is the autodiff graph's bookkeeping"
+            .into(),
         "in-use-flat" => format!(
             "bytes in use over {} steps after the warm-up: slope (the difference, bytes a step) \
              and the lower end of its 95% interval (the relative column); flat unless the \

@@ -24,6 +24,7 @@ mod offload;
 mod optimizer_state;
 pub mod pages;
 pub mod paired;
+mod peak_attribution;
 mod quantization;
 mod sequence_length;
 mod views;
@@ -65,6 +66,18 @@ pub fn outcome_reason(outcome: &results::Outcome) -> String {
     }
 }
 
+/// A part of a stacked bar, in words (a named part reads as the measurement named it).
+pub fn breakdown_part(part: &results::BreakdownPart) -> String {
+    match part {
+        results::BreakdownPart::Named(name) => name.clone(),
+        results::BreakdownPart::Others(n) => format!("{n} more places, each smaller"),
+        results::BreakdownPart::UnderThreshold => "blocks under the threshold, summed".into(),
+        results::BreakdownPart::BeforeRecording => {
+            "held before recording began (the process's own)".into()
+        }
+    }
+}
+
 /// Every record worded, in the same order.
 pub fn all(records: &[Analysed<Text>]) -> Vec<Analysed> {
     records.iter().map(analysed).collect()
@@ -95,6 +108,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
         Key::Offload(k) => offload::word(k, s),
         Key::AllocatorSettings(k) => allocator_settings::word(k, s),
         Key::MemoryOverSteps(k) => memory_over_steps::word(k, s),
+        Key::PeakAttribution(k) => peak_attribution::word(k, s),
     }
 }
 

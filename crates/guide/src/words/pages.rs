@@ -239,6 +239,21 @@ pub fn page(id: TechniqueId) -> PageWords {
              shows the default pool only. The CPU backend has no pool: every freed buffer goes back \
              to the process heap, so its page shows bytes in use only.",
         },
+        TechniqueId::PeakAttribution => PageWords {
+            title: "What holds the memory at the peak",
+            explanation: "A step's peak split by the code that made each block: the model's layer \
+             and operation, the backward node, or the optimizer, and the phase it was made in. \
+             Burn has no memory profiler; the workbench's recorder (in burn-step-monitor) traces \
+             every allocation of 64 KiB or more on the CPU backend to its call stack, as \
+             PyTorch's memory snapshot does on CUDA, and writes the same page for your model.",
+            fix: "Record one step of your own model on the CPU backend with burn_step_monitor::attribution::Recorder, open the page it writes, and apply the fix that removes its largest row.",
+            on_devices: "The recorder reads the CPU's heap: a GPU's pool does not say who asked for a \
+             block. What the CPU's picture shows holds on a GPU for the weights, gradients, \
+             optimizer state and the activations autodiff keeps, which are the same tensors; \
+             it differs where a GPU backend fuses operations (fewer transient blocks), where \
+             Flex runs 16-bit matmuls in f32 buffers (a GPU does not), and in the pool's \
+             rounding, which the CPU does not have.",
+        },
         TechniqueId::MemoryOverSteps => PageWords {
             title: "Memory over many steps",
             explanation: "Memory that grows from step to step until the run dies is what Burn users report most. \

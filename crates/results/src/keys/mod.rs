@@ -22,6 +22,7 @@ pub mod mixed_precision;
 pub mod no_grad;
 pub mod offload;
 pub mod optimizer_state;
+pub mod peak_attribution;
 pub mod quantization;
 pub mod sequence_length;
 pub mod views;
@@ -98,13 +99,16 @@ pub enum TechniqueId {
     AllocatorSettings,
     /// Memory over many steps.
     MemoryOverSteps,
+    /// What holds the memory at the peak.
+    PeakAttribution,
 }
 
 impl TechniqueId {
     /// Every technique, in the guide's order.
-    pub const ALL: [TechniqueId; 16] = [
+    pub const ALL: [TechniqueId; 17] = [
         TechniqueId::Gpt2Small,
         TechniqueId::LlamaFamily,
+        TechniqueId::PeakAttribution,
         TechniqueId::BatchSize,
         TechniqueId::Accumulation,
         TechniqueId::MixedPrecision,
@@ -140,6 +144,7 @@ impl TechniqueId {
             TechniqueId::Offload => "offload",
             TechniqueId::AllocatorSettings => "allocator-settings",
             TechniqueId::MemoryOverSteps => "memory-over-steps",
+            TechniqueId::PeakAttribution => "peak-attribution",
         }
     }
 
@@ -270,6 +275,7 @@ union! {
     Offload(offload::Key),
     AllocatorSettings(allocator_settings::Key),
     MemoryOverSteps(memory_over_steps::Key),
+    PeakAttribution(peak_attribution::Key),
 }
 
 #[cfg(test)]

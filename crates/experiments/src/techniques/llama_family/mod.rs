@@ -164,7 +164,7 @@ pub fn block(sizes: Sizes) -> LlamaShape {
 }
 
 /// Sequences per step.
-const BATCH: usize = 2;
+pub const BATCH: usize = 2;
 /// LoRA's ranks.
 const RANKS: [usize; 2] = [8, 64];
 /// Tokens generated after the prompt.

@@ -1,0 +1,134 @@
+//! The words of "what holds the memory at the peak": each recorded step's peak by the code
+//! that made its bytes, each phase's largest holder, and what the recording costs.
+
+use super::Said;
+use results::keys::peak_attribution::Key;
+
+/// A recorded model's name.
+fn workload(id: &str) -> &'static str {
+    match id {
+        "mlp" => "the MLP",
+        "gpt2-small" => "GPT-2 small",
+        "llama-block" => "the Llama-family block",
+        _ => "a model",
+    }
+}
+
+pub(super) fn word(key: Key, s: &Said<'_>) -> String {
+    match key {
+        Key::Headline => {
+            "a GPT-2-small step recorded (every block of 64 KiB or more traced to its stack) \
+             against the same step unrecorded"
+                .into()
+        }
+        Key::Correctness => {
+            "each recorded step's traced and untraced bytes add up to the probe's peak to the \
+             byte, the traced blocks hold at least 95% of it, and recording leaves the peak as \
+             it was"
+                .into()
+        }
+        Key::PeakFinding => peak_finding(s),
+        Key::PhaseFinding => phase_finding(s),
+        Key::CostFinding => format!(
+            "Recording the GPT-2-small step's {} allocation events costs it {} in time (timed in \
+             pairs against the same step unrecorded) and nothing in memory: the recorder writes \
+             into buffers made once, off the heap. Symbolising the stacks afterwards took {}, \
+             once, after the step.",
+            s.count("events"),
+            s.cost("recording"),
+            s.seconds("symbolise")
+        ),
+        Key::BreakdownTitle => format!(
+            "{}: what is live at the step's peak",
+            capitalised(workload(&s.name("workload")))
+        ),
+        Key::BreakdownNote => format!(
+            "The {} live at the peak, by the code that made each block (the model's layer, the \
+             operation, or the backward node or optimizer) and the phase it was made in; the \
+             grey rows are the blocks under {}, summed, and what the process held before \
+             recording began. The step made {} allocation events.",
+            s.bytes("peak"),
+            s.bytes("threshold"),
+            s.count("events")
+        ),
+        Key::TimelineTitle => format!(
+            "{}: bytes in use over the recorded step",
+            capitalised(workload(&s.name("workload")))
+        ),
+        Key::CpuNote => {
+            "These are the CPU backend's blocks, counted by the counting allocator. On a GPU the \
+             weights, gradients, Adam's state and the activations autodiff keeps are the same \
+             tensors; the transients differ where a GPU backend fuses operations, Flex's 16-bit \
+             matmuls work in f32 buffers a GPU does not use, and a GPU's pool rounds each block \
+             up. A \"(before the step)\" row was made by the model's first step or its set-up \
+             and is still alive: the weights (drawn lazily at their first use) and Adam's \
+             moments."
+                .into()
+        }
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+fn peak_finding(s: &Said<'_>) -> String {
+    let mut top = Vec::new();
+    for (site, bytes) in [
+        ("site0", "bytes0"),
+        ("site1", "bytes1"),
+        ("site2", "bytes2"),
+    ] {
+        if s.has(site) {
+            top.push(format!("{} ({})", s.name(site), s.bytes(bytes)));
+        }
+    }
+    format!(
+        "{}: at the step's peak, {} in use, the {} blocks of {} or more traced to the code \
+         that made them hold {:.1}% of what the step and its model hold (the peak less the {} \
+         the process held before recording began). The largest: {}.",
+        capitalised(workload(&s.name("workload"))),
+        s.bytes("peak"),
+        s.count("blocks"),
+        s.bytes("threshold"),
+        s.num("share"),
+        s.bytes("own"),
+        top.join("; ")
+    )
+}
+
+fn phase_finding(s: &Said<'_>) -> String {
+    let mut parts = Vec::new();
+    for (phase, peak, site, bytes) in [
+        ("forward", "forward_peak", "forward_site", "forward_bytes"),
+        (
+            "backward",
+            "backward_peak",
+            "backward_site",
+            "backward_bytes",
+        ),
+        (
+            "optimizer",
+            "optimizer_peak",
+            "optimizer_site",
+            "optimizer_bytes",
+        ),
+    ] {
+        if s.has(peak) {
+            parts.push(format!(
+                "{phase} {} (largest: {}, {})",
+                s.bytes(peak),
+                s.name(site),
+                s.bytes(bytes)
+            ));
+        }
+    }
+    format!(
+        "{}, each phase's peak: {}.",
+        capitalised(workload(&s.name("workload"))),
+        parts.join("; ")
+    )
+}

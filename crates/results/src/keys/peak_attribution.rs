@@ -1,0 +1,16 @@
+//! The word keys of the peak-attribution analysis.
+
+crate::word_keys! {
+    /// What the peak-attribution analysis says.
+    pub enum Key {
+        Headline = "headline",
+        Correctness = "correctness",
+        PeakFinding = "peak-finding",
+        PhaseFinding = "phase-finding",
+        CostFinding = "cost-finding",
+        BreakdownTitle = "breakdown-title",
+        BreakdownNote = "breakdown-note",
+        TimelineTitle = "timeline-title",
+        CpuNote = "cpu-note",
+    }
+}
