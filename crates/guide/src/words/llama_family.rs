@@ -63,6 +63,14 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.bytes("written"),
             s.bytes("fused"),
         ),
+        Key::AttentionFusedHeldMore => format!(
+            "Inference at sequence {}: the written-out attention held {} above the weights and \
+             Burn's fused attention {}, more, not less: on this backend the fused kernel's own \
+             buffers outweighed the scores it does not hold, at this sequence.",
+            s.count("seq"),
+            s.bytes("written"),
+            s.bytes("fused"),
+        ),
         Key::AttentionStepSame => format!(
             "Training at sequence {}: the step peaked at {} written out and {} fused, the \
              same: Burn 0.21's autodiff computes the fused call as the written-out scores and \

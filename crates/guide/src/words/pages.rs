@@ -36,7 +36,7 @@ pub fn page(id: TechniqueId) -> PageWords {
              frozen base, where only the adapters take gradients and optimizer state; and \
              generation with a key/value cache, whose bytes grow with every token by the key/value \
              heads' width, which grouped-query attention divides; Burn's fused attention, which \
-             never holds the scores in inference but is written out again by autodiff in \
+             in inference need not hold the scores (what it holds instead is measured below) and is written out again by autodiff in \
              training; and QLoRA, which Burn 0.21 cannot run.",
             fix: "To fine-tune on a small card, freeze the base with no_grad() and train LoRA adapters; \
              to generate, keep the key/value cache, prefer a model with fewer key/value heads, and \

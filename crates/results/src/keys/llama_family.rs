@@ -9,6 +9,7 @@ crate::word_keys! {
         KvQuantity = "kv-quantity",
         KvNote = "kv-note",
         AttentionFinding = "attention-finding",
+        AttentionFusedHeldMore = "attention-fused-held-more",
         AttentionStepSame = "attention-step-same",
         AttentionStepDiffers = "attention-step-differs",
         QloraRefused = "qlora-refused",
