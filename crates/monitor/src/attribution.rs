@@ -381,9 +381,11 @@ impl Report {
         let moment =
             |from: usize, to: usize| moment(&timeline.bytes, from, to, step_start, blocks, &sites);
         let peak = moment(0, timeline.bytes.len());
+        // A phase that began after the timeline's buffer was full has no events to read.
         let phase_moments = phases
             .iter()
             .enumerate()
+            .filter(|(_, (_, start))| ((start - step_start) as usize) < timeline.bytes.len())
             .map(|(i, (name, start))| {
                 let from = (start - step_start) as usize;
                 let to = phases
