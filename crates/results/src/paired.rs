@@ -35,6 +35,11 @@ pub struct ComparisonSpec {
     /// the time budget.
     #[serde(default)]
     pub supporting: bool,
+    /// Builds to run at least, where fewer than the settings' (four) are enough: a step of
+    /// seconds, whose builds of three arms each take a minute (the interval widens with fewer
+    /// builds, and says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_builds: Option<usize>,
 }
 
 impl ComparisonSpec {
@@ -45,6 +50,15 @@ impl ComparisonSpec {
             baseline: baseline.into(),
             technique: technique.into(),
             supporting: false,
+            min_builds: None,
+        }
+    }
+
+    /// The same, run in at least `builds` builds (two, or more, even).
+    pub fn in_builds(self, builds: usize) -> Self {
+        Self {
+            min_builds: Some(builds),
+            ..self
         }
     }
 

@@ -240,6 +240,9 @@ impl Runner {
                 if spec.supporting {
                     settings.budget_s /= 4.0;
                 }
+                if let Some(builds) = spec.min_builds {
+                    settings.min_builds = builds;
+                }
                 let timed = match interleaving {
                     Interleaving::OneProcess => {
                         self.compare_in_builds(experiment.id(), baseline, technique, &settings)

@@ -16,11 +16,11 @@ fn workload(id: &str) -> &'static str {
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     match key {
-        Key::Headline => {
-            "a GPT-2-small step recorded (every block of 64 KiB or more traced to its stack) \
-             against the same step unrecorded"
-                .into()
-        }
+        Key::Headline => format!(
+            "a GPT-2-small step recorded (every block of {} or more traced to its stack) \
+             against the same step unrecorded",
+            s.bytes("threshold")
+        ),
         Key::Correctness => {
             "each recorded step's traced and untraced bytes add up to the probe's peak to the \
              byte, the traced blocks hold at least 95% of it, and recording leaves the peak as \
@@ -55,6 +55,28 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             "{}: bytes in use over the recorded step",
             capitalised(workload(&s.name("workload")))
         ),
+        Key::LargestBlocks => format!(
+            "{}: the largest blocks live at the peak (event {} of the step's {}), each with the \
+             allocation events that made and freed it, counted from the step's start (a \
+             negative one was made before the step): {}.",
+            capitalised(workload(&s.name("workload"))),
+            s.count("peak_event"),
+            s.count("events"),
+            s.list("blocks").join("; ")
+        ),
+        Key::LargestBlock => {
+            let freed = if s.has("freed") {
+                format!("freed at {}", s.num("freed"))
+            } else {
+                "alive after the step".into()
+            };
+            format!(
+                "{}, {}, made at {}, {freed}",
+                s.name("site"),
+                s.bytes("bytes"),
+                s.num("made")
+            )
+        }
         Key::CpuNote => {
             "These are the CPU backend's blocks, counted by the counting allocator. On a GPU the \
              weights, gradients, Adam's state and the activations autodiff keeps are the same \

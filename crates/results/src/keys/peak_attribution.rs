@@ -12,5 +12,7 @@ crate::word_keys! {
         BreakdownNote = "breakdown-note",
         TimelineTitle = "timeline-title",
         CpuNote = "cpu-note",
+        LargestBlocks = "largest-blocks",
+        LargestBlock = "largest-block",
     }
 }

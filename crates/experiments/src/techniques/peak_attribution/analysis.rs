@@ -169,8 +169,36 @@ fn findings(workload: Workload, a: &Recorded) -> Vec<Text> {
                 .bytes(keys.2, s.bytes as f64);
         }
     }
-    vec![peak, phases]
+    vec![peak, phases, largest(workload, a)]
 }
+
+/// The largest blocks live at the peak, each with the events that made and freed it: the
+/// timeline's largest blocks, labelled by where they came from.
+fn largest(workload: Workload, a: &Recorded) -> Text {
+    let blocks = a
+        .largest
+        .iter()
+        .take(LARGEST_NAMED)
+        .map(|s| {
+            let block = Text::said(Key::LargestBlock)
+                .name("site", label(&s.site))
+                .bytes("bytes", s.site.bytes as f64)
+                .number("made", s.made_event as f64);
+            match s.freed_event {
+                Some(freed) => block.number("freed", freed as f64),
+                None => block,
+            }
+        })
+        .collect();
+    Text::said(Key::LargestBlocks)
+        .name("workload", workload.id())
+        .count("peak_event", a.peak.event)
+        .count("events", a.events)
+        .list("blocks", blocks)
+}
+
+/// Blocks [`largest`] names.
+const LARGEST_NAMED: usize = 5;
 
 /// The index row: recording the GPT-2-small step against the same step unrecorded, in memory
 /// (none) and in time (the pairs).
@@ -182,7 +210,7 @@ fn headline(rows: &[R<'_>], correctness: Correctness) -> Option<Headline<Text>> 
     let (plain, rec) = (find(false)?, find(true)?);
     Some(
         Headline::versus(
-            Key::Headline,
+            Text::said(Key::Headline).bytes("threshold", rec.config.threshold_bytes as f64),
             Side::step(plain.result),
             Side::step(rec.result),
             correctness,
