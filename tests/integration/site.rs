@@ -363,7 +363,7 @@ fn every_training_page_sets_the_estimator_beside_its_steps() {
         for c in &record.estimator {
             assert!(c.note.starts_with("asked: batch "), "{id}: {}", c.note);
             assert!(
-                c.note.contains("measured less estimated"),
+                c.note.contains("estimated less measured"),
                 "{id}: {}",
                 c.note
             );

@@ -165,14 +165,56 @@ pub fn llama_block_values_per_token(shape: &LlamaShape, checkpointing: Checkpoin
     }
 }
 
-/// Bytes backward holds at its peak above what the forward pass kept, for a Llama-family
-/// model: the gradients of one block's trainable parameters, all produced while the rest of
-/// the activations are still alive (`block_param_bytes`, at the parameters' precision), and per
-/// token the gradients of SwiGLU's five `m`-wide intermediates (`5 m` values a token, in
-/// f32 units). Fitted to the TinyLlama-width block at batch 1 and 2 (within 2% of the measured
-/// backward peak): written after measuring, an explanation and not a prediction.
-pub fn llama_backward_values_per_token(shape: &LlamaShape) -> f64 {
-    5.0 * shape.mlp as f64
+/// Bytes backward holds at its peak above what the forward pass kept, for `micro` sequences of
+/// a Llama-family model, activations at `act_bytes` and gradients at `param_bytes` a value
+/// (`d` = d_model, `m` = the SwiGLU width, `h` = heads, `s` = sequence, `T` = `micro x s`).
+/// The larger of three moments, read with the recorder on the TinyLlama-width block (batch x
+/// sequence 1 x 256 to 1 x 1024 and 4 x 128 to 8 x 128, the peak's blocks named):
+/// - the MLP's first weight gradient, every activation still kept: burn-backend's
+///   `linear_weight_backward` computes a 3-D input's weight gradient per sequence as a
+///   batched matmul `[micro, d, m]`, then sums it over the batch; two copies of that product are
+///   live (`2 micro d m`, as the GPT block's [`BACKWARD_WEIGHT_GRADIENT_COPIES`]);
+/// - the MLP's last weight gradient: two of its three `d x m` gradients made, the same two
+///   copies (three `d x m` blocks at batch 1, where the batch's sum is one more), and four of
+///   SwiGLU's five kept `m`-wide values a token already freed;
+/// - attention's backward: the MLP's three gradients and the output projection's (`d x d`),
+///   the gradient of the scores and of their softmax (`2 micro h s^2`), SwiGLU's kept values
+///   freed.
+///
+/// Under LoRA the frozen projections make no weight gradient: SwiGLU's intermediate gradients
+/// (`5 m` values a token) and the block's adapter gradients. Fitted to those measurements
+/// (within 2% of the backward peaks above what was kept, but 4% at 512 tokens): written after
+/// measuring, an explanation and not a prediction.
+///
+/// `via_f32`: the matmul runs on f32 copies (Flex's `matmul_bf16`, for 16-bit storage): the
+/// two copies of the product are f32, and so are the operands, the input and the output's
+/// gradient (`T (d + m)` values); read with the recorder on the same block in bf16 storage.
+pub fn llama_backward_bytes(
+    s: &LlamaShape,
+    micro: f64,
+    act_bytes: f64,
+    param_bytes: f64,
+    via_f32: bool,
+) -> f64 {
+    let (d, m, h, seq) = (s.d_model as f64, s.mlp as f64, s.heads as f64, s.seq as f64);
+    let tokens = micro * seq;
+    let block_grads = llama_block_trainable_params(s) * param_bytes;
+    if s.lora_rank.is_some() {
+        return tokens * 5.0 * m * act_bytes + block_grads;
+    }
+    let dm = d * m;
+    let f32_bytes = F32_BYTES as f64;
+    let copies = if via_f32 {
+        BACKWARD_WEIGHT_GRADIENT_COPIES * micro * dm * f32_bytes + tokens * (d + m) * f32_bytes
+    } else {
+        BACKWARD_WEIGHT_GRADIENT_COPIES * micro * dm * act_bytes
+    };
+    let first = copies;
+    let last =
+        2.0 * dm * param_bytes + copies.max(3.0 * dm * act_bytes) - 4.0 * m * tokens * act_bytes;
+    let attention = (3.0 * dm + d * d) * param_bytes + 2.0 * micro * h * seq * seq * act_bytes
+        - 5.0 * m * tokens * act_bytes;
+    first.max(last).max(attention)
 }
 
 /// The trainable parameters of one Llama-family block (its adapters under LoRA).
@@ -267,10 +309,9 @@ pub fn backward_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 
             let (d, v) = (s.d_model as f64, s.vocab as f64);
             BACKWARD_WEIGHT_GRADIENT_COPIES * (4.0 * d * d).max(d * v) * F32_BYTES as f64
         }
-        // SwiGLU's intermediate gradients ([`llama_backward_values_per_token`]); one block's
-        // gradients are added by [`StepPlan::bytes`], at the parameters' precision.
+        // One sequence, every value in f32 ([`llama_backward_bytes`]).
         ModelShape::Llama(s) => {
-            s.seq as f64 * llama_backward_values_per_token(&s) * F32_BYTES as f64
+            llama_backward_bytes(&s, 1.0, F32_BYTES as f64, F32_BYTES as f64, false)
         }
     }
 }
@@ -394,8 +435,15 @@ impl StepPlan {
         }
     }
 
-    /// The components of the step's memory.
+    /// The components of the step's memory, by the rules alone (a device's: what the
+    /// projections to a card use).
     pub fn bytes(&self) -> StepBytes {
+        self.bytes_on(Allocator::CubeCl)
+    }
+
+    /// The components of the step's memory on a backend following `allocator`'s rules (on
+    /// Flex, a 16-bit step's matmuls run on f32 copies: [`llama_backward_bytes`]).
+    pub fn bytes_on(&self, allocator: Allocator) -> StepBytes {
         let shape = self.shape;
         let micro = self.batch / self.micro_batches.max(1) as f64;
         let params = shape.num_params() as f64;
@@ -414,10 +462,16 @@ impl StepPlan {
             inputs: self.batch * input_bytes_per_sample(shape),
             kept: micro * activation_bytes_per_sample(shape, self.checkpointing) * act,
             loss_transient: micro * loss_transient_bytes_per_sample(shape) * act,
-            backward_transient: micro * backward_transient_bytes_per_sample(shape) * act
-                + shape.llama().map_or(0.0, |s| {
-                    llama_block_trainable_params(&s) * p.param_bytes() as f64
-                }),
+            backward_transient: match shape.llama() {
+                Some(s) => llama_backward_bytes(
+                    &s,
+                    micro,
+                    p.activation_bytes() as f64,
+                    p.param_bytes() as f64,
+                    p == Precision::Bf16 && allocator.bf16_matmul_via_f32(),
+                ),
+                None => micro * backward_transient_bytes_per_sample(shape) * act,
+            },
             grads,
             accumulated: if self.micro_batches > 1 { grads } else { 0.0 },
         }
@@ -439,8 +493,8 @@ pub struct StepBytes {
     pub kept: f64,
     /// The loss's transient at the forward pass's end, for one micro-batch.
     pub loss_transient: f64,
-    /// Backward's transient at its peak, for one micro-batch (for a Llama-family model with one
-    /// block's gradients, produced while the other activations are alive).
+    /// Backward's transient at its peak, for one micro-batch (for a Llama-family model, with
+    /// the gradients made by then: [`llama_backward_bytes`]).
     pub backward_transient: f64,
     /// The parameter gradients.
     pub grads: f64,

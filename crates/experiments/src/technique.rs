@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::ExperimentError;
-use crate::estimate::{Allocator, StepPlan};
+use crate::estimate::{Allocator, StepBytes, StepPlan};
 use crate::harness::paired::{self, ArmRun};
 use crate::harness::profile::Repeats;
 
@@ -300,13 +300,14 @@ impl<T: Analyse> Experiment for T {
             .iter()
             .filter_map(|row| {
                 let plan = Technique::step_plan(self, &row.config)?;
+                let bytes = plan.bytes_on(row.allocator());
                 let measured = row.peak_above_process();
                 measured.is_finite().then(|| {
                     Comparison::new(
                         Text::said(CommonKey::EstimatorQuantity).name("point", row.label),
-                        plan.bytes().step_peak(),
+                        bytes.step_peak(),
                         measured,
-                        estimator_note(&plan, row.result, measured),
+                        estimator_note(&plan, &bytes, row.result, measured),
                     )
                     .bracketed(row.peak_upper_above_process())
                 })
@@ -319,8 +320,7 @@ impl<T: Analyse> Experiment for T {
 /// weights and optimizer state and the inputs, each as measured by the point against the rule,
 /// and the rest (what the step holds at its peak above them: activations, gradients and
 /// transients). The guide words it, with what the technique knows the estimator leaves out.
-fn estimator_note(plan: &StepPlan, result: &PointResult, measured: f64) -> Text {
-    let bytes = plan.bytes();
+fn estimator_note(plan: &StepPlan, bytes: &StepBytes, result: &PointResult, measured: f64) -> Text {
     let fixed = result.metric(Metric::ParamBytes) + result.metric(Metric::OptimizerStateBytes)
         - bytes.fixed();
     let inputs = result.metric(Metric::InputBytes) - bytes.inputs;

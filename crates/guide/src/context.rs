@@ -319,7 +319,7 @@ pub struct ComparisonRow {
     pub measured: String,
     /// Measured minus predicted, formatted.
     pub diff: String,
-    /// Difference relative to the prediction.
+    /// The prediction's error relative to the measurement (positive: too high).
     pub diff_pct: String,
     /// Whether the prediction misses by more than 10%.
     pub off: bool,
@@ -1120,15 +1120,17 @@ fn comparison_row(c: &Comparison) -> ComparisonRow {
         quantity: c.quantity.clone(),
         predicted: format::bytes(c.predicted_bytes),
         measured,
+        // The prediction's error, as every other place reads an estimate: the prediction less
+        // the measurement, relative to the measurement (positive: too high).
         diff: if c.inside_bracket() {
             "inside".into()
         } else {
-            format::bytes(nearest - c.predicted_bytes)
+            format::bytes(c.predicted_bytes - nearest)
         },
         diff_pct: if c.inside_bracket() {
             String::new()
         } else {
-            format::pct(c.miss_pct())
+            format::pct(c.error_pct())
         },
         off: misses(c.predicted_bytes, nearest),
         note: c.note.clone(),

@@ -153,7 +153,10 @@ fn fix_cell(r: &R<'_>) -> FixCell {
         parts: parts(r),
         activation_bytes: activations(r),
         gradient_bytes: gradients(r),
-        predicted_bytes: r.config.plan().map(|p| p.bytes().step_peak()),
+        predicted_bytes: r
+            .config
+            .plan()
+            .map(|p| p.bytes_on(r.allocator()).step_peak()),
     }
 }
 
