@@ -75,7 +75,10 @@ fn a_recorded_step_adds_up_to_the_probes_peak_and_names_the_model() {
         assert_adds_up(&p.point.id, r);
         recorded += 1;
     }
-    assert_eq!(recorded, 3, "the MLP, GPT-2 small and the Llama block");
+    assert_eq!(
+        recorded, 4,
+        "the MLP, GPT-2 small, the Llama block and the short step the pairs time"
+    );
     let gpt2 = record
         .points
         .iter()

@@ -9,6 +9,7 @@ fn workload(id: &str) -> &'static str {
     match id {
         "mlp" => "the MLP",
         "gpt2-small" => "GPT-2 small",
+        "gpt2-small-short" => "GPT-2 small, one short sequence",
         "llama-block" => "the Llama-family block",
         _ => "a model",
     }
@@ -17,8 +18,9 @@ fn workload(id: &str) -> &'static str {
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     match key {
         Key::Headline => format!(
-            "a GPT-2-small step recorded (every block of {} or more traced to its stack) \
-             against the same step unrecorded",
+            "a GPT-2-small step of {} tokens recorded (every block of {} or more traced to its \
+             stack) against the same step unrecorded",
+            s.count("tokens"),
             s.bytes("threshold")
         ),
         Key::Correctness => {
@@ -29,15 +31,30 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         }
         Key::PeakFinding => peak_finding(s),
         Key::PhaseFinding => phase_finding(s),
-        Key::CostFinding => format!(
-            "Recording the GPT-2-small step's {} allocation events costs it {} in time (timed in \
-             pairs against the same step unrecorded) and nothing in memory: the recorder writes \
-             into buffers made once, off the heap. Symbolising the stacks afterwards took {}, \
-             once, after the step.",
-            s.count("events"),
-            s.cost("recording"),
-            s.seconds("symbolise")
-        ),
+        Key::CostFinding => {
+            let page = if s.has("tokens") {
+                format!(
+                    " The cost is per allocation and the compute per token, so on the page's \
+                     step of {} tokens ({} events) it weighs less; the short step keeps the \
+                     pairs to minutes.",
+                    s.count("tokens"),
+                    s.count("events")
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "Recording costs a GPT-2-small step of {} tokens and {} allocation events {} \
+                 in time (timed in pairs against the same step unrecorded) and nothing in \
+                 memory: the recorder writes into buffers made once, off the heap.{page} \
+                 Symbolising the stacks of the page's GPT-2-small step took {}, once, after the \
+                 step.",
+                s.count("timed_tokens"),
+                s.count("timed_events"),
+                s.cost("recording"),
+                s.seconds("symbolise")
+            )
+        }
         Key::BreakdownTitle => format!(
             "{}: what is live at the step's peak",
             capitalised(workload(&s.name("workload")))

@@ -1,6 +1,6 @@
 //! What holds the peak, concluded: for each recorded step, the bytes live at its peak by the
 //! code that made them (a stacked bar), each phase's largest holder, the step's timeline, and
-//! the recording's cost on the GPT-2-small step (timed in pairs; its memory, none).
+//! the recording's cost on a short GPT-2-small step (timed in pairs; its memory, none).
 
 use results::attribution::Moment;
 use results::keys::peak_attribution::Key;
@@ -50,15 +50,22 @@ pub(super) fn self_checks(a: &Recorded) -> Vec<Check> {
     vec![adds_up, covers]
 }
 
-/// The recorded GPT-2-small step's peak against the same step unrecorded, each in its own
-/// process: the recorder keeps its buffers outside the heap, so the two must agree (within
-/// the autodiff graph's bookkeeping, which varies between processes).
+/// The step unrecorded and the same step recorded: the pair that times the recording (the
+/// short GPT-2-small step; in records made before it, the page's GPT-2-small step).
+pub(super) fn timed_pair<'a>(rows: &'a [R<'a>]) -> Option<(&'a R<'a>, &'a R<'a>)> {
+    let plain = rows.iter().find(|r| !r.config.recorded)?;
+    let workload = plain.config.workload;
+    let recorded = rows
+        .iter()
+        .find(|r| r.config.recorded && r.config.workload == workload)?;
+    Some((plain, recorded))
+}
+
+/// The recorded short step's peak against the same step unrecorded, each in its own process:
+/// the recorder keeps its buffers outside the heap, so the two must agree (within the
+/// autodiff graph's bookkeeping, which varies between processes).
 pub(super) fn derived_checks(rows: &[R<'_>]) -> Vec<PointCheck> {
-    let find = |recorded: bool| {
-        rows.iter()
-            .find(|r| r.config.workload == Workload::Gpt2Small && r.config.recorded == recorded)
-    };
-    let (Some(plain), Some(rec)) = (find(false), find(true)) else {
+    let Some((plain, rec)) = timed_pair(rows) else {
         return Vec::new();
     };
     let diff = (rec.peak() - plain.peak()).abs();
@@ -200,17 +207,15 @@ fn largest(workload: Workload, a: &Recorded) -> Text {
 /// Blocks [`largest`] names.
 const LARGEST_NAMED: usize = 5;
 
-/// The index row: recording the GPT-2-small step against the same step unrecorded, in memory
-/// (none) and in time (the pairs).
+/// The index row: recording the short GPT-2-small step against the same step unrecorded, in
+/// memory (none) and in time (the pairs).
 fn headline(rows: &[R<'_>], correctness: Correctness) -> Option<Headline<Text>> {
-    let find = |recorded: bool| {
-        rows.iter()
-            .find(|r| r.config.workload == Workload::Gpt2Small && r.config.recorded == recorded)
-    };
-    let (plain, rec) = (find(false)?, find(true)?);
+    let (plain, rec) = timed_pair(rows)?;
     Some(
         Headline::versus(
-            Text::said(Key::Headline).bytes("threshold", rec.config.threshold_bytes as f64),
+            Text::said(Key::Headline)
+                .bytes("threshold", rec.config.threshold_bytes as f64)
+                .count("tokens", tokens(rec)),
             Side::step(plain.result),
             Side::step(rec.result),
             correctness,
@@ -220,19 +225,31 @@ fn headline(rows: &[R<'_>], correctness: Correctness) -> Option<Headline<Text>> 
     )
 }
 
-/// The recording's cost: the pairs' ratio and the symbolising after the step.
+/// Tokens of a row's step.
+fn tokens(r: &R<'_>) -> u64 {
+    (r.config.train.batch * r.config.train.shape.transformer().map_or(1, |s| s.seq)) as u64
+}
+
+/// The recording's cost: the pairs' ratio on the timed step and, where that is the short
+/// step, the page's step beside it; the symbolising after the page's step.
 fn cost(rows: &[R<'_>], paired: &[PairedComparison]) -> Option<Text> {
-    let rec = rows
+    let (_, timed) = timed_pair(rows)?;
+    let timed_a = timed.result.attribution.as_deref()?;
+    let page = rows
         .iter()
         .find(|r| r.config.workload == Workload::Gpt2Small && r.config.recorded)?;
-    let a = rec.result.attribution.as_deref()?;
+    let a = page.result.attribution.as_deref()?;
     paired.iter().find(|p| p.spec.id == "recording")?;
-    Some(
-        Text::said(Key::CostFinding)
-            .paired("recording", "recording")
-            .seconds("symbolise", a.symbolise_s)
-            .count("events", a.events),
-    )
+    let cost = Text::said(Key::CostFinding)
+        .paired("recording", "recording")
+        .count("timed_tokens", tokens(timed))
+        .count("timed_events", timed_a.events)
+        .seconds("symbolise", a.symbolise_s);
+    Some(if timed.id == page.id {
+        cost
+    } else {
+        cost.count("tokens", tokens(page)).count("events", a.events)
+    })
 }
 
 impl Analyse for PeakAttribution {
@@ -250,7 +267,7 @@ impl Analyse for PeakAttribution {
         let mut findings = Vec::new();
         let mut charts = Vec::new();
         let mut bars = Vec::new();
-        for (row, a) in recorded(&rows) {
+        for (row, a) in recorded(&rows).filter(|(r, _)| r.config.workload.shown()) {
             let w = row.config.workload;
             findings.extend(self::findings(w, a));
             bars.push(breakdown(&format!("peak-{}", w.id()), w, a, &a.peak));
