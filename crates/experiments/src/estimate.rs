@@ -183,8 +183,9 @@ pub fn llama_block_values_per_token(shape: &LlamaShape, checkpointing: Checkpoin
 ///
 /// Under LoRA the frozen projections make no weight gradient: SwiGLU's intermediate gradients
 /// (`5 m` values a token) and the block's adapter gradients. Fitted to those measurements
-/// (within 2% of the backward peaks above what was kept, but 4% at 512 tokens): written after
-/// measuring, an explanation and not a prediction.
+/// (the peak above what was kept within 5% at each of the seven shapes; each of the Llama
+/// page's 15 step peaks within 3.5%): written after measuring, an explanation and not a
+/// prediction.
 ///
 /// `via_f32`: the matmul runs on f32 copies (Flex's `matmul_bf16`, for 16-bit storage): the
 /// two copies of the product are f32, and so are the operands, the input and the output's
