@@ -316,15 +316,16 @@ impl<T: Analyse> Experiment for T {
     }
 }
 
-/// What the estimator was asked, and where its step peak and the measured one part: the
-/// weights and optimizer state and the inputs, each as measured by the point against the rule,
-/// and the rest (what the step holds at its peak above them: activations, gradients and
-/// transients). The guide words it, with what the technique knows the estimator leaves out.
+/// What the estimator was asked, and where its step peak and the measured one part, as the
+/// estimate's error (the estimate less the measurement, as every table reads it): the weights
+/// and optimizer state and the inputs, each the rule against what the point measured, and the
+/// rest (what the step holds at its peak above them: activations, gradients and transients).
+/// The guide words it, with what the technique knows the estimator leaves out.
 fn estimator_note(plan: &StepPlan, bytes: &StepBytes, result: &PointResult, measured: f64) -> Text {
-    let fixed = result.metric(Metric::ParamBytes) + result.metric(Metric::OptimizerStateBytes)
-        - bytes.fixed();
-    let inputs = result.metric(Metric::InputBytes) - bytes.inputs;
-    let total = measured - bytes.step_peak();
+    let fixed = bytes.fixed()
+        - (result.metric(Metric::ParamBytes) + result.metric(Metric::OptimizerStateBytes));
+    let inputs = bytes.inputs - result.metric(Metric::InputBytes);
+    let total = bytes.step_peak() - measured;
     let note = Text::said(CommonKey::EstimatorNote)
         .number("batch", plan.batch)
         .count("micro_batches", plan.micro_batches)

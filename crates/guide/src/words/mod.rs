@@ -137,18 +137,16 @@ fn common(key: CommonKey, s: &Said<'_>) -> String {
         CommonKey::EstimatorQuantity => format!("step peak, {}", s.name("point")),
         CommonKey::EstimatorNote => {
             let parts = if s.has("total") {
-                // The record holds the measured less the estimated; read as the estimate's
-                // error, as the table's columns are.
                 let rest = s.num("total") - s.num("fixed") - s.num("inputs");
                 format!(
                     "; estimated less measured: {} in all, of which {} in the weights and \
                      optimizer state (per-tensor bookkeeping, which no rule counts), {} in the \
                      inputs and {} in the rest (activations, gradients and transients at the \
                      peak)",
-                    signed_bytes(-s.num("total")),
-                    signed_bytes(-s.num("fixed")),
-                    signed_bytes(-s.num("inputs")),
-                    signed_bytes(-rest)
+                    signed_bytes(s.num("total")),
+                    signed_bytes(s.num("fixed")),
+                    signed_bytes(s.num("inputs")),
+                    signed_bytes(rest)
                 )
             } else {
                 String::new()

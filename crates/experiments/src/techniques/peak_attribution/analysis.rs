@@ -225,9 +225,9 @@ fn headline(rows: &[R<'_>], correctness: Correctness) -> Option<Headline<Text>> 
     )
 }
 
-/// Tokens of a row's step.
+/// Tokens (samples, for the MLP) of a row's step.
 fn tokens(r: &R<'_>) -> u64 {
-    (r.config.train.batch * r.config.train.shape.transformer().map_or(1, |s| s.seq)) as u64
+    r.config.train.shape.units(r.config.train.batch).1
 }
 
 /// The recording's cost: the pairs' ratio on the timed step and, where that is the short
