@@ -25,7 +25,10 @@ use crate::harness::paired::{self, ArmRun};
 use crate::harness::profile::Repeats;
 
 /// What measuring one point gives: its result, or why it has none.
-pub type Measurement = Result<PointResult, ExperimentError>;
+pub type Measurement = Measured<PointResult>;
+
+/// What a measurement gives: its result, or why it has none.
+pub type Measured<T> = Result<T, ExperimentError>;
 
 /// A point a technique plans, with its typed configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,6 +138,20 @@ pub trait Technique: Sync {
     /// headline names the one that times it ([`results::Headline::timed_by`]).
     fn comparisons(&self, _rows: &[Row<'_, Self::Config>]) -> Vec<ComparisonSpec> {
         Vec::new()
+    }
+    /// A build of a comparison whose technique one model switches on and off between steps
+    /// (the allocation recorder): one model taking the three arms' turns
+    /// ([`paired::time_one_model`]), one set-up instead of three. `None`, the default: each
+    /// arm runs its own point.
+    fn one_model_build(
+        &self,
+        _baseline: &Self::Config,
+        _technique: &Self::Config,
+        _settings: &PairSettings,
+        _plan: BuildPlan,
+        _device: DeviceKind,
+    ) -> Option<Measured<Build>> {
+        None
     }
     /// The training step a point runs, as the estimator sees it (none: the point is not a
     /// training step, or one the estimator does not model). Every point that has one is set
@@ -262,6 +279,11 @@ impl<T: Analyse> Experiment for T {
         plan: BuildPlan,
         device: DeviceKind,
     ) -> Result<Build, ExperimentError> {
+        let (base, tech) = (config::<T>(baseline)?, config::<T>(technique)?);
+        if let Some(build) = Technique::one_model_build(self, &base, &tech, settings, plan, device)
+        {
+            return build;
+        }
         // Each arm runs its point as planned, without its own warm-up (the rounds warm up)
         // and with one repeat after the rounds (the rounds are served from inside the point's
         // own measured loop); its checks are skipped (the point's own run recorded them).

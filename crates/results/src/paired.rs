@@ -107,16 +107,27 @@ pub enum Stop {
 pub enum Interleaving {
     /// The three arms built side by side in one child process, taking turns step by step.
     OneProcess,
+    /// The three arms one model in one child process, taking turns step by step: a technique
+    /// the model switches on and off between steps (the allocation recorder). Builds, as in
+    /// [`Interleaving::OneProcess`], each with one set-up instead of three.
+    OneModel,
     /// A child process per block, alternating (the arms need different default float types,
     /// which Burn sets once per process).
     AlternatingProcesses,
 }
 
 impl Interleaving {
+    /// Whether the rounds run in builds (child processes of half a cycle each), the interval
+    /// over builds; otherwise each block is a child process.
+    pub fn in_builds(self) -> bool {
+        matches!(self, Interleaving::OneProcess | Interleaving::OneModel)
+    }
+
     /// In words, for the page.
     pub fn describe(self) -> &'static str {
         match self {
             Interleaving::OneProcess => "interleaved in one process",
+            Interleaving::OneModel => "interleaved on one model in one process",
             Interleaving::AlternatingProcesses => "alternating child processes",
         }
     }
@@ -217,6 +228,9 @@ pub struct Build {
     pub rounds: Vec<Round>,
     /// Time spent on its rounds (building and warming up the arms excluded).
     pub rounds_s: f64,
+    /// Whether its arms were one model taking turns ([`Interleaving::OneModel`]).
+    #[serde(default)]
+    pub one_model: bool,
 }
 
 /// A relative difference with its 95% interval, in percent (`+4.1` is 4.1% more time).
@@ -389,14 +403,11 @@ impl PairedTiming {
         settings: &PairSettings,
         elapsed_s: f64,
     ) -> Option<Stop> {
-        let whole = match interleaving {
-            Interleaving::OneProcess => {
-                let builds = count_builds(rounds);
-                builds >= settings.min_builds.max(2) && builds.is_multiple_of(2)
-            }
-            Interleaving::AlternatingProcesses => {
-                rounds.len() >= 2 && rounds.len().is_multiple_of(CYCLE)
-            }
+        let whole = if interleaving.in_builds() {
+            let builds = count_builds(rounds);
+            builds >= settings.min_builds.max(2) && builds.is_multiple_of(2)
+        } else {
+            rounds.len() >= 2 && rounds.len().is_multiple_of(CYCLE)
         };
         if !whole {
             return None;
@@ -409,7 +420,7 @@ impl PairedTiming {
         ) {
             Some(Stop::Converged)
         } else if elapsed_s >= settings.budget_s
-            || (interleaving == Interleaving::OneProcess && count_builds(rounds) >= MAX_BUILDS)
+            || (interleaving.in_builds() && count_builds(rounds) >= MAX_BUILDS)
         {
             Some(Stop::BudgetSpent)
         } else {

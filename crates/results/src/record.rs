@@ -39,7 +39,9 @@ use crate::timing::Timing;
 /// 9: a point Burn itself refuses (`Outcome::NotInBurn`) says what was tried and Burn's error.
 /// 10: a point may carry what held its step's peak, by the code that made it
 /// (`PointResult::attribution`).
-pub const SCHEMA_VERSION: u32 = 10;
+/// 11: a paired comparison may run its arms as one model taking turns
+/// (`Interleaving::OneModel`).
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 5;

@@ -244,7 +244,7 @@ impl Runner {
                     settings.min_builds = builds;
                 }
                 let timed = match interleaving {
-                    Interleaving::OneProcess => {
+                    Interleaving::OneProcess | Interleaving::OneModel => {
                         self.compare_in_builds(experiment.id(), baseline, technique, &settings)
                     }
                     Interleaving::AlternatingProcesses => self.alternate_children(

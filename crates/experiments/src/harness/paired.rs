@@ -77,16 +77,19 @@ pub fn in_builds<E>(
     mut build: impl FnMut(usize) -> Result<Build, E>,
     failed: impl FnOnce() -> E,
 ) -> Result<PairedTiming, E> {
-    let interleaving = Interleaving::OneProcess;
     let started = Instant::now();
     let mut rounds = Vec::new();
     let mut rounds_s = 0.0;
     let mut first: Option<Build> = None;
+    let mut interleaving = Interleaving::OneProcess;
     let stop = loop {
         let b = build(count_builds(&rounds))?;
         rounds.extend(b.rounds.iter().copied());
         rounds_s += b.rounds_s;
         let f = first.get_or_insert(b);
+        if f.one_model {
+            interleaving = Interleaving::OneModel;
+        }
         if let Some(stop) = PairedTiming::stop(
             interleaving,
             &rounds,
@@ -241,7 +244,14 @@ pub fn time_in_one_process(
         }
         started.sort_by_key(|(i, _)| *i);
         let started: Vec<Arm> = started.into_iter().map(|(_, arm)| arm).collect();
-        let result = rounds(&started, settings, plan, min_warmup);
+        let samples = [started[0].samples_per_step, started[1].samples_per_step];
+        let result = rounds(
+            |i, steps| started[i].block(steps),
+            samples,
+            settings,
+            plan,
+            min_warmup,
+        );
         // Hanging up ends each arm ([`arm_done`]).
         drop(started);
         for handle in handles {
@@ -264,9 +274,30 @@ pub fn time_in_one_process(
     })
 }
 
-/// The rounds themselves.
+/// One build of a technique that one model switches on and off between its steps (the
+/// allocation recorder): the three arms are that model taking turns, `block(i, steps)` running
+/// `steps` of arm `i`'s steps and giving their mean time per step (`None` where the model
+/// failed), each step `samples_per_step` samples. The rounds are [`time_in_one_process`]'s; a
+/// build pays for one set-up instead of three, and no arm is built before another.
+pub fn time_one_model(
+    block: impl FnMut(usize, usize) -> Option<f64>,
+    samples_per_step: u64,
+    settings: &PairSettings,
+    plan: BuildPlan,
+    min_warmup: Duration,
+) -> Result<Build, ExperimentError> {
+    let build = rounds(block, [samples_per_step; 2], settings, plan, min_warmup)?;
+    Ok(Build {
+        one_model: true,
+        ..build
+    })
+}
+
+/// The rounds themselves: `block(i, steps)` runs a block of `steps` of arm `i` and gives its
+/// mean time per step; `samples` is what one step of the baseline and of the technique process.
 fn rounds(
-    arms: &[Arm],
+    mut block: impl FnMut(usize, usize) -> Option<f64>,
+    samples: [u64; 2],
     settings: &PairSettings,
     plan: BuildPlan,
     min_warmup: Duration,
@@ -277,9 +308,9 @@ fn rounds(
     // clock (a step's set-up outside its timed region, a fresh input, counts: it is what the
     // budget pays for).
     let mut fastest = f64::INFINITY;
-    for arm in arms {
+    for i in 0..3 {
         let wall = Instant::now();
-        let timed = arm.block(1).ok_or_else(died)?;
+        let timed = block(i, 1).ok_or_else(died)?;
         fastest = fastest.min(timed.max(wall.elapsed().as_secs_f64()));
     }
     let steps = plan.steps_per_block.unwrap_or_else(|| {
@@ -293,7 +324,7 @@ fn rounds(
     if steps > 1 || !min_warmup.is_zero() {
         loop {
             for &i in &round_order(orders[orders.len() - 1]) {
-                arms[i].block(steps).ok_or_else(died)?;
+                block(i, steps).ok_or_else(died)?;
             }
             if warm.elapsed() >= min_warmup {
                 break;
@@ -304,14 +335,15 @@ fn rounds(
     let started = Instant::now();
     let rounds = orders
         .into_iter()
-        .map(|r| run_round(r, plan.build, |i| arms[i].block(steps).ok_or_else(died)))
+        .map(|r| run_round(r, plan.build, |i| block(i, steps).ok_or_else(died)))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Build {
         steps_per_block: steps,
-        baseline_samples_per_step: arms[0].samples_per_step,
-        technique_samples_per_step: arms[1].samples_per_step,
+        baseline_samples_per_step: samples[0],
+        technique_samples_per_step: samples[1],
         rounds,
         rounds_s: started.elapsed().as_secs_f64(),
+        one_model: false,
     })
 }
 
@@ -383,6 +415,56 @@ mod tests {
         assert!(t.cost.resolved(), "{:?}", t.cost);
         assert!((t.cost.estimate_pct - 20.0).abs() < 1.0, "{:?}", t.cost);
         assert!(!t.control.resolved(), "{:?}", t.control);
+    }
+
+    #[test]
+    fn one_model_taking_turns_is_timed_in_builds_and_recorded_so() {
+        // Arm 1's steps "take" 20% longer; the model's steps alternate noise as one arm's do.
+        let mut steps_per_block = None;
+        let t = in_builds(
+            &settings(),
+            |build| {
+                let plan = BuildPlan {
+                    build,
+                    steps_per_block,
+                };
+                // Each arm's steps alternate their noise, as the threaded arms' do.
+                let n = [Cell::new(0_u32), Cell::new(0_u32), Cell::new(0_u32)];
+                let block = |arm: usize, _steps: usize| {
+                    n[arm].set(n[arm].get() + 1);
+                    let noise = if n[arm].get().is_multiple_of(2) {
+                        1.01
+                    } else {
+                        0.99
+                    };
+                    Some(if arm == 1 { 0.0012 } else { 0.001 } * noise)
+                };
+                let b = time_one_model(block, 8, &settings(), plan, Duration::ZERO)?;
+                assert!(b.one_model);
+                steps_per_block = Some(b.steps_per_block);
+                Ok::<_, ExperimentError>(b)
+            },
+            || ExperimentError::Paired("no interval".into()),
+        )
+        .unwrap();
+        assert_eq!(t.interleaving, Interleaving::OneModel);
+        assert_eq!(t.builds, 4);
+        assert!(t.cost.resolved(), "{:?}", t.cost);
+        assert!((t.cost.estimate_pct - 20.0).abs() < 1.0, "{:?}", t.cost);
+        assert!(!t.control.resolved(), "{:?}", t.control);
+
+        // A model that stops answering is the build's error.
+        let died = time_one_model(
+            |_, _| None,
+            8,
+            &settings(),
+            BuildPlan {
+                build: 0,
+                steps_per_block: None,
+            },
+            Duration::ZERO,
+        );
+        assert!(died.is_err());
     }
 
     #[test]

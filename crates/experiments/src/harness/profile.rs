@@ -128,9 +128,9 @@ impl Repeats {
 /// builds of the larger steps already take 20 to 50 s, so the budget only stops the smaller.
 pub fn pair_settings(profile: Profile, interleaving: Interleaving) -> PairSettings {
     let (min_builds, target, budget_s, min_block_s) = match (profile, interleaving) {
-        (Profile::Quick, Interleaving::OneProcess) => (2, 5.0, 1.0, 0.005),
+        (Profile::Quick, Interleaving::OneProcess | Interleaving::OneModel) => (2, 5.0, 1.0, 0.005),
         (Profile::Quick, Interleaving::AlternatingProcesses) => (1, 5.0, 1.5, 0.02),
-        (Profile::Full, Interleaving::OneProcess) => (4, 3.0, 12.0, 0.05),
+        (Profile::Full, Interleaving::OneProcess | Interleaving::OneModel) => (4, 3.0, 12.0, 0.05),
         (Profile::Full, Interleaving::AlternatingProcesses) => (1, 3.0, 12.0, 0.3),
     };
     PairSettings {

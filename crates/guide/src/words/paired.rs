@@ -66,6 +66,13 @@ pub fn method(t: &PairedTiming) -> String {
              out how much a fresh build of the same points differs",
             t.rounds.len()
         ),
+        Interleaving::OneModel => format!(
+            "{} builds, each a fresh process building one model whose steps take the three \
+             arms' turns (the technique switched on and off between steps) over {} rounds of \
+             {steps} per arm, the interval over builds",
+            t.builds,
+            t.rounds.len() / t.builds.max(1)
+        ),
         Interleaving::AlternatingProcesses => format!(
             "{} rounds of alternating child processes, {steps} per block, the interval over \
              rounds",

@@ -35,8 +35,10 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             let page = if s.has("tokens") {
                 format!(
                     " The cost is per allocation and the compute per token, so on the page's \
-                     step of {} tokens ({} events) it weighs less; the short step keeps the \
-                     pairs to minutes.",
+                     step of {} tokens ({} events) it weighs less. Each build of the pairs is \
+                     one model whose steps take the three arms' turns, the recorder switched on \
+                     and off between them; the short step lets four builds narrow the interval \
+                     in the run's time.",
                     s.count("tokens"),
                     s.count("events")
                 )

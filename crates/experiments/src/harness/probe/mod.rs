@@ -258,23 +258,29 @@ pub fn bracketed_step(
     runs.pop()
 }
 
-/// Measures an evaluation pass (`forward`, its output dropped at once) as inference points do:
-/// `repeats`' warm-up, its timed passes (each `units` samples or tokens, the clock read after
-/// the phase's own sync), then the phases of one more pass bracketed on a probe without an
-/// exact peak, or of the last timed pass on one with it.
+/// Measures an evaluation pass (`forward`) as inference points do: `repeats`' warm-up, its
+/// timed passes (each `units` samples or tokens, the clock read after the phase's own sync),
+/// then the phases of one more pass bracketed on a probe without an exact peak, or of the last
+/// timed pass on one with it. Returns the last pass's output too, for the point's check: a
+/// pass fewer (at 4,096 tokens of written-out attention, 11 s on 2 cores). Each earlier output
+/// is dropped before the next pass's first reading, so every pass starts as if it had been
+/// dropped at once.
 pub fn evaluation_passes<T>(
     probe: &dyn MemoryProbe,
     sync: &dyn Fn(),
     repeats: crate::harness::profile::Repeats,
     units: u64,
     forward: impl Fn() -> T,
-) -> (results::Timing, Vec<PhaseMemory>) {
+) -> (results::Timing, Vec<PhaseMemory>, T) {
+    let last = std::cell::RefCell::new(None);
     let pass = |runs: &mut Vec<Vec<PhaseMemory>>| {
+        drop(last.take());
         let mut meter = PhaseMeter::with_capacity(probe, sync, 1);
         let clock = Instant::now();
-        drop(meter.phase(results::Phase::Evaluation, &forward));
+        let output = meter.phase(results::Phase::Evaluation, &forward);
         let elapsed = clock.elapsed();
         runs.push(meter.finish());
+        *last.borrow_mut() = Some(output);
         elapsed
     };
     let mut runs = Vec::new();
@@ -287,7 +293,10 @@ pub fn evaluation_passes<T>(
         pass(b);
     })
     .unwrap_or_else(|| last_repeat(&runs));
-    (timing, phases)
+    let output = last
+        .into_inner()
+        .expect("repeat_timed runs at least one pass");
+    (timing, phases, output)
 }
 
 /// The phases of the last of several repeated steps: the steady state, chosen by position so

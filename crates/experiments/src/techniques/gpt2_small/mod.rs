@@ -501,9 +501,9 @@ impl OnBackend for QuantizedPass {
         let weight_bytes = (f32_bytes + probe.read().in_use_bytes).saturating_sub(before);
 
         let (unit, units) = c.shape.units(c.batch);
-        let (timing, phases) =
+        let (timing, phases, output) =
             evaluation_passes(probe, &sync, self.repeats, units, || model.output(&batch));
-        let candidate = quantization::outputs(model.output(&batch));
+        let candidate = quantization::outputs(output);
 
         let mut metrics = BTreeMap::new();
         metrics.put(Metric::ProcessBaselineBytes, process_bytes as f64);

@@ -10,7 +10,8 @@
 //! backward node or optimizer that made it. The live blocks are summed at the step's peak and
 //! at each phase's, for the MLP, GPT-2 small and the Llama-family block at the sizes of their
 //! own pages. The recording's cost: a short GPT-2-small step (one sequence of a quarter of the
-//! page's tokens) timed in pairs with and without it.
+//! page's tokens) timed in pairs with and without it, each build one model whose steps take
+//! the arms' turns.
 //! Answer: the traced blocks hold all but a sliver of each peak, and the bytes add up to the
 //! probe's peak exactly; what they are made of is on the page.
 
@@ -22,9 +23,12 @@ pub mod snippet;
 use burn::optim::Optimizer as BurnOptimizer;
 use burn::tensor::backend::AutodiffBackend;
 use burn_step_monitor::attribution::{self, Recorder, Report};
+use std::time::Instant;
+
 use results::{
-    attribution as schema, ComparisonSpec, DeviceKind, PeakAttribution as Recorded, PhaseTiming,
-    PointCheck, PointResult, Profile, TechniqueId,
+    attribution as schema, Build, BuildPlan, ComparisonSpec, DeviceKind, PairSettings,
+    PeakAttribution as Recorded, PhaseMemory, PhaseTiming, PointCheck, PointResult, Profile,
+    TechniqueId,
 };
 use serde::{Deserialize, Serialize};
 
@@ -33,11 +37,12 @@ use crate::estimate::StepPlan;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{self, training_mlp, Batch, Model, TransformerShape};
 use crate::harness::optim::UseOptimizer;
+use crate::harness::paired;
 use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::harness::train::{set_up, timeline_traces, Readings, SetUp, TrainConfig};
-use crate::technique::{Measurement, Planned, Row, Technique};
+use crate::technique::{Measured, Measurement, Planned, Row, Technique};
 use crate::techniques::{gpt2_small, llama_family};
 
 /// The models whose steps are recorded: each at its own page's size.
@@ -51,7 +56,7 @@ pub enum Workload {
     /// The Llama-family page's plain step (one TinyLlama-width block).
     LlamaBlock,
     /// GPT-2 small on one sequence of a quarter of its step's tokens: the recording's cost,
-    /// timed in pairs (four builds of three arms, each a minute at the page's step).
+    /// timed in pairs (four builds of twelve steps, each step seconds at the page's size).
     Gpt2SmallShort,
 }
 
@@ -196,6 +201,31 @@ impl Technique for PeakAttribution {
         Some(StepPlan::of_training(&config.train))
     }
 
+    fn one_model_build(
+        &self,
+        baseline: &AttributionConfig,
+        technique: &AttributionConfig,
+        settings: &PairSettings,
+        plan: BuildPlan,
+        device: DeviceKind,
+    ) -> Option<Measured<Build>> {
+        // The arms differ in the recorder alone, which one model switches between its steps.
+        let same_step = AttributionConfig {
+            recorded: baseline.recorded,
+            ..*technique
+        } == *baseline;
+        (same_step && device == DeviceKind::Cpu).then(|| {
+            let turns = TakingTurns {
+                config: *technique,
+                settings: *settings,
+                plan,
+            };
+            device
+                .dispatch(Setup::default(), turns)
+                .and_then(|build| build)
+        })
+    }
+
     fn derived_checks(&self, rows: &[Row<'_, AttributionConfig>]) -> Vec<PointCheck> {
         analysis::derived_checks(rows)
     }
@@ -222,8 +252,8 @@ impl OnBackend for AttributionPoint {
     fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
         // Before the model is built, so that its weights are traced to the code that drew them.
         let threshold = self.config.threshold_bytes;
-        // A pair's arm only serves its timed steps (each recorded where the point records):
-        // the point's own run attributed the step.
+        // A run with a timer installed (a criterion bench) only serves its timed steps (each
+        // recorded where the point records): the point's own run attributed the step.
         let recorder = (self.config.recorded && !timing::timing_only())
             .then(|| Recorder::with_threshold(threshold));
         let SetUp {
@@ -270,15 +300,7 @@ impl<B: AutodiffBackend> UseOptimizer<B> for Steps<'_, B> {
         let c = point.config.train;
         let sync = || backend::sync::<B>(device);
         let mut model = Some(model);
-        let mut step = || {
-            let mut meter = PhaseMeter::with_capacity(probe, &sync, 4);
-            let m = model.take().expect("the model is put back after each step");
-            let reads = models::StepReads::default();
-            model = Some(models::train_step(
-                &mut meter, m, &mut optim, c.lr, batch, 1, None, reads,
-            ));
-            meter.finish()
-        };
+        let mut step = || train_once(probe, &sync, &mut model, &mut optim, &c, batch);
         // The first step makes Adam's state (traced, where recorded, to the optimizer).
         step();
         sync();
@@ -287,8 +309,8 @@ impl<B: AutodiffBackend> UseOptimizer<B> for Steps<'_, B> {
             .in_use_bytes
             .saturating_sub(readings.after_runtime);
         let (phases, attribution) = match recorder {
-            // A pair's arm goes straight to its timed steps: its point's own run measured the
-            // step (one step less per arm, three per build).
+            // A timed run goes straight to its timed steps: the point's own run measured the
+            // step.
             None if timing::timing_only() => (Vec::new(), None),
             Some(mut recorder) => {
                 recorder.begin_step();
@@ -334,6 +356,94 @@ impl<B: AutodiffBackend> UseOptimizer<B> for Steps<'_, B> {
             result.attribution = Some(Box::new(recorded));
         }
         result
+    }
+}
+
+/// One step of the point's model, its phases metered (the model is taken and put back).
+fn train_once<B: AutodiffBackend, O: BurnOptimizer<Model<B>, B>>(
+    probe: &dyn MemoryProbe,
+    sync: &dyn Fn(),
+    model: &mut Option<Model<B>>,
+    optim: &mut O,
+    c: &TrainConfig,
+    batch: &Batch<B>,
+) -> Vec<PhaseMemory> {
+    let mut meter = PhaseMeter::with_capacity(probe, sync, 4);
+    let m = model.take().expect("the model is put back after each step");
+    let reads = models::StepReads::default();
+    *model = Some(models::train_step(
+        &mut meter, m, optim, c.lr, batch, 1, None, reads,
+    ));
+    meter.finish()
+}
+
+/// A build of the recording's cost on one model: its steps take the three arms' turns, the
+/// technique's recorded from scratch (as each timed step of a recorded point is), the
+/// baseline's and the control's not. The recorder is all that differs between the arms, so
+/// one set-up serves the three: a build of GPT-2 small's short step took a minute with three.
+struct TakingTurns {
+    config: AttributionConfig,
+    settings: PairSettings,
+    plan: BuildPlan,
+}
+
+impl OnBackend for TakingTurns {
+    type Output = Measured<Build>;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> Self::Output {
+        let SetUp { model, batch, .. } = set_up::<B>(&self.config.train, &device, probe);
+        self.config.train.optimizer.with::<B, _>(Turns {
+            build: self,
+            device: &device,
+            probe,
+            model,
+            batch: &batch,
+        })
+    }
+}
+
+/// The build's model, its optimizer built.
+struct Turns<'a, B: AutodiffBackend> {
+    build: TakingTurns,
+    device: &'a B::Device,
+    probe: &'a dyn MemoryProbe,
+    model: Model<B>,
+    batch: &'a Batch<B>,
+}
+
+impl<B: AutodiffBackend> UseOptimizer<B> for Turns<'_, B> {
+    type Output = Measured<Build>;
+
+    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> Self::Output {
+        let Turns {
+            build,
+            device,
+            probe,
+            model,
+            batch,
+        } = self;
+        let (c, threshold) = (build.config.train, build.config.threshold_bytes);
+        let sync = || backend::sync::<B>(device);
+        let mut model = Some(model);
+        // Arm 1 is the technique: each of its steps recorded from scratch and discarded.
+        let block = |arm: usize, steps: usize| {
+            let clock = Instant::now();
+            for _ in 0..steps {
+                let recording = (arm == 1).then(|| {
+                    let mut r = Recorder::with_threshold(threshold);
+                    r.begin_step();
+                    r
+                });
+                train_once(probe, &sync, &mut model, &mut optim, &c, batch);
+                if let Some(r) = recording {
+                    r.discard();
+                }
+            }
+            Some(clock.elapsed().as_secs_f64() / steps.max(1) as f64)
+        };
+        let (_, units) = c.shape.units(c.batch);
+        let min_warmup = Repeats::on(0, 0, DeviceKind::Cpu).min_warmup;
+        paired::time_one_model(block, units, &build.settings, build.plan, min_warmup)
     }
 }
 

@@ -353,11 +353,11 @@ impl OnBackend for QuantPoint {
         sync();
         let weight_bytes = (f32_bytes + probe.read().in_use_bytes).saturating_sub(before);
 
-        let (timing, phases) =
+        let (timing, phases, output) =
             evaluation_passes(probe, &sync, self.repeats, c.batch as u64, || {
                 model.forward(x.clone())
             });
-        let candidate = outputs(model.forward(x.clone()));
+        let candidate = outputs(output);
         let check = output_check(&reference, &candidate);
 
         let mut metrics = BTreeMap::new();
