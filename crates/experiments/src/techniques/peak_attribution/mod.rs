@@ -20,11 +20,11 @@ mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
+use std::time::Instant;
+
 use burn::optim::Optimizer as BurnOptimizer;
 use burn::tensor::backend::AutodiffBackend;
 use burn_step_monitor::attribution::{self, Recorder, Report};
-use std::time::Instant;
-
 use results::{
     attribution as schema, Build, BuildPlan, ComparisonSpec, DeviceKind, PairSettings,
     PeakAttribution as Recorded, PhaseMemory, PhaseTiming, PointCheck, PointResult, Profile,
@@ -328,15 +328,7 @@ impl<B: AutodiffBackend> UseOptimizer<B> for Steps<'_, B> {
         let (_, units) = c.shape.units(c.batch);
         let mut runs = Vec::new();
         let timing = timing::repeat(point.repeats.warmup, point.repeats.repeats, units, || {
-            let recording = recorded.then(|| {
-                let mut r = Recorder::with_threshold(threshold);
-                r.begin_step();
-                r
-            });
-            runs.push(step());
-            if let Some(r) = recording {
-                r.discard();
-            }
+            runs.push(recorded_if(recorded, threshold, &mut step));
         });
         let metrics = readings.metrics(
             &phases,
@@ -357,6 +349,21 @@ impl<B: AutodiffBackend> UseOptimizer<B> for Steps<'_, B> {
         }
         result
     }
+}
+
+/// Runs `step`, recorded from scratch where `recorded` and the report discarded: what a timed
+/// recorded step costs.
+fn recorded_if<T>(recorded: bool, threshold: u64, step: impl FnOnce() -> T) -> T {
+    let recording = recorded.then(|| {
+        let mut r = Recorder::with_threshold(threshold);
+        r.begin_step();
+        r
+    });
+    let out = step();
+    if let Some(r) = recording {
+        r.discard();
+    }
+    out
 }
 
 /// One step of the point's model, its phases metered (the model is taken and put back).
@@ -429,15 +436,9 @@ impl<B: AutodiffBackend> UseOptimizer<B> for Turns<'_, B> {
         let block = |arm: usize, steps: usize| {
             let clock = Instant::now();
             for _ in 0..steps {
-                let recording = (arm == 1).then(|| {
-                    let mut r = Recorder::with_threshold(threshold);
-                    r.begin_step();
-                    r
+                recorded_if(arm == 1, threshold, || {
+                    train_once(probe, &sync, &mut model, &mut optim, &c, batch)
                 });
-                train_once(probe, &sync, &mut model, &mut optim, &c, batch);
-                if let Some(r) = recording {
-                    r.discard();
-                }
             }
             Some(clock.elapsed().as_secs_f64() / steps.max(1) as f64)
         };
