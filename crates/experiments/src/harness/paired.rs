@@ -9,7 +9,9 @@
 //! channel), so the timed step is exactly the point's and nothing else competes for the cores. The
 //! rounds' order and their statistics are `results::paired`'s; the loops that sample them
 //! against the clock ([`alternate`] across child processes, [`in_builds`] across builds) are
-//! here, beside the one build's.
+//! here, beside the one build's. Where the technique is one a model switches on and off between
+//! its steps (the allocation recorder), [`time_one_model`] runs the same rounds on one model
+//! taking the three arms' turns: one set-up instead of three.
 
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread;
