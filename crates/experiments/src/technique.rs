@@ -287,17 +287,14 @@ impl<T: Analyse> Experiment for T {
         // Each arm runs its point as planned, without its own warm-up (the rounds warm up)
         // and with one repeat after the rounds (the rounds are served from inside the point's
         // own measured loop); its checks are skipped (the point's own run recorded them).
-        let arm = |point: &Point| -> Result<ArmRun<'_>, ExperimentError> {
-            let config = config::<T>(point)?;
+        let arm = |config: T::Config| -> ArmRun<'_> {
             let repeats = Repeats::on(0, 1, device);
-            Ok(Box::new(move || {
-                Technique::run_point(self, &config, repeats, device)
-            }))
+            Box::new(move || Technique::run_point(self, &config, repeats, device))
         };
         // The rounds warm up as long as a point on this device does.
         let min_warmup = Repeats::on(0, 0, device).min_warmup;
         paired::time_in_one_process(
-            [arm(baseline)?, arm(technique)?, arm(baseline)?],
+            [arm(base.clone()), arm(tech), arm(base)],
             settings,
             plan,
             min_warmup,

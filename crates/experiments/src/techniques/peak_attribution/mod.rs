@@ -56,7 +56,7 @@ pub enum Workload {
     /// The Llama-family page's plain step (one TinyLlama-width block).
     LlamaBlock,
     /// GPT-2 small on one sequence of a quarter of its step's tokens: the recording's cost,
-    /// timed in pairs (four builds of twelve steps, each step seconds at the page's size).
+    /// timed in pairs (four builds of twelve steps each, minutes at the page's step).
     Gpt2SmallShort,
 }
 
