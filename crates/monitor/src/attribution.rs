@@ -28,121 +28,14 @@
 //! std::fs::write("peak.html", report.html("my model")).unwrap();
 //! ```
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 mod html;
 
 use crate::host::{self, Timeline};
 use crate::probe::ReadMemory;
-
-/// Allocations of at least this many bytes are traced to their call stack; smaller ones are
-/// summed as one row. 64 KiB: below any tensor a model's peak is made of, above the graph's
-/// bookkeeping.
-pub const THRESHOLD_BYTES: u64 = 64 * 1024;
-/// Blocks a recording holds; later ones are counted ([`Report::untraced_blocks`]) but not traced.
-pub const BLOCK_CAPACITY: usize = 1 << 15;
-/// Return addresses kept per block, innermost first.
-pub const FRAMES: usize = 48;
-
-struct Slot {
-    ptr: AtomicUsize,
-    bytes: AtomicU64,
-    made: AtomicU64,
-    freed: AtomicU64,
-    depth: AtomicUsize,
-    frames: [AtomicUsize; FRAMES],
-}
-
-impl Slot {
-    const fn new() -> Self {
-        Self {
-            ptr: AtomicUsize::new(0),
-            bytes: AtomicU64::new(0),
-            made: AtomicU64::new(0),
-            freed: AtomicU64::new(0),
-            depth: AtomicUsize::new(0),
-            frames: [const { AtomicUsize::new(0) }; FRAMES],
-        }
-    }
-}
-
-const LIVE: u64 = u64::MAX;
-static ON: AtomicBool = AtomicBool::new(false);
-static THRESHOLD: AtomicU64 = AtomicU64::new(THRESHOLD_BYTES);
-static SLOTS_LEN: AtomicUsize = AtomicUsize::new(0);
-static SLOTS: [Slot; BLOCK_CAPACITY] = [const { Slot::new() }; BLOCK_CAPACITY];
-
-thread_local! {
-    /// Set while this thread traces a stack: an allocation made by the unwinder itself is not
-    /// traced again.
-    static TRACING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether a recording is on (read by the allocator on every event).
-pub(crate) fn on() -> bool {
-    ON.load(Ordering::Relaxed)
-}
-
-/// Notes an allocation of `bytes` at `ptr`, made by event `event`, if it is large enough.
-pub(crate) fn allocated(event: u64, ptr: usize, bytes: u64) {
-    if !on() || bytes < THRESHOLD.load(Ordering::Relaxed) || TRACING.with(|t| t.replace(true)) {
-        return;
-    }
-    let i = SLOTS_LEN.fetch_add(1, Ordering::Relaxed);
-    if let Some(slot) = SLOTS.get(i) {
-        slot.ptr.store(ptr, Ordering::Relaxed);
-        slot.bytes.store(bytes, Ordering::Relaxed);
-        slot.made.store(event, Ordering::Relaxed);
-        slot.freed.store(LIVE, Ordering::Relaxed);
-        let mut depth = 0;
-        // SAFETY: the callback only writes addresses into atomics; it neither allocates nor
-        // panics. Unsynchronised tracing is safe on every platform but Windows' dbghelp, which
-        // this crate's CPU probe does not serve.
-        unsafe {
-            backtrace::trace_unsynchronized(|frame| {
-                slot.frames[depth].store(frame.ip() as usize, Ordering::Relaxed);
-                depth += 1;
-                depth < FRAMES
-            });
-        }
-        slot.depth.store(depth, Ordering::Relaxed);
-    }
-    TRACING.with(|t| t.set(false));
-}
-
-/// Notes the free of a block of `bytes` at `ptr` by event `event`, if it was traced.
-pub(crate) fn freed(event: u64, ptr: usize, bytes: u64) {
-    if !on() || bytes < THRESHOLD.load(Ordering::Relaxed) {
-        return;
-    }
-    // The newest block at `ptr` still live: an address is reused once freed. Blocks are
-    // freed mostly in the reverse order of their making, so the scan is short.
-    let len = SLOTS_LEN.load(Ordering::Relaxed).min(BLOCK_CAPACITY);
-    if let Some(slot) = SLOTS[..len]
-        .iter()
-        .rev()
-        .find(|s| s.ptr.load(Ordering::Relaxed) == ptr && s.freed.load(Ordering::Relaxed) == LIVE)
-    {
-        slot.freed.store(event, Ordering::Relaxed);
-    }
-}
-
-/// A block traced by a recording.
-#[derive(Debug, Clone)]
-struct Block {
-    bytes: u64,
-    made: u64,
-    freed: Option<u64>,
-    frames: Vec<usize>,
-}
-
-impl Block {
-    fn live_at(&self, event: u64) -> bool {
-        self.made <= event && self.freed.is_none_or(|f| f > event)
-    }
-}
+use crate::trace::{self, Block};
+pub use crate::trace::{BLOCK_CAPACITY, FRAMES, THRESHOLD_BYTES};
 
 /// Records which code made the blocks alive at a step's peak: start it before the model is
 /// built, call [`Recorder::begin_step`], [`Recorder::phase`] and [`Recorder::end_step`] around
@@ -163,13 +56,11 @@ impl Recorder {
     /// Starts tracing every allocation of at least `threshold_bytes` (a small model's tensors
     /// can all be under the default).
     pub fn with_threshold(threshold_bytes: u64) -> Self {
-        THRESHOLD.store(threshold_bytes, Ordering::Relaxed);
         // Room for the phases' names made now: nothing of the recorder is allocated in the
         // step.
         let names = Vec::with_capacity(16);
-        SLOTS_LEN.store(0, Ordering::Relaxed);
         let before_bytes = host::HostProbe.read().in_use_bytes;
-        ON.store(true, Ordering::SeqCst);
+        trace::start(threshold_bytes);
         Self {
             names,
             step_start: 0,
@@ -206,11 +97,8 @@ impl Recorder {
     /// (`probe_peak_bytes`: the highest of its phases' peaks where it reset the peak per phase).
     pub fn end_step_of(self, names: &[String], probe_peak_bytes: u64) -> Report {
         let timeline = host::stop_timeline();
-        ON.store(false, Ordering::SeqCst);
-        let blocks = take_blocks();
-        let untraced = SLOTS_LEN
-            .load(Ordering::Relaxed)
-            .saturating_sub(BLOCK_CAPACITY);
+        trace::stop();
+        let (blocks, untraced) = trace::take();
         let started = std::time::Instant::now();
         let frames = symbolise(&blocks);
         let symbolise_s = started.elapsed().as_secs_f64();
@@ -231,28 +119,8 @@ impl Recorder {
     /// cost).
     pub fn discard(self) {
         host::stop_timeline();
-        ON.store(false, Ordering::SeqCst);
+        trace::stop();
     }
-}
-
-fn take_blocks() -> Vec<Block> {
-    let len = SLOTS_LEN.load(Ordering::Relaxed).min(BLOCK_CAPACITY);
-    SLOTS[..len]
-        .iter()
-        .map(|s| {
-            let depth = s.depth.load(Ordering::Relaxed).min(FRAMES);
-            let freed = s.freed.load(Ordering::Relaxed);
-            Block {
-                bytes: s.bytes.load(Ordering::Relaxed),
-                made: s.made.load(Ordering::Relaxed),
-                freed: (freed != LIVE).then_some(freed),
-                frames: s.frames[..depth]
-                    .iter()
-                    .map(|f| f.load(Ordering::Relaxed))
-                    .collect(),
-            }
-        })
-        .collect()
 }
 
 /// Where a block was made: the code that asked for it and the operation, or the backward
@@ -396,7 +264,7 @@ impl Report {
             .collect();
         let largest = largest(blocks, &sites, step_start + peak.event, step_start);
         Self {
-            threshold_bytes: THRESHOLD.load(Ordering::Relaxed),
+            threshold_bytes: trace::threshold_bytes(),
             probe_peak_bytes: 0,
             peak,
             phases: phase_moments,

@@ -16,8 +16,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use crate::attribution;
 use crate::probe::{MemoryReading, ReadMemory};
+use crate::trace;
 
 static IN_USE_BYTES: AtomicU64 = AtomicU64::new(0);
 static PEAK_BYTES: AtomicU64 = AtomicU64::new(0);
@@ -36,7 +36,7 @@ static TIMELINE_ON: AtomicBool = AtomicBool::new(false);
 static TIMELINE_BASE: AtomicU64 = AtomicU64::new(0);
 static TIMELINE: [AtomicU64; TIMELINE_CAPACITY] = [const { AtomicU64::new(0) }; TIMELINE_CAPACITY];
 /// Allocation events (allocations and frees) counted while a timeline or an
-/// [`attribution`](crate::attribution) recording is on: one numbering for both.
+/// attribution recording is on: one numbering for both.
 static EVENTS: AtomicU64 = AtomicU64::new(0);
 
 /// Phase starts a timeline holds.
@@ -48,7 +48,7 @@ static MARKS: [AtomicUsize; MARK_CAPACITY] = [const { AtomicUsize::new(0) }; MAR
 /// recording is on (`None` otherwise: the event is not counted).
 fn record(in_use: u64) -> Option<u64> {
     let timeline = TIMELINE_ON.load(Ordering::Relaxed);
-    if !timeline && !attribution::on() {
+    if !timeline && !trace::on() {
         return None;
     }
     let event = EVENTS.fetch_add(1, Ordering::Relaxed);
@@ -91,7 +91,7 @@ fn admit(bytes: u64) -> Option<u64> {
 fn made(ptr: *mut u8, bytes: u64, in_use: u64) {
     ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
     if let Some(event) = record(in_use) {
-        attribution::allocated(event, ptr as usize, bytes);
+        trace::allocated(event, ptr as usize, bytes);
     }
 }
 
@@ -157,7 +157,7 @@ fn sub(bytes: u64) -> u64 {
 /// The block of `bytes` at `ptr` was freed, leaving `in_use` bytes in use.
 fn unmade(ptr: *mut u8, bytes: u64, in_use: u64) {
     if let Some(event) = record(in_use) {
-        attribution::freed(event, ptr as usize, bytes);
+        trace::freed(event, ptr as usize, bytes);
     }
 }
 

@@ -46,6 +46,7 @@ pub mod cube;
 mod growth;
 pub mod host;
 mod probe;
+mod trace;
 
 use std::collections::VecDeque;
 use std::fmt::Write;
