@@ -333,6 +333,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             tensor_mib,
             json,
         } => memory_summary(device, tensor_mib, json),
+        Command::Estimate(args) if args.inference => crate::inference::run(&args),
         Command::Estimate(args) => crate::estimate::run(&args),
         Command::Fit { args, device } => {
             check_device(device)?;

@@ -7,6 +7,7 @@ use experiments::estimate::{Optimizer, Precision, StepPlan};
 use experiments::harness::models::{LlamaShape, MlpShape, ModelShape, TransformerShape};
 use results::format;
 
+use crate::args::{emit, named, parse_bytes, positive};
 use crate::error::BadInput;
 
 /// A model, described by a preset or by its shape. Numbers are read as text and checked here,
@@ -50,19 +51,6 @@ pub struct ModelArgs {
     /// model, its base frozen: only the adapters take gradients and optimizer state.
     #[arg(long, conflicts_with = "mlp", allow_hyphen_values = true)]
     pub lora_rank: Option<String>,
-}
-
-/// A positive whole number given as `flag`'s text.
-pub fn positive(flag: &str, text: &str) -> Result<usize, BadInput> {
-    match text.trim().parse::<i64>() {
-        Ok(n) if n > 0 => Ok(n as usize),
-        Ok(n) => Err(BadInput::BadModel(format!(
-            "--{flag} must be a positive whole number, got {n}"
-        ))),
-        Err(_) => Err(BadInput::BadModel(format!(
-            "--{flag} must be a positive whole number, got '{text}'"
-        ))),
-    }
 }
 
 impl ModelArgs {
@@ -325,6 +313,14 @@ pub struct EstimateArgs {
 }
 
 impl EstimateArgs {
+    /// `--card`'s bytes, where given.
+    pub fn card_bytes(&self) -> Result<Option<u64>, BadInput> {
+        self.card
+            .as_deref()
+            .map(|c| parse_bytes("card", c))
+            .transpose()
+    }
+
     /// The estimate these options ask for.
     pub fn estimate(&self) -> Result<Estimate, BadInput> {
         let (name, assumes, shape) = self.model.resolve_with_lora()?;
@@ -348,35 +344,9 @@ impl EstimateArgs {
     }
 }
 
-/// The one of `all` whose `name` is `text`, given as `--flag`.
-pub fn named<T: Copy>(
-    flag: &str,
-    text: &str,
-    all: &[T],
-    name: fn(T) -> &'static str,
-) -> Result<T, BadInput> {
-    all.iter()
-        .copied()
-        .find(|&v| name(v) == text)
-        .ok_or_else(|| {
-            let known: Vec<&str> = all.iter().map(|&v| name(v)).collect();
-            BadInput::BadModel(format!(
-                "unknown --{flag} '{text}' (known: {})",
-                known.join(", ")
-            ))
-        })
-}
-
 /// Runs `workbench estimate`.
 pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
-    let card = args
-        .card
-        .as_deref()
-        .map(|c| crate::fit::parse_bytes("card", c))
-        .transpose()?;
-    if args.inference {
-        return crate::inference::run(args, card);
-    }
+    let card = args.card_bytes()?;
     let e = args.estimate()?;
     let text = if args.json {
         serde_json::to_string_pretty(&e)? + "\n"
@@ -422,16 +392,6 @@ pub fn card_answer(e: &Estimate, card_bytes: f64) -> String {
         let _ = writeln!(out, "  {:<30} {line}", r.combination.name);
     }
     out
-}
-
-/// Writes `text` to stdout; a reader that stopped reading (`| head`) is not an error.
-pub fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
 }
 
 /// A batch found, or "-" where not even one sample fits.

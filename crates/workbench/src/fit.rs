@@ -27,8 +27,9 @@ use results::capacity::{CapacityRecord, MeasuredFit};
 use results::{format, DeviceKind, Metric, PointResult, Profile};
 use serde::Serialize;
 
+use crate::args::{emit, parse_bytes};
 use crate::error::BadInput;
-use crate::estimate::{emit, ModelArgs, Step, StepArgs};
+use crate::estimate::{ModelArgs, Step, StepArgs};
 use crate::runner::{classify_failure, out_of_memory, run_child};
 
 /// `workbench fit`'s options.
@@ -63,39 +64,6 @@ pub struct FitArgs {
 /// Reads a budget: a positive number of bytes, with an optional unit.
 pub fn parse_budget(text: &str) -> Result<u64, BadInput> {
     parse_bytes("budget", text)
-}
-
-/// Reads `--flag`'s bytes: a positive number, with an optional unit (B, KiB, MiB, GiB, KB, MB,
-/// GB).
-pub fn parse_bytes(flag: &str, text: &str) -> Result<u64, BadInput> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let scale = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        _ => {
-            return Err(BadInput::BadModel(format!(
-                "--{flag} '{text}': unknown unit (use B, KiB, MiB, GiB, KB, MB or GB)"
-            )))
-        }
-    };
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && v * scale >= 1.0 => Ok((v * scale) as u64),
-        Ok(_) => Err(BadInput::BadModel(format!(
-            "--{flag} '{text}' must be more than zero bytes"
-        ))),
-        Err(_) => Err(BadInput::BadModel(format!(
-            "--{flag} '{text}' is not a number of bytes (512MiB, 2GB, 1000000)"
-        ))),
-    }
 }
 
 /// A technique `fit` can run: the ones the training step takes as configuration.

@@ -14,8 +14,9 @@ use experiments::capacity::{self, InferencePlan, CARDS};
 use results::format;
 use serde::Serialize;
 
+use crate::args::{emit, positive};
 use crate::error::BadInput;
-use crate::estimate::{emit, positive, EstimateArgs};
+use crate::estimate::EstimateArgs;
 
 /// The weight widths answered.
 const WEIGHT_BITS: [u32; 3] = [16, 8, 4];
@@ -194,8 +195,8 @@ pub fn text(a: &InferenceAnswer) -> String {
 }
 
 /// Runs `workbench estimate --inference`.
-pub fn run(args: &EstimateArgs, card: Option<u64>) -> anyhow::Result<()> {
-    let a = answer(args, card)?;
+pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
+    let a = answer(args, args.card_bytes()?)?;
     let out = if args.json {
         serde_json::to_string_pretty(&a)? + "\n"
     } else {

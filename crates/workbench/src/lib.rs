@@ -7,6 +7,7 @@
 //! crate renders the analysed records into HTML and SVG without knowing anything of Burn.
 
 pub mod analyse;
+pub mod args;
 pub mod cli;
 pub mod diff;
 pub mod error;
