@@ -170,6 +170,11 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
             total_memory_bytes: None,
             free_memory_bytes: None,
             software: true,
+            cubecl: Some(results::CubeclSettings {
+                autotune_level: "minimal".into(),
+                autotune_cache: "/w/target".into(),
+                kernel_cache: None,
+            }),
         });
     }
     let mut both = cpu.clone();
@@ -184,6 +189,8 @@ fn a_device_result_set_sits_beside_the_cpu_one() {
     assert!(page.contains("Measured on <strong>cpu (Flex"));
     assert!(page.contains("Measured on <strong>wgpu: llvmpipe"));
     assert!(page.contains("id=\"wgpu\""));
+    // minijinja escapes the path's slashes (`&#x2f;`).
+    assert!(page.contains("autotune level minimal, its results kept in &#x2f;w&#x2f;target"));
     assert!(out.join("data/batch-size.json").exists());
     assert!(out.join("data/wgpu/batch-size.json").exists());
     let batch_size = both.iter().find(|r| r.experiment == "batch-size").unwrap();
@@ -226,6 +233,7 @@ fn a_chart_with_nothing_measured_is_left_out_and_a_software_driver_is_named() {
         total_memory_bytes: None,
         free_memory_bytes: None,
         software: true,
+        cubecl: None,
     });
     for chart in record.analysis.charts.iter_mut() {
         if chart.id.starts_with("overhead") {

@@ -701,145 +701,11 @@ fn result_set(record: &Analysed, verdicts: &SiteVerdicts) -> ResultSet {
     let a = &record.analysis;
     let results = || record.points.iter().filter_map(|p| p.result());
     let phase_names = first_seen(results().flat_map(|r| r.phases.iter().map(|p| &*p.phase)));
-    let points = record
-        .points
-        .iter()
-        .filter_map(|p| Some((p, p.result()?)))
-        .map(|(p, r)| PointRow {
-            label: p.point.label.clone(),
-            phase_peaks: phase_names
-                .iter()
-                .map(|n| CellBytes::phase_peak(r.phase_named(n)))
-                .collect(),
-            live_before: CellBytes::new(r.phases.first().map(|ph| ph.live_before_bytes)),
-            step_median: format::seconds(r.step.median_s),
-            step_spread: format!(
-                "{} to {}",
-                format::seconds(r.step.min_s),
-                format::seconds(r.step.max_s)
-            ),
-            repeats: r.step.samples_s.len(),
-            samples_per_s: format!("{} {}/s", format::rate(r.samples_per_s), r.unit.name()),
-            check: if record.checks_of(&p.point.id).next().is_none() {
-                "none".into()
-            } else {
-                record
-                    .checks_of(&p.point.id)
-                    .map(|c| {
-                        format!(
-                            "{}: {} |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
-                            crate::words::describe_check(c),
-                            if c.passed { "equal," } else { "DIFFERENT," },
-                            c.max_abs_diff,
-                            c.max_rel_diff,
-                            c.tolerance
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            },
-            check_failed: record.checks_of(&p.point.id).any(|c| !c.passed),
-        })
-        .collect();
+    let points = point_rows(record, &phase_names);
     let phase_time_names =
         first_seen(results().flat_map(|r| r.phase_times.iter().map(|t| t.phase.as_str())));
-    let phase_times = record
-        .points
-        .iter()
-        .filter_map(|p| Some((p, p.result()?)))
-        .filter(|(_, r)| !r.phase_times.is_empty())
-        .map(|(p, r)| PhaseTimeRow {
-            label: p.point.label.clone(),
-            cells: phase_time_names
-                .iter()
-                .map(|name| {
-                    r.phase_times.iter().find(|t| t.phase == *name).map_or_else(
-                        || "n/a".into(),
-                        |t| {
-                            format!(
-                                "{} ({:.0}%)",
-                                format::seconds(t.timing.median_s),
-                                t.timing.median_s / r.step.median_s * 100.0
-                            )
-                        },
-                    )
-                })
-                .collect(),
-            step: format::seconds(r.step.median_s),
-            matmul_rate: matmul_rate(r, record.calibration.as_ref()),
-        })
-        .collect();
-    let failures = record
-        .points
-        .iter()
-        .filter_map(|p| {
-            let outcome = &p.outcome;
-            if let Outcome::Measured { .. } = outcome {
-                return None;
-            }
-            // Out of memory: the bytes asked for, unless the reason already says them.
-            let asked = match outcome {
-                Outcome::OutOfMemory {
-                    requested_bytes: Some(b),
-                    ..
-                } => Some(format::bytes(*b as f64)),
-                _ => None,
-            };
-            let reason = crate::words::outcome_reason(outcome);
-            let reason = match asked {
-                Some(bytes) if !reason.contains(&bytes) => format!("{reason} (asked for {bytes})"),
-                _ => reason,
-            };
-            Some(FailureRow {
-                label: p.point.label.clone(),
-                status: outcome.status().into(),
-                reason,
-                stderr_tail: outcome.stderr_tail().into(),
-            })
-        })
-        .collect();
+    let phase_times = phase_time_rows(record, &phase_time_names);
     let comparisons = a.comparisons.iter().map(comparison_row).collect();
-    let p = &record.provenance;
-    let environment = vec![
-        ("device".into(), record.device.kind.name().to_string()),
-        ("backend".into(), record.device.backend.clone()),
-        ("dtype".into(), record.device.dtype.clone()),
-        ("profile".into(), record.profile.name().to_string()),
-        (
-            "CPU".into(),
-            format!("{} ({} cores)", p.cpu_model, p.cpu_cores),
-        ),
-        ("OS".into(), p.os.clone()),
-        ("burn".into(), p.burn_version.clone()),
-        (
-            "workbench".into(),
-            format!("{} at {}", p.workbench_version, p.git_commit),
-        ),
-        (
-            "build".into(),
-            format!("{}, {}", p.build_profile, p.rustc_version),
-        ),
-        (
-            "calibration".into(),
-            record.calibration.as_ref().map_or_else(
-                || "not measured".into(),
-                |c| {
-                    format!(
-                        "f32 matmul {n} x {n} at {:.1} GFLOP/s; element-wise add of {} at {} \
-                         (read and written, into a fresh buffer: its page faults \
-                         included); medians of {} runs at the run's start",
-                        c.matmul_gflop_s,
-                        format::bytes(c.copy_bytes as f64),
-                        crate::runs::add_rate(c, record.device.kind),
-                        c.matmul.samples_s.len(),
-                        n = c.matmul_n,
-                    )
-                },
-            ),
-        ),
-        ("started".into(), p.started_at.clone()),
-        ("wall time".into(), wall_time(record)),
-    ];
     ResultSet {
         criterion: criterion_rows(record),
         anchor: record.device.kind.name().into(),
@@ -906,30 +772,210 @@ fn result_set(record: &Analysed, verdicts: &SiteVerdicts) -> ResultSet {
         points,
         phase_time_names,
         phase_times,
-        failures,
+        failures: failure_rows(record),
         incomplete: record.incomplete.clone(),
         stops_fitting: stops_fitting(record),
         resumed: resumed_lines(record),
-        probe: record.device.probe.as_ref().map_or_else(
-            || "no point was measured".into(),
-            |p| {
-                format!(
-                    "{}: {}{}{}",
-                    p.kind,
-                    crate::probe::counts(p),
-                    bracket_resolution(record),
-                    if software(record) {
-                        ". The driver is a software one, on the CPU: these bytes are the memory \
-                         manager's own, its times are not a GPU's and are compared with nothing"
-                    } else {
-                        ""
-                    }
-                )
-            },
-        ),
-        environment,
+        probe: probe_line(record),
+        environment: environment(record),
         json_href: record.data_path(),
     }
+}
+
+/// A row per measured point: its phases' peaks, time, rate and checks.
+fn point_rows(record: &Analysed, phase_names: &[String]) -> Vec<PointRow> {
+    record
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.result()?)))
+        .map(|(p, r)| PointRow {
+            label: p.point.label.clone(),
+            phase_peaks: phase_names
+                .iter()
+                .map(|n| CellBytes::phase_peak(r.phase_named(n)))
+                .collect(),
+            live_before: CellBytes::new(r.phases.first().map(|ph| ph.live_before_bytes)),
+            step_median: format::seconds(r.step.median_s),
+            step_spread: format!(
+                "{} to {}",
+                format::seconds(r.step.min_s),
+                format::seconds(r.step.max_s)
+            ),
+            repeats: r.step.samples_s.len(),
+            samples_per_s: format!("{} {}/s", format::rate(r.samples_per_s), r.unit.name()),
+            check: if record.checks_of(&p.point.id).next().is_none() {
+                "none".into()
+            } else {
+                record
+                    .checks_of(&p.point.id)
+                    .map(|c| {
+                        format!(
+                            "{}: {} |diff| {:.3e} (rel. {:.3e} <= {:.0e})",
+                            crate::words::describe_check(c),
+                            if c.passed { "equal," } else { "DIFFERENT," },
+                            c.max_abs_diff,
+                            c.max_rel_diff,
+                            c.tolerance
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
+            check_failed: record.checks_of(&p.point.id).any(|c| !c.passed),
+        })
+        .collect()
+}
+
+/// A row per point whose phases were timed: each phase's median and share of the step.
+fn phase_time_rows(record: &Analysed, phase_time_names: &[String]) -> Vec<PhaseTimeRow> {
+    record
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.result()?)))
+        .filter(|(_, r)| !r.phase_times.is_empty())
+        .map(|(p, r)| PhaseTimeRow {
+            label: p.point.label.clone(),
+            cells: phase_time_names
+                .iter()
+                .map(|name| {
+                    r.phase_times.iter().find(|t| t.phase == *name).map_or_else(
+                        || "n/a".into(),
+                        |t| {
+                            format!(
+                                "{} ({:.0}%)",
+                                format::seconds(t.timing.median_s),
+                                t.timing.median_s / r.step.median_s * 100.0
+                            )
+                        },
+                    )
+                })
+                .collect(),
+            step: format::seconds(r.step.median_s),
+            matmul_rate: matmul_rate(r, record.calibration.as_ref()),
+        })
+        .collect()
+}
+
+/// A row per point that was not measured: its outcome, the reason and stderr's tail.
+fn failure_rows(record: &Analysed) -> Vec<FailureRow> {
+    record
+        .points
+        .iter()
+        .filter_map(|p| {
+            let outcome = &p.outcome;
+            if let Outcome::Measured { .. } = outcome {
+                return None;
+            }
+            // Out of memory: the bytes asked for, unless the reason already says them.
+            let asked = match outcome {
+                Outcome::OutOfMemory {
+                    requested_bytes: Some(b),
+                    ..
+                } => Some(format::bytes(*b as f64)),
+                _ => None,
+            };
+            let reason = crate::words::outcome_reason(outcome);
+            let reason = match asked {
+                Some(bytes) if !reason.contains(&bytes) => format!("{reason} (asked for {bytes})"),
+                _ => reason,
+            };
+            Some(FailureRow {
+                label: p.point.label.clone(),
+                status: outcome.status().into(),
+                reason,
+                stderr_tail: outcome.stderr_tail().into(),
+            })
+        })
+        .collect()
+}
+
+/// Where and with what the set was measured, a line each.
+fn environment(record: &Analysed) -> Vec<(String, String)> {
+    let p = &record.provenance;
+    let mut rows = vec![
+        ("device".into(), record.device.kind.name().to_string()),
+        ("backend".into(), record.device.backend.clone()),
+        ("dtype".into(), record.device.dtype.clone()),
+        ("profile".into(), record.profile.name().to_string()),
+        (
+            "CPU".into(),
+            format!("{} ({} cores)", p.cpu_model, p.cpu_cores),
+        ),
+        ("OS".into(), p.os.clone()),
+        ("burn".into(), p.burn_version.clone()),
+        (
+            "workbench".into(),
+            format!("{} at {}", p.workbench_version, p.git_commit),
+        ),
+        (
+            "build".into(),
+            format!("{}, {}", p.build_profile, p.rustc_version),
+        ),
+        (
+            "calibration".into(),
+            record.calibration.as_ref().map_or_else(
+                || "not measured".into(),
+                |c| {
+                    format!(
+                        "f32 matmul {n} x {n} at {:.1} GFLOP/s; element-wise add of {} at {} \
+                         (read and written, into a fresh buffer: its page faults \
+                         included); medians of {} runs at the run's start",
+                        c.matmul_gflop_s,
+                        format::bytes(c.copy_bytes as f64),
+                        crate::runs::add_rate(c, record.device.kind),
+                        c.matmul.samples_s.len(),
+                        n = c.matmul_n,
+                    )
+                },
+            ),
+        ),
+        ("started".into(), p.started_at.clone()),
+        ("wall time".into(), wall_time(record)),
+    ];
+    let cubecl = record
+        .device
+        .identity
+        .as_ref()
+        .and_then(|i| i.cubecl.as_ref());
+    if let Some(c) = cubecl {
+        rows.insert(4, ("CubeCL".into(), cubecl_line(c)));
+    }
+    rows
+}
+
+/// CubeCL's settings as the run read them: what a point's warm-up spent compiling and tuning
+/// kernels depends on them.
+fn cubecl_line(c: &results::CubeclSettings) -> String {
+    let kernels = c.kernel_cache.as_ref().map_or_else(
+        || "compiled kernels not kept: each process compiles its own".to_string(),
+        |dir| format!("compiled kernels kept in {dir}"),
+    );
+    format!(
+        "autotune level {}, its results kept in {}; {kernels} (each point's warm-up absorbs \
+         the compiling and tuning)",
+        c.autotune_level, c.autotune_cache
+    )
+}
+
+/// What the set's memory figures count, and how its peaks were read.
+fn probe_line(record: &Analysed) -> String {
+    record.device.probe.as_ref().map_or_else(
+        || "no point was measured".into(),
+        |p| {
+            format!(
+                "{}: {}{}{}",
+                p.kind,
+                crate::probe::counts(p),
+                bracket_resolution(record),
+                if software(record) {
+                    ". The driver is a software one, on the CPU: these bytes are the memory \
+                     manager's own, its times are not a GPU's and are compared with nothing"
+                } else {
+                    ""
+                }
+            )
+        },
+    )
 }
 
 /// How the record's bracketed peaks were read, where it has any: how many phases, the sampling

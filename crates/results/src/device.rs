@@ -92,6 +92,26 @@ pub struct DeviceIdentity {
     /// figures are the memory manager's real bytes, its times are not a GPU's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub software: bool,
+    /// How CubeCL compiles and tunes kernels on this device (wgpu and CUDA; `None` on the CPU
+    /// and in records made before the workbench said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubecl: Option<CubeclSettings>,
+}
+
+/// CubeCL's settings that decide what a device point's first steps spend compiling and
+/// autotuning kernels, as the run read them (`cubecl.toml` in the working folder or a parent,
+/// then `CUBECL_AUTOTUNE_LEVEL`). A point's warm-up absorbs this work; the caches decide
+/// whether the next process pays it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CubeclSettings {
+    /// `[autotune] level`: `minimal`, `balanced` (CubeCL's default), `extensive` or `full`.
+    pub autotune_level: String,
+    /// The folder autotune results are kept in, across processes.
+    pub autotune_cache: String,
+    /// The folder compiled kernels are kept in, across processes; `None`: not kept (CubeCL's
+    /// default, and always on wgpu, whose runtime keeps only SPIR-V, not built by Burn's wgpu),
+    /// each process compiles its own.
+    pub kernel_cache: Option<String>,
 }
 
 /// The float type a device stores tensors in by default.

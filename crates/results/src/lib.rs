@@ -37,7 +37,7 @@ pub use analysis::{
 };
 pub use attribution::PeakAttribution;
 pub use capacity::{AnalysedCapacity, CapacityRecord, EstimatorTables, FitModel, CAPACITY_FILE};
-pub use device::{DeviceIdentity, DeviceKind, FloatStorage};
+pub use device::{CubeclSettings, DeviceIdentity, DeviceKind, FloatStorage};
 pub use error::LoadError;
 pub use fit::LinearFit;
 pub use fix_table::{

@@ -41,7 +41,9 @@ use crate::timing::Timing;
 /// (`PointResult::attribution`).
 /// 11: a paired comparison may run its arms as one model taking turns
 /// (`Interleaving::OneModel`).
-pub const SCHEMA_VERSION: u32 = 11;
+/// 12: a device's identity may say how CubeCL compiled and tuned its kernels
+/// (`DeviceIdentity::cubecl`: the autotune level and the caches).
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// The oldest version this workbench still reads.
 pub const OLDEST_READABLE_VERSION: u32 = 5;

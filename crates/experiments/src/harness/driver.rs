@@ -27,6 +27,7 @@ pub(crate) fn identify(kind: DeviceKind) -> Result<DeviceIdentity, DriverError> 
             total_memory_bytes: None,
             free_memory_bytes: None,
             software: false,
+            cubecl: None,
         }),
         DeviceKind::Wgpu => wgpu_identity(),
         DeviceKind::Cuda => cuda_identity(),
@@ -70,7 +71,35 @@ fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
         total_memory_bytes: None,
         free_memory_bytes: None,
         software: info.device_type == wgpu::DeviceType::Cpu,
+        // CubeCL's wgpu runtime keeps compiled kernels only as SPIR-V, a feature Burn's wgpu
+        // does not build: each process compiles its own WGSL (the driver may cache shaders).
+        cubecl: Some(cubecl_settings(false)),
     })
+}
+
+/// CubeCL's compilation and autotune settings as this process reads them: the measured
+/// children run in the same folder with the same environment, so they read the same.
+/// `keeps_kernels`: whether the runtime reads `[compilation] cache` at all.
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+fn cubecl_settings(keeps_kernels: bool) -> results::CubeclSettings {
+    use cubecl::config::{autotune::AutotuneLevel, CubeClRuntimeConfig, RuntimeConfig};
+    let config = CubeClRuntimeConfig::get();
+    let level = match config.autotune.level {
+        AutotuneLevel::Minimal => "minimal",
+        AutotuneLevel::Balanced => "balanced",
+        AutotuneLevel::Extensive => "extensive",
+        AutotuneLevel::Full => "full",
+    };
+    results::CubeclSettings {
+        autotune_level: level.into(),
+        autotune_cache: config.autotune.cache.root().display().to_string(),
+        kernel_cache: config
+            .compilation
+            .cache
+            .as_ref()
+            .filter(|_| keeps_kernels)
+            .map(|c| c.root().display().to_string()),
+    }
 }
 
 #[cfg(not(feature = "wgpu"))]
@@ -142,6 +171,7 @@ fn cuda_identity() -> Result<DeviceIdentity, DriverError> {
         total_memory_bytes: total,
         free_memory_bytes: free,
         software: false,
+        cubecl: Some(cubecl_settings(true)),
     })
 }
 
