@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Puts a GPU call's records beside the CPU's and renders the guide, running nothing.
+#
+#   scripts/gpu-collect.sh ARCHIVE_DIR [DEVICE]
+#
+# ARCHIVE_DIR holds results.tar.gz from scripts/gpu-run.sh. Every finished experiment's record
+# replaces site/data/DEVICE/<id>.json (DEVICE: cuda by default); an experiment the calls did
+# not finish keeps the committed record. The guide is rendered as the README says.
+set -euo pipefail
+dir=${1:?usage: scripts/gpu-collect.sh ARCHIVE_DIR [DEVICE]}
+device=${2:-cuda}
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tar -xzf "$dir/results.tar.gz" -C "$tmp"
+mkdir -p "site/data/$device"
+for done in "$tmp"/done/*; do
+    [ -e "$done" ] || continue
+    id=$(basename "$done")
+    cp "$tmp/sets/$id/data/$device/$id.json" "site/data/$device/$id.json"
+    echo "site/data/$device/$id.json"
+done
+target/release/workbench render --results site/data --baseline baselines/6be9503 --out site
