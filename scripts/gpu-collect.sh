@@ -3,9 +3,12 @@
 #
 #   scripts/gpu-collect.sh ARCHIVE_DIR [DEVICE]
 #
-# ARCHIVE_DIR holds results.tar.gz from scripts/gpu-run.sh. Every finished experiment's record
-# replaces site/data/DEVICE/<id>.json (DEVICE: cuda by default); an experiment the calls did
-# not finish keeps the committed record. The guide is rendered as the README says.
+# ARCHIVE_DIR holds results.tar.gz from scripts/gpu-run.sh (and criterion.tar.gz where the
+# benches ran). Every finished experiment's record replaces site/data/DEVICE/<id>.json (DEVICE:
+# cuda by default); an experiment the calls did not finish keeps the committed record. The guide
+# is rendered as the README says, with criterion's estimates set beside the records' own; where
+# the render refuses (estimates at other sizes than the records'), `git checkout -- site`
+# undoes the copy.
 set -euo pipefail
 dir=${1:?usage: scripts/gpu-collect.sh ARCHIVE_DIR [DEVICE]}
 device=${2:-cuda}
@@ -20,4 +23,10 @@ for done in "$tmp"/done/*; do
     cp "$tmp/sets/$id/data/$device/$id.json" "site/data/$device/$id.json"
     echo "site/data/$device/$id.json"
 done
-target/release/workbench render --results site/data --baseline baselines/6be9503 --out site
+criterion=()
+if [ -f "$dir/criterion.tar.gz" ]; then
+    tar -xzf "$dir/criterion.tar.gz" -C "$tmp"
+    criterion=(--criterion "$tmp/criterion")
+fi
+target/release/workbench render --results site/data --baseline baselines/6be9503 --out site \
+    "${criterion[@]}"

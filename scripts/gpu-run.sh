@@ -18,6 +18,9 @@
 #   WORKBENCH_CARRIED      a folder holding the last call's results.tar.gz and caches.tar.gz
 #   WORKBENCH_AUTOTUNE     CubeCL's autotune level (minimal, balanced, ...; default balanced);
 #                          every record says which level ran
+#   WORKBENCH_BENCH        the criterion bench binary (or its gzip): once every experiment has
+#                          finished, the benches of WORKBENCH_BENCH_FILTER (default: GPT-2
+#                          small's points) run with the time left; OUT gets criterion.tar.gz
 # Exit status: 0 when every experiment finished, 3 when the deadline left some for the next call,
 # else the last failing run's. Back here: scripts/gpu-collect.sh ARCHIVE_DIR [DEVICE] puts the
 # records beside the CPU's and renders the guide.
@@ -47,6 +50,8 @@ if [[ $bin == *.gz ]]; then
     bin=$work/workbench
 fi
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+bench=${WORKBENCH_BENCH:-}
+if [ -n "$bench" ]; then bench=$(cd "$(dirname "$bench")" && pwd)/$(basename "$bench"); fi
 
 # The last call's archives: finished sets, the unfinished ones' journals, the caches.
 if [ -n "${WORKBENCH_CARRIED:-}" ]; then
@@ -107,5 +112,20 @@ for id in $experiments; do
     echo "$id: $(( $(date +%s) - started )) s, exit status $rc" | tee -a "$out/timing.txt"
     archive
 done
+
+# The benches on the headline points, once the experiments are done, with the time left.
+left=$(( deadline - $(date +%s) ))
+if [ -n "$bench" ] && [ "$status" -eq 0 ] && [ "$left" -ge 60 ]; then
+    if [[ $bench == *.gz ]]; then
+        [ -x techniques ] || { gzip -dc "$bench" > techniques; chmod +x techniques; }
+        bench=$work/techniques
+    fi
+    started=$(date +%s)
+    rc=0
+    WORKBENCH_DEVICE=$device CRITERION_HOME=$work/criterion timeout --kill-after=10 "$left" \
+        "$bench" --bench "${WORKBENCH_BENCH_FILTER:-^gpt2-small/}" || rc=$?
+    echo "benches: $(( $(date +%s) - started )) s, exit status $rc" | tee -a "$out/timing.txt"
+    if [ -d criterion ]; then tar -czf "$out/criterion.tar.gz" criterion; fi
+fi
 echo "device $device, autotune ${WORKBENCH_AUTOTUNE:-balanced}, exit status $status" | tee -a "$out/timing.txt"
 exit "$status"
