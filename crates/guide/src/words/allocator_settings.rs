@@ -5,7 +5,7 @@ use super::Said;
 use results::keys::allocator_settings::Key;
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
-    let has_pool = s.num("has_pool") > 0.0;
+    let has_pool = s.yes("has_pool");
     match key {
         Key::LabelPeakInUse => "peak in use".into(),
         Key::LabelBytes => "bytes".into(),

@@ -48,24 +48,24 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::ActivationsNoteFit => format!("{ACTIVATIONS_RULE}; measured as the slope of the fit"),
         Key::BracketPoint => format!("MLP at batch {}", s.count("batch")),
         Key::BracketRuleForward => "model + Adam state + inputs + the forward pass's activations \
-                                   at its peak, the CPU's rule: what it keeps and the loss's \
-                                   square for a moment"
+                                    at its peak, the CPU's rule: what it keeps and the loss's \
+                                    square for a moment"
             .into(),
         Key::BracketRuleBackward => "model + Adam state + inputs + max(what the forward pass \
-                                    kept, the parameter gradients): the step-peak rule, which \
-                                    leaves out what backward holds for a moment beside them"
+                                     kept, the parameter gradients): the step-peak rule, which \
+                                     leaves out what backward holds for a moment beside them"
             .into(),
         Key::PublishedSource => {
             "accelerate `estimate-memory`; ZeRO (Rajbhandari et al. 2020)".into()
         }
         Key::PublishedClaim => "Adam in f32 needs 16 bytes per parameter for weights, gradients \
-                              and optimizer state (before activations)."
+                                and optimizer state (before activations)."
             .into(),
         Key::PublishedOurs => published_ours(s),
         Key::Headline => headline(s),
         Key::SweepDetail => {
             "a sweep, not a substitute: each batch size computes a different step, \
-                           so there is nothing to compare"
+             so there is nothing to compare"
                 .into()
         }
         Key::TransformerNote => transformer_note(),
@@ -111,7 +111,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
 fn activations_fit(s: &Said<'_>) -> String {
     format!(
         "The forward pass keeps {} per sample for backward (least-squares fit over {} batch \
-     sizes, R\u{b2} = {:.6}), on top of a fixed {}.",
+         sizes, R\u{b2} = {:.6}), on top of a fixed {}.",
         s.bytes("slope"),
         s.count("sizes"),
         s.num("r_squared"),
@@ -123,7 +123,7 @@ fn activations_fit(s: &Said<'_>) -> String {
 fn lazy_init(s: &Said<'_>) -> String {
     format!(
         "Burn initialises parameters lazily: right after `init()` {} were live; the {} \
-     parameters ({}) are allocated when first read.",
+         parameters ({}) are allocated when first read.",
         s.bytes("after_init"),
         s.count("params"),
         s.bytes("params_bytes"),
@@ -144,7 +144,7 @@ fn phase_share(s: &Said<'_>) -> String {
 fn peaks_range(s: &Said<'_>) -> String {
     format!(
         "From batch {} to batch {} ({}x the samples) the step peak goes from {} to {} \
-     ({:.2}x).",
+         ({:.2}x).",
         s.num("small"),
         s.num("large"),
         s.num("large") / s.num("small"),
@@ -158,8 +158,8 @@ fn peaks_range(s: &Said<'_>) -> String {
 fn step_note(s: &Said<'_>) -> String {
     format!(
         "model + Adam state + inputs + max(activations, gradients). Not predicted: {} live in \
-     the process before the model was built (thread pool, matmul slabs), {} of backend \
-     buffers allocated by the first pass, and temporaries inside backward",
+         the process before the model was built (thread pool, matmul slabs), {} of backend \
+         buffers allocated by the first pass, and temporaries inside backward",
         s.bytes("process"),
         s.bytes("runtime")
     )
@@ -169,8 +169,8 @@ fn step_note(s: &Said<'_>) -> String {
 fn activations_note_bracket(s: &Said<'_>) -> String {
     format!(
         "{ACTIVATIONS_RULE}; measured at batch {}: the forward phase's bracket above what was \
-     live when it began, per sample (the lower bound's readings can miss the loss's \
-     square, alive only inside the pass)",
+         live when it began, per sample (the lower bound's readings can miss the loss's \
+         square, alive only inside the pass)",
         s.num("batch")
     )
 }
@@ -179,7 +179,7 @@ fn activations_note_bracket(s: &Said<'_>) -> String {
 fn published_ours(s: &Said<'_>) -> String {
     format!(
         "{:.2} bytes per parameter measured (weights + gradients + Adam state = {} for {} \
-     parameters)",
+         parameters)",
         s.num("per_param"),
         s.bytes("state"),
         s.count("params")
@@ -198,10 +198,10 @@ fn headline(s: &Said<'_>) -> String {
 /// The words of [`Key::TransformerNote`].
 fn transformer_note() -> String {
     "model + Adam state + token ids + what the forward pass keeps (per \
-                       token, 18 d + 3 h s + h + 2 f32 values per block and v + 3 d + 5 \
-                       outside the blocks) + log-softmax's output (v per token) while \
-                       the loss reads it; the last two written after measuring \
-                       (explanations, not predictions)"
+     token, 18 d + 3 h s + h + 2 f32 values per block and v + 3 d + 5 \
+     outside the blocks) + log-softmax's output (v per token) while \
+     the loss reads it; the last two written after measuring \
+     (explanations, not predictions)"
         .into()
 }
 
@@ -209,9 +209,9 @@ fn transformer_note() -> String {
 fn transformer_kept_note(s: &Said<'_>) -> String {
     format!(
         "{} blocks x {} tokens x (18 d + 3 h s + h + 2) x 4 bytes, plus v + 3 d + 5 values \
-     per token outside the blocks (an explanation written after measuring, see the \
-     sequence-length page); measured as the slope of what the forward pass leaves live \
-     against the batch",
+         per token outside the blocks (an explanation written after measuring, see the \
+         sequence-length page); measured as the slope of what the forward pass leaves live \
+         against the batch",
         s.count("layers"),
         s.count("seq")
     )

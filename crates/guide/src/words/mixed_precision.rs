@@ -37,21 +37,21 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::ComponentQuantity => format!("{}: {}", s.name("precision"), s.text("component")),
         Key::ForwardNoteBf16 => forward_note_bf16(),
         Key::ForwardNoteF16 => "each hidden layer's Linear and ReLU outputs, the last output and \
-                               the loss's difference in f16. Not predicted: the CPU's f16 matmul \
-                               (gemm-f16 0.19) packs blocks of both operands into f32 buffers it \
-                               allocates on every call"
+                                the loss's difference in f16. Not predicted: the CPU's f16 matmul \
+                                (gemm-f16 0.19) packs blocks of both operands into f32 buffers it \
+                                allocates on every call"
             .into(),
         Key::ForwardNote16BitKernel => "each hidden layer's Linear and ReLU outputs, the last \
-                                         output and the loss's difference, 16-bit like the \
-                                         weights (the device's matmul kernel works in the \
-                                         stored type: no f32 copies)"
+                                        output and the loss's difference, 16-bit like the \
+                                        weights (the device's matmul kernel works in the \
+                                        stored type: no f32 copies)"
             .into(),
         Key::ForwardNoteMixedKernel => "16-bit Linear and ReLU outputs and input copy, f32 \
                                         output and loss difference, and the 16-bit weight copies \
                                         Linear keeps for backward (all layers but the first)"
             .into(),
         Key::ForwardNoteF32 => "each hidden layer's Linear and ReLU outputs, the last output and \
-                               the loss's difference"
+                                the loss's difference"
             .into(),
         Key::ForwardNoteMixedBf16 => "bf16 Linear and ReLU outputs and input copy, f32 output and \
                                       loss difference, the bf16 weight copies Linear keeps for \
@@ -65,16 +65,16 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
                                      packing buffers the CPU's f16 matmul allocates on every call"
             .into(),
         Key::HfSource => "Hugging Face Transformers, \"efficient training on a single GPU\" \
-                        (bert-large, V100 16 GB, batch 4)"
+                          (bert-large, V100 16 GB, batch 4)"
             .into(),
         Key::HfClaim => "fp16 mixed precision: 8.86 -> 18.64 samples/s (+110%), 14949 -> 13939 MB \
-                       (-6.8%); mixed precision keeps an fp32 and a half copy of the weights"
+                         (-6.8%); mixed precision keeps an fp32 and a half copy of the weights"
             .into(),
         Key::HfOurs => hf_ours(s),
         Key::MicikeviciusSource => "Micikevicius et al. 2018, \"Mixed Precision Training\"".into(),
         Key::MicikeviciusClaim => "half precision nearly halves activation memory; f32 master \
-                                 weights, loss scaling and f32 accumulation keep accuracy; bf16 \
-                                 needs no loss scaling"
+                                   weights, loss scaling and f32 accumulation keep accuracy; bf16 \
+                                   needs no loss scaling"
             .into(),
         Key::MicikeviciusOurs => micikevicius_ours(s),
         Key::DriftDetail => s.list("checks").join("; "),
@@ -91,15 +91,15 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::TransformerMemory => transformer_memory(s),
         Key::TransformerQuantity => transformer_quantity(s),
         Key::TransformerNoteWeights => "parameters x bytes per stored value; host bookkeeping per \
-                                       parameter tensor not in the rule"
+                                        parameter tensor not in the rule"
             .into(),
         Key::TransformerNoteAdam => "two moments per parameter, stored like the parameters; \
-                                    bookkeeping not in the rule"
+                                     bookkeeping not in the rule"
             .into(),
         Key::TransformerNoteGradients => "one gradient per parameter, in the parameters' type; \
-                                         measured as what backward leaves live above what was \
-                                         live before the forward pass, less the graph's \
-                                         bookkeeping that backward frees"
+                                          measured as what backward leaves live above what was \
+                                          live before the forward pass, less the graph's \
+                                          bookkeeping that backward frees"
             .into(),
         // Chart titles, axes and legends.
         Key::LabelParametersXBytesPerStoredValue => "parameters x bytes per stored value".into(),
@@ -130,9 +130,9 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
 fn mixed(s: &Said<'_>) -> String {
     format!(
         "Mixed precision against f32 at batch {}: forward activations {} -> {}, step peak {} \
-     -> {} ({}). Weights, gradients and Adam state stay f32; the 16-bit weight copies \
-     kept for backward ({} predicted) eat into the activations saved, so mixed precision \
-     lowers the peak only where activations dominate it.",
+         -> {} ({}). Weights, gradients and Adam state stay f32; the 16-bit weight copies \
+         kept for backward ({} predicted) eat into the activations saved, so mixed precision \
+         lowers the peak only where activations dominate it.",
         s.count("batch"),
         s.bytes("f32_act"),
         s.bytes("mixed_act"),
@@ -147,10 +147,10 @@ fn mixed(s: &Said<'_>) -> String {
 fn time(s: &Said<'_>) -> String {
     format!(
         "Time per sample on this machine, timed in pairs against f32: {} {}; {} {}. Where 16 \
-     bits cost time on the CPU, it is because Flex converts them to f32 for the matmul \
-     and back (gemm's f16 matmul converts blocks as it packs them). A GPU with bf16/f16 \
-     tensor cores (an H100 or H200) is expected to run 16-bit matmuls faster than f32 \
-     ones: the published figure below, and a GPU's result set where there is one.",
+         bits cost time on the CPU, it is because Flex converts them to f32 for the matmul \
+         and back (gemm's f16 matmul converts blocks as it packs them). A GPU with bf16/f16 \
+         tensor cores (an H100 or H200) is expected to run 16-bit matmuls faster than f32 \
+         ones: the published figure below, and a GPU's result set where there is one.",
         s.name("storage"),
         s.cost("storage_timing"),
         s.name("mixed"),
@@ -161,8 +161,8 @@ fn time(s: &Said<'_>) -> String {
 /// The words of [`Key::ForwardNoteBf16`].
 fn forward_note_bf16() -> String {
     "each hidden layer's Linear and ReLU outputs in bf16, plus, during \
-                        the last Linear, the f32 copies of its input, weight and output \
-                        that the CPU backend's bf16 matmul works in"
+     the last Linear, the f32 copies of its input, weight and output \
+     that the CPU backend's bf16 matmul works in"
         .into()
 }
 
@@ -170,8 +170,8 @@ fn forward_note_bf16() -> String {
 fn hf_ours(s: &Said<'_>) -> String {
     format!(
         "on this CPU: time per sample of mixed bf16 against f32 {} (mixed f16's is not timed \
-     in pairs); mixed f16's step peak {} -> {} ({}); a GPU result set is needed for the \
-     speed comparison",
+         in pairs); mixed f16's step peak {} -> {} ({}); a GPU result set is needed for the \
+         speed comparison",
         s.cost("timing"),
         s.bytes("f32_peak"),
         s.bytes("mixed_peak"),
@@ -191,15 +191,14 @@ fn micikevicius_ours(s: &Said<'_>) -> String {
 
 /// The words of [`Key::DriftCheck`].
 fn drift_check(s: &Said<'_>) -> String {
-    let passed = |name: &str| s.num(name) > 0.0;
     format!(
         "{}: loss over {} steps against f32: largest drift {:.2}% of the initial loss \
-     (tolerance {:.2}%, the drift between two f32 runs){}",
+         (tolerance {:.2}%, the drift between two f32 runs){}",
         s.name("precision"),
         s.count("steps"),
         s.num("drift") * 100.0,
         s.num("tolerance") * 100.0,
-        if passed("passed") { "" } else { ", FAILED" }
+        if s.yes("passed") { "" } else { ", FAILED" }
     )
 }
 
@@ -214,7 +213,6 @@ fn headline(s: &Said<'_>) -> String {
 
 /// The words of [`Key::SeedDetail`].
 fn seed_detail(s: &Said<'_>) -> String {
-    let passed = |name: &str| s.num(name) > 0.0;
     let difference = s.num("difference");
     format!(
         "{}: {} on average {:.2e} ({:.2} of f32's spread){}",
@@ -222,16 +220,15 @@ fn seed_detail(s: &Said<'_>) -> String {
         if difference > 0.0 { "worse" } else { "better" },
         difference.abs(),
         s.num("relative"),
-        if passed("passed") { "" } else { ", FAILED" }
+        if s.yes("passed") { "" } else { ", FAILED" }
     )
 }
 
 /// The words of [`Key::TransformerPrecision`].
 fn transformer_precision(s: &Said<'_>) -> String {
-    let passed = |name: &str| s.num(name) > 0.0;
     format!(
         "Transformer, {}: step peak {} (f32: {}), final loss {:.3}, largest drift from f32 \
-     {:.2}% of the initial loss ({}).",
+         {:.2}% of the initial loss ({}).",
         s.name("precision"),
         s.bytes("peak"),
         s.bytes("f32_peak"),
@@ -239,7 +236,7 @@ fn transformer_precision(s: &Said<'_>) -> String {
         s.num("drift") * 100.0,
         if !s.has("passed") {
             "no yardstick measured to judge it by"
-        } else if passed("passed") {
+        } else if s.yes("passed") {
             "within the yardstick"
         } else {
             "beyond the yardstick: the result changed"
@@ -287,7 +284,6 @@ fn learned(s: &Said<'_>) -> String {
 
 /// The words of [`Key::Precision`].
 fn precision(s: &Said<'_>) -> String {
-    let passed = |name: &str| s.num(name) > 0.0;
     let mut sentence = format!(
         "{}: step peak {}, final loss {:.4}",
         format::capitalise(&s.name("precision")),
@@ -299,7 +295,7 @@ fn precision(s: &Said<'_>) -> String {
             ", largest drift from f32 {:.3e} ({:.2}% of the initial loss){}",
             s.num("drift_abs"),
             s.num("drift_rel") * 100.0,
-            if passed("drift_passed") {
+            if s.yes("drift_passed") {
                 ": within the yardstick"
             } else {
                 ": beyond the yardstick, the result changed"
@@ -359,7 +355,6 @@ fn loss_scale(s: &Said<'_>) -> String {
 
 /// The words of [`Key::SeedStudy`].
 fn seed_study(s: &Said<'_>) -> String {
-    let passed = |name: &str| s.num(name) > 0.0;
     let difference = s.num("difference");
     let precision = s.name("precision");
     format!(
@@ -377,7 +372,7 @@ fn seed_study(s: &Said<'_>) -> String {
         difference.abs(),
         if difference > 0.0 { "higher" } else { "lower" },
         s.num("spread"),
-        if passed("passed") {
+        if s.yes("passed") {
             "passes: mixed precision trains as well as f32 within the seed-to-seed spread"
         } else {
             "FAILS: mixed precision trains worse than the seed-to-seed spread allows"

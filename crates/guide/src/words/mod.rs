@@ -212,6 +212,12 @@ impl Said<'_> {
         }
     }
 
+    /// Whether the flag `name` is set: an analysis says a yes or no as a number above zero or
+    /// not.
+    pub fn yes(&self, name: &str) -> bool {
+        self.num(name) > 0.0
+    }
+
     /// The count `name`.
     pub fn count(&self, name: &str) -> u64 {
         self.num(name) as u64

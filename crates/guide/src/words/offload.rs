@@ -7,7 +7,7 @@ use results::keys::offload::Key;
 use super::{change, Said};
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
-    let same_memory = s.num("same_memory") > 0.0;
+    let same_memory = s.yes("same_memory");
     match key {
         Key::LabelStepPeak => "step peak".into(),
         Key::LabelHeldBetweenSteps => "held between steps".into(),

@@ -13,7 +13,7 @@ const PASS_RULE: &str = "the layer where the pass peaks: its input and output, p
                          bf16 on Flex, the f32 copies matmul_bf16 multiplies)";
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
-    let host = s.num("host") > 0.0;
+    let host = s.yes("host");
     match key {
         Key::LabelThroughputSamplesS => "throughput (samples/s)".into(),
         Key::LabelInferenceThroughput => "Inference throughput".into(),

@@ -21,13 +21,13 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::LabelMeasuredDifferenceBetweenDepths => "measured (difference between depths)".into(),
         Key::CheckpointingHeadline => checkpointing_headline(s),
         Key::CheckpointingDetail => "the gradients of one step from the initial weights, with and \
-                                   without checkpointing"
+                                     without checkpointing"
             .into(),
         Key::PerToken => per_token(s),
         Key::PerTokenQuantity => format!("bytes per token per block, sequence {}", s.num("seq")),
         Key::PerTokenNote => "18 d + 3 h s + h + 2 f32 values (module docs of predict.rs), the 3 \
-                             h s corrected after the first measurement (first written 2 h s); \
-                             measured as the difference between the two depths"
+                              h s corrected after the first measurement (first written 2 h s); \
+                              measured as the difference between the two depths"
             .into(),
         Key::Fit => fit(s),
         Key::InterceptQuantity => "fixed bytes per token per block (fit's intercept)".into(),
@@ -35,15 +35,15 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             "bytes per token per block per token of sequence (fit's slope)".into()
         }
         Key::SlopeNote => "3 h f32 values: softmax's shifted scores, exponentials and output \
-                         (corrected after the first measurement, which showed 3, not the 2 \
-                         first written)"
+                           (corrected after the first measurement, which showed 3, not the 2 \
+                           first written)"
             .into(),
         Key::FitWhat => "bytes one block keeps per token against sequence length".into(),
         Key::Balanced => balanced(s),
         Key::BalancedQuantity => balanced_quantity(s),
         Key::BalancedNote => {
             "10 d + 2 h s + h + 4 f32 values (module docs of predict.rs), written \
-                            before the first checkpointed measurement"
+             before the first checkpointed measurement"
                 .into()
         }
         Key::BalancedPeak => balanced_peak(s),
@@ -55,7 +55,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::CheckpointingChart => checkpointing_chart(s),
         Key::ThroughputChart => format!("Training throughput of {} blocks", s.count("blocks")),
         Key::PublishedSource => "Korthikanti et al. 2022, Reducing Activation Recomputation in \
-                               Large Transformer Models"
+                                 Large Transformer Models"
             .into(),
         Key::PublishedClaim => {
             "Activations per layer: sbh(34 + 5as/h) bytes with 16-bit values and dropout.".into()
@@ -95,7 +95,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
 fn checkpointing_headline(s: &Said<'_>) -> String {
     format!(
         "sequence {}, {} blocks: no checkpointing against balanced checkpointing (step peak; \
-     time per token)",
+         time per token)",
         s.count("seq"),
         s.count("blocks")
     )
@@ -105,14 +105,14 @@ fn checkpointing_headline(s: &Said<'_>) -> String {
 fn fit(s: &Said<'_>) -> String {
     format!(
         "Fitted over {} lengths (R\u{b2} = {:.6}): a block keeps {} per token plus {} per \
-     token for every token of the sequence; Burn's rule says {} plus {} (3 x {} heads x \
-     4 bytes: inside softmax, the shifted scores, which `exp` keeps as its input, and \
-     the exponentials, which the division keeps; and softmax's output, which the \
-     product with v keeps). That 3 is an explanation after the measurement, not a \
-     prediction: the rule was first written with 2 (`exp` keeping its output), {} per \
-     token of sequence, and the measurement sent us back to burn-autodiff's \
-     `float_exp`. The length-dependent term overtakes the fixed one at a sequence of \
-     {:.0} tokens (rule: {:.0}).",
+         token for every token of the sequence; Burn's rule says {} plus {} (3 x {} heads x \
+         4 bytes: inside softmax, the shifted scores, which `exp` keeps as its input, and \
+         the exponentials, which the division keeps; and softmax's output, which the \
+         product with v keeps). That 3 is an explanation after the measurement, not a \
+         prediction: the rule was first written with 2 (`exp` keeping its output), {} per \
+         token of sequence, and the measurement sent us back to burn-autodiff's \
+         `float_exp`. The length-dependent term overtakes the fixed one at a sequence of \
+         {:.0} tokens (rule: {:.0}).",
         s.count("lengths"),
         s.num("r_squared"),
         s.bytes("intercept"),
@@ -138,11 +138,11 @@ fn balanced_quantity(s: &Said<'_>) -> String {
 fn params_note(s: &Said<'_>) -> String {
     format!(
         "{} parameters x 4 bytes (the count is checked against Burn's own `num_params` in a \
-     test); what is measured beyond it ({}, about {} per block, {} per parameter tensor \
-     of its 16, from the shallow point's {}) is host bookkeeping, live after every \
-     parameter was first read: each parameter's `Param`, its autodiff node and Flex's \
-     tensor header, the same in every precision (the mixed-precision page); not in the \
-     rule",
+         test); what is measured beyond it ({}, about {} per block, {} per parameter tensor \
+         of its 16, from the shallow point's {}) is host bookkeeping, live after every \
+         parameter was first read: each parameter's `Param`, its autodiff node and Flex's \
+         tensor header, the same in every precision (the mixed-precision page); not in the \
+         rule",
         s.count("params"),
         s.bytes("extra"),
         s.bytes("per_block"),
@@ -155,8 +155,8 @@ fn params_note(s: &Said<'_>) -> String {
 fn components(s: &Said<'_>) -> String {
     format!(
         "At sequence {} ({} sequences, {} blocks) the step peak is {}: weights {}, Adam state \
-     {}, gradients {}, and {} left by the forward pass for backward (its peak {} above \
-     what was live).",
+         {}, gradients {}, and {} left by the forward pass for backward (its peak {} above \
+         what was live).",
         s.count("seq"),
         s.count("batch"),
         s.count("blocks"),
@@ -173,9 +173,9 @@ fn components(s: &Said<'_>) -> String {
 fn throughput(s: &Said<'_>) -> String {
     format!(
         "Time per token across lengths is not compared in pairs (a sweep of sizes, not a \
-     substitute; checkpointing's cost is): the throughput chart shows each point's \
-     median step, measured minutes apart; from sequence {} to {} it went from {} to {} \
-     tokens/s.",
+         substitute; checkpointing's cost is): the throughput chart shows each point's \
+         median step, measured minutes apart; from sequence {} to {} it went from {} to {} \
+         tokens/s.",
         s.count("short"),
         s.count("long"),
         format::rate(s.num("short_rate")),
@@ -203,7 +203,7 @@ fn checkpointing_chart(s: &Said<'_>) -> String {
 fn published_ours(s: &Said<'_>) -> String {
     format!(
         "{} per token per block measured at sequence {} in f32 without dropout; the formula \
-     gives {} as published and {} adapted to f32 without dropout",
+         gives {} as published and {} adapted to f32 without dropout",
         s.bytes("measured"),
         s.num("seq"),
         s.bytes("published"),
