@@ -17,6 +17,10 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
     exit 2
 fi
 export CUDARC_CUDA_VERSION=${CUDARC_CUDA_VERSION:-13000}
+# Burn 0.22's CUDA backend links LLVM 23.1 (cubecl-llvm): installed from PyPI, nothing from GitHub.
+if [ "$device" = cuda ]; then
+    scripts/llvm-setup.sh
+fi
 cargo build --release --features "$device" --target-dir target/gpu
 mkdir -p gpu
 strip -o gpu/workbench target/gpu/release/workbench
