@@ -12,9 +12,8 @@
 use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig, Relu};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Distribution, Tensor};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Distribution, Tensor};
 use burn_step_monitor::StepMonitor;
 use experiments::harness::backend::{Backends, OnBackend, Setup};
 use experiments::harness::probe::host::CountingAllocator;
@@ -29,13 +28,13 @@ static ALLOCATOR: CountingAllocator = CountingAllocator;
 const STEPS: usize = 60;
 
 #[derive(Module, Debug)]
-struct Net<B: Backend> {
-    layers: Vec<Linear<B>>,
+struct Net {
+    layers: Vec<Linear>,
     relu: Relu,
 }
 
-impl<B: Backend> Net<B> {
-    fn new(device: &B::Device) -> Self {
+impl Net {
+    fn new(device: &Device) -> Self {
         Self {
             layers: (0..4)
                 .map(|_| LinearConfig::new(256, 256).init(device))
@@ -44,7 +43,7 @@ impl<B: Backend> Net<B> {
         }
     }
 
-    fn forward(&self, mut x: Tensor<B, 2>) -> Tensor<B, 2> {
+    fn forward(&self, mut x: Tensor<2>) -> Tensor<2> {
         for layer in &self.layers {
             x = self.relu.forward(layer.forward(x));
         }
@@ -66,11 +65,11 @@ const COST_BLOCK_STEPS: usize = 20;
 impl OnBackend for Loop {
     type Output = String;
 
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> String {
-        let mut model = Net::<B>::new(&device);
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> String {
+        let mut model = Net::new(&device);
         let mut optim = AdamConfig::new().init();
-        let x = Tensor::<B, 2>::random([128, 256], Distribution::Default, &device);
-        let y = Tensor::<B, 2>::random([128, 256], Distribution::Default, &device);
+        let x = Tensor::<2>::random([128, 256], Distribution::Default, &device);
+        let y = Tensor::<2>::random([128, 256], Distribution::Default, &device);
         let mut kept = Vec::with_capacity(STEPS);
         if self.cost {
             let mut train = || {
@@ -79,12 +78,12 @@ impl OnBackend for Loop {
                 let grads = GradientsParams::from_grads(loss.backward(), &model);
                 model = optim.step(1e-3, model.clone(), grads);
             };
-            return cost::<B>(&device, probe, self.every, &mut train);
+            return cost(&device, probe, self.every, &mut train);
         }
 
         let readings = Monitored(probe);
         let mut monitor =
-            StepMonitor::new(&readings, burn_step_monitor::sync_of::<B>(&device)).every(self.every);
+            StepMonitor::new(&readings, burn_step_monitor::sync_of(&device)).every(self.every);
         for _ in 0..STEPS {
             monitor.step(|| {
                 let loss =
@@ -103,13 +102,8 @@ impl OnBackend for Loop {
 }
 
 /// The monitor's cost on `train`'s step, measured as a paired comparison in this process.
-fn cost<B: AutodiffBackend>(
-    device: &B::Device,
-    probe: &dyn MemoryProbe,
-    every: usize,
-    train: &mut dyn FnMut(),
-) -> String {
-    let sync = burn_step_monitor::sync_of::<B>(device);
+fn cost(device: &Device, probe: &dyn MemoryProbe, every: usize, train: &mut dyn FnMut()) -> String {
+    let sync = burn_step_monitor::sync_of(device);
     let readings = Monitored(probe);
     let mut monitor = StepMonitor::new(&readings, &sync).every(every);
     let mut block = |arm: usize, train: &mut dyn FnMut()| {

@@ -1,9 +1,8 @@
 //! The correctness checks themselves: they pass for the technique and fail when it is broken.
 
-use burn::backend::{Autodiff, Flex};
-use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
-use burn::tensor::Tensor;
-use experiments::harness::backend::{CheckpointedCpuBackend, Checkpointing};
+use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer};
+use burn::tensor::{Device, Tensor};
+use experiments::harness::backend::Checkpointing;
 use experiments::harness::models::{self, Batch, MlpShape, Model, ModelShape, TransformerShape};
 use experiments::harness::probe::host::HostProbe;
 use experiments::harness::probe::PhaseMeter;
@@ -12,7 +11,10 @@ use experiments::technique::Experiment;
 use experiments::techniques::accumulation::{checks, checks_with_step, TrainStep};
 use experiments::techniques::gpt2_small::Gpt2Small;
 
-type B = Autodiff<Flex>;
+/// The CPU's training device, as the points train on it.
+fn training_device() -> Device {
+    Device::flex().autodiff()
+}
 
 /// Flex's random generator is one per process. The checkpointing check seeds it twice and
 /// expects the same weights both times, so no other test of this module may draw from it in
@@ -43,9 +45,9 @@ fn setup() -> (TrainConfig, ModelShape) {
 fn accumulation_with_scaled_loss_equals_the_big_batch() {
     let _rng = flex_rng();
     let (config, shape) = setup();
-    let device = Default::default();
-    let model = shape.init::<B>(&device);
-    let batch = shape.batch::<B>(config.batch, config.seed, &device);
+    let device = training_device();
+    let model = shape.init(&device);
+    let batch = shape.batch(config.batch, config.seed, &device);
     let checks = checks(&config, &batch, model, &HostProbe);
     assert_eq!(checks.len(), 2);
     for check in checks {
@@ -59,15 +61,15 @@ fn accumulation_with_scaled_loss_equals_the_big_batch() {
 struct Unscaled;
 
 impl TrainStep for Unscaled {
-    fn step<B2: burn::tensor::backend::AutodiffBackend, O: Optimizer<Model<B2>, B2>>(
+    fn step(
         &self,
         meter: &mut PhaseMeter<'_>,
-        model: Model<B2>,
-        optim: &mut O,
+        model: Model,
+        optim: &mut ModuleOptimizer,
         lr: f64,
-        batch: &Batch<B2>,
+        batch: &Batch,
         micro_batches: usize,
-    ) -> Model<B2> {
+    ) -> Model {
         if micro_batches <= 1 {
             return models::train_step(
                 meter,
@@ -80,7 +82,7 @@ impl TrainStep for Unscaled {
                 models::StepReads::default(),
             );
         }
-        let mut accumulator = GradientsAccumulator::<Model<B2>>::new();
+        let mut accumulator = GradientsAccumulator::<Model>::new();
         for slice in batch.slices(micro_batches) {
             let grads = GradientsParams::from_grads(model.loss(&slice).backward(), &model);
             accumulator.accumulate(&model, grads);
@@ -93,9 +95,9 @@ impl TrainStep for Unscaled {
 fn a_training_step_without_the_1_over_k_scale_is_caught() {
     let _rng = flex_rng();
     let (config, shape) = setup();
-    let device = Default::default();
-    let model = shape.init::<B>(&device);
-    let batch = shape.batch::<B>(config.batch, config.seed, &device);
+    let device = training_device();
+    let model = shape.init(&device);
+    let batch = shape.batch(config.batch, config.seed, &device);
     let result = checks_with_step(&config, &batch, model, &HostProbe, &Unscaled);
     assert!(
         !result[0].passed,
@@ -113,9 +115,9 @@ fn checkpointed_gradients_equal_the_plain_ones() {
         checkpointing: Checkpointing::Balanced,
         ..config
     };
-    let check = experiments::techniques::checkpointing::check::<CheckpointedCpuBackend>(
+    let check = experiments::techniques::checkpointing::check(
         &config,
-        &Default::default(),
+        &training_device().gradient_checkpointing(),
     );
     assert!(check.passed, "{check:?}");
 }
@@ -145,9 +147,9 @@ fn transformer_setup() -> (TrainConfig, ModelShape) {
 fn accumulation_on_the_transformer_equals_the_big_batch_and_the_unscaled_step_is_caught() {
     let _rng = flex_rng();
     let (config, shape) = transformer_setup();
-    let device = Default::default();
-    let model = shape.init::<B>(&device);
-    let batch = shape.batch::<B>(config.batch, config.seed, &device);
+    let device = training_device();
+    let model = shape.init(&device);
+    let batch = shape.batch(config.batch, config.seed, &device);
     for check in checks(&config, &batch, model.clone(), &HostProbe) {
         assert!(check.passed, "{check:?}");
     }
@@ -164,9 +166,9 @@ fn checkpointed_transformer_gradients_equal_the_plain_ones() {
         checkpointing: Checkpointing::Balanced,
         ..config
     };
-    let check = experiments::techniques::checkpointing::check::<CheckpointedCpuBackend>(
+    let check = experiments::techniques::checkpointing::check(
         &config,
-        &Default::default(),
+        &training_device().gradient_checkpointing(),
     );
     assert!(check.passed, "{check:?}");
 }
@@ -193,9 +195,8 @@ fn a_loss_curve_that_drifts_fails_the_mixed_precision_check() {
 fn both_ways_of_writing_layer_norm_compute_the_same_values() {
     let _rng = flex_rng();
     use experiments::techniques::in_place::snippet::{layer_norm_borrowed, layer_norm_owned};
-    type Inner = Flex;
-    let device = Default::default();
-    let x = burn::tensor::Tensor::<Inner, 2>::random(
+    let device = Device::flex();
+    let x = burn::tensor::Tensor::<2>::random(
         [32, 64],
         burn::tensor::Distribution::Normal(0.0, 1.0),
         &device,
@@ -231,13 +232,13 @@ fn in_place_outputs_are_checked_against_the_host_and_a_wrong_one_fails() {
     use experiments::techniques::in_place::snippet::{chain, layer_norm_owned};
     use experiments::techniques::in_place::{host_reference, Case};
     use results::Check;
-    let device = Default::default();
-    let x = Tensor::<Flex, 2>::random(
+    let device = Device::flex();
+    let x = Tensor::<2>::random(
         [32, 64],
         burn::tensor::Distribution::Normal(0.0, 1.0),
         &device,
     );
-    let values = |t: Tensor<Flex, 2>| t.into_data().to_vec::<f32>().unwrap();
+    let values = |t: Tensor<2>| t.into_data().try_to_vec::<f32>().unwrap();
     let input = values(x.clone());
     let tolerance = 1e-5;
     let norm = Check::compare(
@@ -276,16 +277,16 @@ fn quantized_outputs_pass_at_eight_bits_and_fail_at_two() {
     use results::FloatStorage;
 
     let _rng = flex_rng();
-    let device = Default::default();
+    let device = Device::flex();
     let shape = MlpShape {
         width: 64,
         depth: 3,
     };
     let verdict = |format: WeightFormat| {
-        let model = shape.init::<Flex>(&device);
-        let x = Tensor::<Flex, 2>::random([8, 64], Distribution::Normal(0.0, 1.0), &device);
+        let model = shape.init(&device);
+        let x = Tensor::<2>::random([8, 64], Distribution::Normal(0.0, 1.0), &device);
         let reference = outputs(model.forward(x.clone()));
-        let model = convert(model, format);
+        let model = convert(model, format, &device);
         let x = match format {
             WeightFormat::Float { float } => {
                 x.cast(experiments::harness::backend::float_dtype(float))

@@ -2,9 +2,7 @@
 //! memory manager as CUDA): the probe's byte counts, a `--quick` run, `memory-summary`, and a
 //! clear refusal when there is no driver.
 
-use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
-use burn::backend::Wgpu;
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{Device, DeviceKind, Tensor, TensorData};
 use experiments::harness::probe::cube::{CubeProbe, Pool};
 use experiments::harness::probe::MemoryProbe;
 use experiments::techniques::cache_release::{Counter, Moment};
@@ -16,13 +14,13 @@ use crate::workbench;
 #[test]
 fn a_tensor_of_n_f32_raises_bytes_in_use_by_4n() {
     // Usage is per stream and a stream is per thread: this test's thread sees only its own.
-    let device = WgpuDevice::default();
-    let probe = CubeProbe::<WgpuRuntime>::new(&device, Pool::SubSlices);
-    let sync = || <Wgpu as burn::tensor::backend::Backend>::sync(&device).unwrap();
+    let device = Device::wgpu(DeviceKind::DefaultDevice);
+    let probe = CubeProbe::new(&device, Pool::Adaptive);
+    let sync = || device.sync().unwrap();
     for n in [1000usize, 1 << 20] {
         sync();
         let before = probe.summary();
-        let t = Tensor::<Wgpu, 1>::from_data(TensorData::new(vec![1f32; n], [n]), &device);
+        let t = Tensor::<1>::from_data(TensorData::new(vec![1f32; n], [n]), &device);
         sync();
         let during = probe.summary();
         assert_eq!(
@@ -242,11 +240,16 @@ fn offload_on_wgpu_moves_adams_state_off_the_device() {
     };
     let (usual, offloaded) = (point("optimizer-on-device"), point("optimizer-on-host"));
     let params = usual.metric(Metric::NumParams);
-    // The device no longer keeps Adam's two moments between steps: exactly 8 B per parameter
-    // (the pool rounds each tensor's page, not its bytes in use).
+    // The device no longer keeps Adam's two moments between steps: 8 B per parameter. On Burn
+    // 0.21 exactly; on 0.22 the usual step's device also keeps a few buffers of CubeCL's own
+    // beside them (48 B per random-initialised tensor, fusion's), which vary from run to run:
+    // 24 and 53 KB over two runs of this 263,168-parameter MLP, 1.1% and 2.5% of the moments.
     let saved =
         usual.metric(Metric::LiveBeforeStepBytes) - offloaded.metric(Metric::LiveBeforeStepBytes);
-    assert_eq!(saved, 8.0 * params);
+    assert!(
+        saved >= 8.0 * params && saved <= 8.0 * params * 1.03,
+        "saved {saved} B for {params} parameters"
+    );
     assert!(offloaded.peak_bytes() < usual.peak_bytes());
     assert_eq!(
         offloaded.metric(experiments::techniques::offload::OffloadMetric::TransferBytes),

@@ -25,6 +25,7 @@ mod record;
 mod resume;
 mod run;
 mod site;
+mod snippets;
 
 use std::path::PathBuf;
 

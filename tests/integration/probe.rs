@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use burn::backend::Flex;
+use burn::tensor::Device;
 use burn::tensor::{Tensor, TensorData};
 use experiments::harness::probe::host::HostProbe;
 use experiments::harness::probe::{MemoryProbe, PhaseMeter};
@@ -91,10 +91,10 @@ fn buffer_of_n_f32_raises_peak_by_exactly_4n() {
 /// Peak rise of making one Flex tensor of `n` f32 from its values; `Err` unless the live rise
 /// equals it (the values move into the tensor without a copy) and the drop frees it all.
 fn tensor_rise(probe: &HostProbe, n: usize) -> Result<u64, String> {
-    let device = Default::default();
+    let device = Device::flex();
     let before = probe.read();
     probe.reset_peak();
-    let t = Tensor::<Flex, 1>::from_data(TensorData::new(vec![0f32; n], [n]), &device);
+    let t = Tensor::<1>::from_data(TensorData::new(vec![0f32; n], [n]), &device);
     let during = probe.read();
     drop(t);
     let after = probe.read();
@@ -119,7 +119,7 @@ fn tensor_of_n_f32_raises_peak_by_4n_plus_fixed_bookkeeping() {
     }
     let probe = HostProbe;
     // The first tensor fixes the device's settings; measure from the second on.
-    let warm = Tensor::<Flex, 1>::zeros([8], &Default::default());
+    let warm = Tensor::<1>::zeros([8], &Device::flex());
     // A Flex tensor is its data buffer plus a few bytes of bookkeeping (shared-buffer header,
     // layout) that do not depend on its size: N more f32 raise the peak by exactly 4N.
     let mut bookkeeping = 0;

@@ -70,7 +70,7 @@ fn quick_run_writes_the_whole_guide() {
             record.experiment
         );
         assert_eq!(record.device.kind, DeviceKind::Cpu);
-        assert_eq!(record.provenance.burn_version, "0.21.0");
+        assert_eq!(record.provenance.burn_version, "0.22.1");
         assert!(record.device.probe.as_ref().unwrap().kind == "host-counting-allocator");
         assert!(index.contains(&format!("href=\"{}.html\"", record.experiment)));
 

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::estimate::{Optimizer, PeakSplit, Precision, StepBytes, StepPlan};
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::{LlamaShape, MlpShape, ModelShape, TransformerShape};
+use crate::harness::models::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
 
 /// A named model the estimator knows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -40,13 +40,13 @@ pub struct Preset {
 
 /// The block every transformer preset assumes.
 pub const GPT_BLOCK: &str = "the measured GPT-style block (LayerNorm, multi-head attention as \
-                             Burn 0.21 computes it, its scores materialised: no flash \
+                             Burn 0.22 computes it, its scores materialised: no flash \
                              attention; a GELU MLP of 4 d, learned positions)";
 
 /// The block every Llama-family preset assumes: the measured Llama-family block.
 pub const LLAMA_BLOCK: &str = "the measured Llama-family block (RMSNorm, rotary positions, \
                                grouped-query attention, a SwiGLU MLP, no biases, an untied \
-                               head; attention as Burn 0.21 computes it, its scores \
+                               head; attention as Burn 0.22 computes it, its scores \
                                materialised: no flash attention in training)";
 
 /// A transformer preset's shape; `tied`: the head reuses the token embedding.
@@ -88,6 +88,8 @@ fn llama(
         tied_head: false,
         lora_rank: None,
         fused_attention: false,
+        lora_form: LoraForm::ActivationPath,
+        base_bits: None,
     })
 }
 
@@ -1011,11 +1013,15 @@ pub fn calculator_rules() -> CalculatorRules {
                 margin: safety_margin(p),
             })
             .collect(),
+        // The calculator's optimizers: those whose state is a number of values per parameter
+        // (Adafactor's follows the tensors' shapes: `workbench estimate --optimizer adafactor`).
         optimizers: Optimizer::ALL
             .iter()
-            .map(|&o| OptimizerRule {
-                name: o.name().into(),
-                values_per_param: o.values_per_param() as f64,
+            .filter_map(|&o| {
+                o.values_per_param().map(|values| OptimizerRule {
+                    name: o.name().into(),
+                    values_per_param: values as f64,
+                })
             })
             .collect(),
         combinations: COMBINATIONS

@@ -13,7 +13,7 @@ pub fn unsupported_lacks(line: &str) -> Option<&str> {
 }
 
 /// What starts the message of a point Burn itself refuses, before what was tried.
-pub const NOT_IN_BURN_MARK: &str = "Burn 0.21 cannot: ";
+pub const NOT_IN_BURN_MARK: &str = "Burn 0.22 cannot: ";
 
 /// What a point Burn refused tried and what Burn said (its last stderr line), if it says so.
 pub fn not_in_burn(line: &str) -> Option<&str> {

@@ -81,7 +81,7 @@ pub fn adam_state_bytes(shape: impl Into<ModelShape>) -> f64 {
 }
 
 /// Values per token and block that a transformer block's forward pass keeps for backward in
-/// Burn 0.21 (`d` = d_model, `h` = heads, `s` = sequence): `18 d + 3 h s + h + 2` without
+/// Burn 0.22 (`d` = d_model, `h` = heads, `s` = sequence): `18 d + 3 h s + h + 2` without
 /// checkpointing, `10 d + 2 h s + h + 4` under `BalancedCheckpointing`.
 pub fn block_values_per_token(shape: &TransformerShape, checkpointing: Checkpointing) -> f64 {
     let (d, h, s) = (shape.d_model as f64, shape.heads as f64, shape.seq as f64);
@@ -136,7 +136,7 @@ pub fn activation_bytes_per_sample(
 }
 
 /// Values per token and block that a Llama-family block's forward pass keeps for backward in
-/// Burn 0.21 (`d` = d_model, `m` = the SwiGLU width, `h` = heads, `s` = sequence, `r` = the
+/// Burn 0.22 (`d` = d_model, `m` = the SwiGLU width, `h` = heads, `s` = sequence, `r` = the
 /// LoRA rank), read op by op in burn-autodiff as [`block_values_per_token`] was: each RMSNorm
 /// keeps its input, its normalised input and its output (`3 d + 2`); attention keeps the
 /// rotated queries, the keys and values repeated to every head and the context (`4 d`; the
@@ -384,7 +384,7 @@ impl Precision {
     }
 }
 
-/// The optimizer, by the values it keeps per parameter: the harness's (Burn 0.21's
+/// The optimizer, by the values it keeps per parameter: the harness's (Burn 0.22's
 /// optimizers, each with its state as read in `burn-optim`'s source).
 pub use crate::harness::optim::Optimizer;
 
@@ -436,6 +436,21 @@ impl StepPlan {
         }
     }
 
+    /// Bytes of the optimizer's state: its values for what trains, in the parameters' bytes
+    /// (Adafactor's statistics stay f32).
+    pub fn optimizer_bytes(&self) -> f64 {
+        let shape = self.shape;
+        let values = self
+            .optimizer
+            .state_values(&shape.trainable_shapes(), shape.trainable_params());
+        let bytes = if self.optimizer.state_in_f32() {
+            F32_BYTES
+        } else {
+            self.precision.param_bytes()
+        };
+        (values * bytes) as f64
+    }
+
     /// The components of the step's memory, by the rules alone (a device's: what the
     /// projections to a card use).
     pub fn bytes(&self) -> StepBytes {
@@ -458,7 +473,7 @@ impl StepPlan {
         let grads = trainable * p.param_bytes() as f64;
         StepBytes {
             weights,
-            optimizer: trainable * (self.optimizer.values_per_param() * p.param_bytes()) as f64,
+            optimizer: self.optimizer_bytes(),
             weight_copies: params * p.weight_copy_bytes() as f64,
             inputs: self.batch * input_bytes_per_sample(shape),
             kept: micro * activation_bytes_per_sample(shape, self.checkpointing) * act,

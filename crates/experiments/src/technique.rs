@@ -121,7 +121,7 @@ pub trait Technique: Sync {
     /// Which technique this is: its id (the CLI's, the record's, the page's file name) and its
     /// place in the guide. Its page's words are the guide's (`guide::words::pages`).
     const ID: TechniqueId;
-    /// Burn 0.21 code applying the technique, as shown on the page (its `snippet.rs`, compiled).
+    /// Burn 0.22 code applying the technique, as shown on the page (its `snippet.rs`, compiled).
     const SNIPPET: &'static str;
 
     /// The points to measure.

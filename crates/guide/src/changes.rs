@@ -1,10 +1,13 @@
-//! The "Changes" page: this guide's result sets against a baseline (`--baseline DIR`).
+//! The "Changes" page: this guide's result sets against a baseline (`--baseline DIR`); where the
+//! baseline was measured on another Burn, the upgrade page, linked from the landing page.
 //!
 //! Question: what did the commit, machine or Burn version between the two sets change in
 //! memory? Method: [`results::diff::SetDiff`], worded: both sets' provenance side by side, each
-//! point whose bytes at a phase's peak moved, with old, new and the change, then the points
-//! added and removed. Answer: a page a reader links from a pull request; `workbench diff`
-//! prints the same diff.
+//! point whose bytes at a phase's peak moved, with old, new and the change, the largest changes
+//! (rises and falls) first, each with its reason where it is known (and where the workbench's
+//! own code for the point changed, not Burn, saying so), then the points added and removed.
+//! Answer: a page a reader links from a pull request, or reads before upgrading Burn;
+//! `workbench diff` prints the same diff.
 
 use results::diff::{PointChange, SetDiff, SetSide};
 use results::format;
@@ -47,11 +50,20 @@ pub struct ChangeRow {
     pub change: String,
     /// Whether the peak rose.
     pub rose: bool,
+    /// Why it changed, where that is known (empty otherwise).
+    pub reason: String,
+    /// The change's size, for the order: a status change first, then the largest share.
+    #[serde(skip)]
+    order: f64,
 }
 
 /// The page's view model.
 #[derive(Debug, Serialize)]
 pub struct ChangesPage {
+    /// The page's title: the upgrade's versions where the sets ran on two Burns.
+    pub title: String,
+    /// `Some("0.21.0 to 0.22.1")` where the two sets ran on different Burn versions.
+    pub upgrade: Option<String>,
     /// The baseline.
     pub old: SideWords,
     /// This guide's sets.
@@ -81,7 +93,12 @@ fn side(s: &SetSide) -> SideWords {
     }
 }
 
-fn rows(p: &PointChange) -> Vec<ChangeRow> {
+fn rows(p: &PointChange, upgrade: bool) -> Vec<ChangeRow> {
+    let reason = if upgrade {
+        crate::words::upgrade::reason(&p.at).unwrap_or_default()
+    } else {
+        String::new()
+    };
     let row = |phase: String, old: String, new: String, change: String, rose: bool| ChangeRow {
         point: p.at.name(),
         label: p.label.clone(),
@@ -90,6 +107,8 @@ fn rows(p: &PointChange) -> Vec<ChangeRow> {
         new,
         change,
         rose,
+        reason: reason.clone(),
+        order: f64::INFINITY,
     };
     let mut rows = Vec::new();
     if p.old_status != p.new_status {
@@ -112,15 +131,25 @@ fn rows(p: &PointChange) -> Vec<ChangeRow> {
             format::bytes(ph.old_bytes as f64),
             format::bytes(ph.new_bytes as f64),
         );
-        rows.push(row(
+        let mut r = row(
             ph.phase.clone(),
             old,
             new,
             change,
             ph.new_bytes > ph.old_bytes,
-        ));
+        );
+        r.order = ph.change_pct().abs();
+        rows.push(r);
     }
     rows
+}
+
+/// The upgrade between the two sides, where each ran on one Burn and the two differ.
+fn upgrade(diff: &SetDiff) -> Option<String> {
+    match (&diff.old.burn_versions[..], &diff.new.burn_versions[..]) {
+        ([old], [new]) if old != new => Some(format!("{old} to {new}")),
+        _ => None,
+    }
 }
 
 fn signed(bytes: f64) -> String {
@@ -172,13 +201,25 @@ pub fn times_words(diff: &SetDiff) -> &'static str {
 impl ChangesPage {
     /// The page of `diff`.
     pub fn of(diff: &SetDiff) -> Self {
-        let changed: Vec<&PointChange> = diff.changed().collect();
+        let upgrade = upgrade(diff);
+        let mut rows: Vec<ChangeRow> = diff
+            .changed()
+            .flat_map(|p| rows(p, upgrade.is_some()))
+            .collect();
+        // The largest changes first, rises and falls alike (a stable sort keeps a point's
+        // phases in order among equals).
+        rows.sort_by(|a, b| b.order.total_cmp(&a.order));
         Self {
+            title: match &upgrade {
+                Some(versions) => format!("What the upgrade from Burn {versions} changed"),
+                None => "Changes against a baseline".into(),
+            },
+            upgrade,
             old: side(&diff.old),
             new: side(&diff.new),
             summary: summary(diff),
             times: times_words(diff).into(),
-            rows: changed.into_iter().flat_map(rows).collect(),
+            rows,
             added: groups(&diff.added),
             removed: groups(&diff.removed),
         }

@@ -187,7 +187,7 @@ pub const TERMS: &[Term] = &[
         term: "checkpointing",
         phrases: &["checkpointing"],
         definition: "Recomputing activations in backward instead of keeping them: Burn's \
-                     BalancedCheckpointing strategy on the autodiff backend.",
+                     balanced strategy, device.autodiff().gradient_checkpointing().",
     },
     Term {
         id: "accumulation",
@@ -201,7 +201,7 @@ pub const TERMS: &[Term] = &[
         id: "flex",
         term: "Flex",
         phrases: &["Flex"],
-        definition: "Burn 0.21's CPU backend. Its bf16 and f16 matrix products work in f32 \
+        definition: "Burn 0.22's CPU backend. Its bf16 and f16 matrix products work in f32 \
                      buffers of their own, so 16-bit activations cost it more than a GPU.",
     },
     Term {
@@ -216,8 +216,9 @@ pub const TERMS: &[Term] = &[
         term: "device-wide reading",
         phrases: &["every pool"],
         definition: "Bytes in use and reserved over every pool of the device (one per stream \
-                     that worked on it), with the driver's used memory on CUDA, where the usual \
-                     reading sees only the calling thread's stream.",
+                     that worked on it; Burn 0.22's Device::memory_pool_usage()), with the \
+                     driver's used memory on CUDA, where the usual reading sees only the \
+                     calling thread's stream.",
     },
     Term {
         id: "software-driver",

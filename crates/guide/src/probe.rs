@@ -11,7 +11,10 @@ pub fn counts(info: &ProbeInfo) -> String {
             .into(),
         ProbeInfo::CUBE => format!(
             "bytes of live tensor slices in CubeCL's memory manager (bytes_in_use, padding \
-             excluded), read after a device sync; CubeCL keeps no peak, so in a step measured \
+             excluded) on the working thread's stream (CubeCL's memory_report of the current \
+             stream: not in Burn's API, whose Device::memory_pool_usage() sums every stream \
+             and gives the device-wide readings), read after a device sync; CubeCL keeps no \
+             peak of bytes, so in a step measured \
              for its memory each phase's peak is bracketed: from below by the highest of its \
              boundary readings and of a thread sampling its stream while it runs, from above \
              by the pool pages reserved right after it, the pool emptied right before it \

@@ -8,13 +8,11 @@
 //! bytes must add up to the probe's peak, and the model's layers must be named): `cargo test`
 //! runs it as that check.
 
-use burn::backend::{Autodiff, Flex};
 use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig, Relu};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::Backend;
-use burn::tensor::{Distribution, Tensor};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Distribution, Tensor};
 use burn_step_monitor::attribution::Recorder;
 use burn_step_monitor::host::CountingAllocator;
 
@@ -22,19 +20,17 @@ use burn_step_monitor::host::CountingAllocator;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
-type B = Autodiff<Flex>;
-
 /// Your model: a wide layer, a narrow one and a wide head.
 #[derive(Module, Debug)]
-struct Net<B: Backend> {
-    wide: Linear<B>,
-    narrow: Linear<B>,
-    head: Linear<B>,
+struct Net {
+    wide: Linear,
+    narrow: Linear,
+    head: Linear,
     relu: Relu,
 }
 
-impl<B: Backend> Net<B> {
-    fn new(device: &B::Device) -> Self {
+impl Net {
+    fn new(device: &Device) -> Self {
         Self {
             wide: LinearConfig::new(256, 2048).init(device),
             narrow: LinearConfig::new(2048, 256).init(device),
@@ -43,7 +39,7 @@ impl<B: Backend> Net<B> {
         }
     }
 
-    fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    fn forward(&self, x: Tensor<2>) -> Tensor<2> {
         let x = self.relu.forward(self.wide.forward(x));
         let x = self.relu.forward(self.narrow.forward(x));
         self.head.forward(x)
@@ -62,16 +58,15 @@ fn main() {
 /// Records one step of the network and writes its page to `out`; says whether the page's sums
 /// hold.
 fn record_and_write(out: &str) -> bool {
-    let device = Default::default();
+    let device = Device::flex().autodiff();
     // Line 2, first half: start before the model is built, so that its weights get a name.
     let mut recorder = Recorder::start();
-    let mut model = Net::<B>::new(&device);
+    let mut model = Net::new(&device);
     let mut optim = AdamConfig::new().init();
-    let x = Tensor::<B, 2>::random([512, 256], Distribution::Default, &device);
-    let y = Tensor::<B, 2>::random([512, 1024], Distribution::Default, &device);
-    let loss_of = |model: &Net<B>| {
-        MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean)
-    };
+    let x = Tensor::<2>::random([512, 256], Distribution::Default, &device);
+    let y = Tensor::<2>::random([512, 1024], Distribution::Default, &device);
+    let loss_of =
+        |model: &Net| MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
     // A first step makes Adam's state; the second is recorded.
     let grads = GradientsParams::from_grads(loss_of(&model).backward(), &model);
     model = optim.step(1e-3, model, grads);

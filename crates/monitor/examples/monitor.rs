@@ -8,13 +8,11 @@
 //! warns of a loop that does not leak). `cargo test` runs it both ways, on the CPU and, built
 //! with `wgpu`, on wgpu.
 
-use burn::backend::Autodiff;
 use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig, Relu};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Distribution, Tensor};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Distribution, Tensor};
 use burn_step_monitor::host::{CountingAllocator, HostProbe};
 use burn_step_monitor::{sync_of, ReadMemory, StepMonitor};
 
@@ -23,13 +21,13 @@ use burn_step_monitor::{sync_of, ReadMemory, StepMonitor};
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 #[derive(Module, Debug)]
-struct Net<B: Backend> {
-    layers: Vec<Linear<B>>,
+struct Net {
+    layers: Vec<Linear>,
     relu: Relu,
 }
 
-impl<B: Backend> Net<B> {
-    fn new(device: &B::Device) -> Self {
+impl Net {
+    fn new(device: &Device) -> Self {
         let layers = (0..4).map(|_| LinearConfig::new(256, 256).init(device));
         Self {
             layers: layers.collect(),
@@ -37,7 +35,7 @@ impl<B: Backend> Net<B> {
         }
     }
 
-    fn forward(&self, mut x: Tensor<B, 2>) -> Tensor<B, 2> {
+    fn forward(&self, mut x: Tensor<2>) -> Tensor<2> {
         for layer in &self.layers {
             x = self.relu.forward(layer.forward(x));
         }
@@ -46,13 +44,13 @@ impl<B: Backend> Net<B> {
 }
 
 /// Your loop: 60 steps of Adam on a small network, the monitor around each.
-fn train<B: AutodiffBackend>(device: &B::Device, probe: &dyn ReadMemory, leak: bool) -> bool {
-    let mut model = Net::<B>::new(device);
+fn train(device: &Device, probe: &dyn ReadMemory, leak: bool) -> bool {
+    let mut model = Net::new(device);
     let mut optim = AdamConfig::new().init();
-    let x = Tensor::<B, 2>::random([128, 256], Distribution::Default, device);
-    let y = Tensor::<B, 2>::random([128, 256], Distribution::Default, device);
+    let x = Tensor::<2>::random([128, 256], Distribution::Default, device);
+    let y = Tensor::<2>::random([128, 256], Distribution::Default, device);
     let mut kept = Vec::new();
-    let mut monitor = StepMonitor::new(probe, sync_of::<B>(device));
+    let mut monitor = StepMonitor::new(probe, sync_of(device));
     for _ in 0..60 {
         monitor.step(|| {
             let output = model.forward(x.clone());
@@ -60,7 +58,7 @@ fn train<B: AutodiffBackend>(device: &B::Device, probe: &dyn ReadMemory, leak: b
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(1e-3, model.clone(), grads);
             if leak {
-                // Evaluation on the autodiff backend, its output kept for later: every step's
+                // Evaluation on the autodiff device, its output kept for later: every step's
                 // graph stays alive (run it on `model.valid()` instead).
                 kept.push(model.forward(x.clone()));
             }
@@ -76,8 +74,7 @@ fn main() {
     let as_expected = if args.iter().any(|a| a == "--wgpu") {
         on_wgpu(leak)
     } else {
-        type Cpu = Autodiff<burn::backend::Flex>;
-        train::<Cpu>(&Default::default(), &HostProbe, leak)
+        train(&Device::flex().autodiff(), &HostProbe, leak)
     };
     if !as_expected {
         eprintln!("the monitor's warning did not match the loop (--leak: {leak})");
@@ -87,12 +84,11 @@ fn main() {
 
 #[cfg(feature = "wgpu")]
 fn on_wgpu(leak: bool) -> bool {
-    use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
-    use burn_step_monitor::cube::CubeProbe;
-    type Gpu = Autodiff<burn::backend::Wgpu>;
-    let device = WgpuDevice::default();
-    let probe = CubeProbe::<WgpuRuntime>::new(&device);
-    train::<Gpu>(&device, &probe, leak)
+    use burn::tensor::DeviceKind;
+    use burn_step_monitor::device::DeviceProbe;
+    let device = Device::wgpu(DeviceKind::DefaultDevice).autodiff();
+    let probe = DeviceProbe::new(&device).expect("a wgpu device reports its pool");
+    train(&device, &probe, leak)
 }
 
 #[cfg(not(feature = "wgpu"))]
@@ -107,10 +103,9 @@ mod tests {
     /// whole process's heap, which a test running beside it would add to.
     #[test]
     fn the_monitor_warns_of_the_leaking_loop_and_only_of_it() {
-        type Cpu = super::Autodiff<burn::backend::Flex>;
         for leak in [false, true] {
-            assert!(super::train::<Cpu>(
-                &Default::default(),
+            assert!(super::train(
+                &super::Device::flex().autodiff(),
                 &super::HostProbe,
                 leak
             ));

@@ -1,30 +1,29 @@
-//! The memory of every step of a Burn 0.21 training loop, and a warning when it grows.
+//! The memory of every step of a Burn 0.22 training loop, and a warning when it grows.
 //!
 //! Question: does my loop's memory grow from step to step, and if so, what is growing?
 //! Method: around each step the caller hands it, synchronise the device and read its probe:
 //! bytes in use before and after, the step's peak (Burn has no `max_memory_allocated`: on the
-//! CPU the counting allocator's exact high-water mark, on CubeCL the highest reading the probe
-//! saw), and bytes reserved where the backend pools. After a warm-up, a least-squares line
-//! through the bytes in use after each step, with its 95% interval, says whether it grows.
+//! CPU the counting allocator's exact high-water mark, on a pooled device the highest reading
+//! the probe saw), and bytes reserved where the backend pools. After a warm-up, a least-squares
+//! line through the bytes in use after each step, with its 95% interval, says whether it grows.
 //! Answer: [`StepMonitor::summary`] prints one screen (like PyTorch's `memory_summary`);
 //! [`StepMonitor::warning`] names the likely causes when in-use memory grows.
 //!
 //! On the CPU (Burn's Flex backend), with the counting allocator as the global allocator:
 //!
 //! ```
-//! use burn::backend::{Autodiff, Flex};
+//! # #[cfg(feature = "burn")] {
 //! use burn::nn::{Linear, LinearConfig};
-//! use burn::tensor::{Distribution, Tensor};
+//! use burn::tensor::{Device, Distribution, Tensor};
 //! use burn_step_monitor::host::{CountingAllocator, HostProbe};
 //! use burn_step_monitor::StepMonitor;
 //!
 //! #[global_allocator]
 //! static ALLOCATOR: CountingAllocator = CountingAllocator;
 //!
-//! type B = Autodiff<Flex>;
-//! let device = Default::default();
-//! let layer: Linear<B> = LinearConfig::new(64, 64).init(&device);
-//! let x = Tensor::<B, 2>::random([32, 64], Distribution::Default, &device);
+//! let device = Device::flex().autodiff();
+//! let layer: Linear = LinearConfig::new(64, 64).init(&device);
+//! let x = Tensor::<2>::random([32, 64], Distribution::Default, &device);
 //! // The CPU's work is done when the step returns: no sync to wait for.
 //! let mut monitor = StepMonitor::new(&HostProbe, || {});
 //! for _ in 0..20 {
@@ -35,14 +34,17 @@
 //! }
 //! assert!(monitor.warning().is_none(), "{}", monitor.summary());
 //! println!("{}", monitor.summary());
+//! # }
 //! ```
 //!
-//! On a CubeCL device (wgpu, CUDA), the probe is `cube::CubeProbe` (feature `cubecl`) and the
-//! sync closure [`sync_of::<B>(&device)`](sync_of): see [`StepMonitor::every`] for its cost.
+//! On a pooled device (wgpu, CUDA), the probe is `device::DeviceProbe` (feature `burn`, Burn's
+//! `Device::memory_pool_usage`) and the sync closure [`sync_of(&device)`](sync_of): see
+//! [`StepMonitor::every`] for its cost. Without the `burn` feature the crate needs no Burn: the
+//! counting allocator, the monitor and the attribution recorder serve a loop on any version.
 
 pub mod attribution;
-#[cfg(feature = "cubecl")]
-pub mod cube;
+#[cfg(feature = "burn")]
+pub mod device;
 mod growth;
 pub mod host;
 mod probe;
@@ -56,10 +58,11 @@ pub use probe::{MemoryReading, ReadMemory};
 
 /// The sync a [`StepMonitor`] of a Burn device needs: waits for `device`'s queued work, so
 /// that a reading counts what the step did (CubeCL backends; nothing to wait for on the CPU).
-pub fn sync_of<B: burn::tensor::backend::Backend>(device: &B::Device) -> impl Fn() + '_ {
+#[cfg(feature = "burn")]
+pub fn sync_of(device: &burn::tensor::Device) -> impl Fn() + '_ {
     move || {
         // A failed device surfaces again at the step's next tensor read.
-        let _ = B::sync(device);
+        let _ = device.sync();
     }
 }
 
@@ -105,7 +108,7 @@ pub struct StepMonitor<'a> {
 
 impl<'a> StepMonitor<'a> {
     /// A monitor reading `probe`; `sync` waits for the device to finish its queued work (on
-    /// CubeCL backends `B::sync(&device)`; nothing on the CPU).
+    /// pooled devices [`sync_of`]; nothing on the CPU).
     pub fn new(probe: &'a dyn ReadMemory, sync: impl Fn() + 'a) -> Self {
         Self::with_capacity(probe, sync, DEFAULT_CAPACITY)
     }
@@ -199,6 +202,7 @@ impl<'a> StepMonitor<'a> {
             bytes_per_step: g.bytes_per_step / n,
             low_bytes_per_step: g.low_bytes_per_step / n,
             high_bytes_per_step: g.high_bytes_per_step / n,
+            thirds_bytes_per_step: g.thirds_bytes_per_step.map(|(a, b)| (a / n, b / n)),
             ..g
         })
     }

@@ -495,7 +495,7 @@ impl Outcome {
             Outcome::Measured { .. } => "measured",
             Outcome::Failed { .. } => "failed",
             Outcome::Unsupported { .. } => "not supported on this device",
-            Outcome::NotInBurn { .. } => "not in Burn 0.21",
+            Outcome::NotInBurn { .. } => "not in the Burn measured",
             Outcome::OutOfMemory { .. } => "out of memory",
         }
     }

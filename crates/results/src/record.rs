@@ -133,7 +133,7 @@ pub struct PageText {
     pub fix: String,
     /// What the technique, or its measurement, means on wgpu and CUDA.
     pub on_devices: String,
-    /// The Burn 0.21 code applying it (compiled in the `experiments` crate).
+    /// The Burn 0.22 code applying it (compiled in the `experiments` crate).
     pub snippet: String,
 }
 

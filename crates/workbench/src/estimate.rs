@@ -4,7 +4,7 @@
 use clap::Args;
 use experiments::capacity::{self, Estimate, Sharding, CARDS, EIGHT_CARDS};
 use experiments::estimate::{Optimizer, Precision, StepPlan};
-use experiments::harness::models::{LlamaShape, MlpShape, ModelShape, TransformerShape};
+use experiments::harness::models::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
 use results::format;
 
 use crate::args::{emit, named, parse_bytes, positive};
@@ -208,6 +208,8 @@ impl ModelArgs {
             seq: field("seq", &self.seq)?,
             tied_head: self.tied_head,
             lora_rank: None,
+            lora_form: LoraForm::ActivationPath,
+            base_bits: None,
             fused_attention: false,
         };
         if !shape.d_model.is_multiple_of(shape.heads) || !shape.heads.is_multiple_of(shape.kv_heads)
@@ -237,8 +239,8 @@ pub struct StepArgs {
     /// runs f32 only).
     #[arg(long, default_value = "f32")]
     pub precision: String,
-    /// The optimizer: sgd, momentum, adagrad, rmsprop, adam, adamw, adan (Burn 0.21's, at its
-    /// defaults).
+    /// The optimizer: sgd, adafactor, momentum, lion, adagrad, rmsprop, adam, adamw, lamb, adan
+    /// (Burn 0.22's, at its defaults).
     #[arg(long, default_value = "adam")]
     pub optimizer: String,
 }

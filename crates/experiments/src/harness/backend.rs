@@ -1,15 +1,12 @@
-//! Picks the Burn backend and memory probe for a device, so that technique code is written once,
-//! generic over `B: AutodiffBackend`, and instantiated once per backend built in.
+//! Picks the Burn device and memory probe for a point, so that technique code is written once
+//! against Burn 0.22's `Device` (the backend is chosen at run time) and runs on every backend
+//! built in.
 //!
 //! [`Backends`] gives `results::DeviceKind` its dispatch table: `device.dispatch(setup, work)`
-//! runs `work` on the device's backend (with checkpointing and float type as `setup` says), and
+//! runs `work` on the device (autodiff, with checkpointing and float type as `setup` says), and
 //! `device.identify()` names the device (or refuses it) before any Burn device exists.
 
-use burn::backend::autodiff::checkpoint::strategy::BalancedCheckpointing;
-use burn::backend::{Autodiff, Flex};
-use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::backend::DeviceError;
-use burn::tensor::{get_device_settings, set_default_dtypes, FloatDType, IntDType, Tensor};
+use burn::tensor::{Device, DeviceError, FloatDType, IntDType, Tensor};
 
 use results::{DeviceIdentity, DeviceKind, FloatStorage};
 
@@ -19,30 +16,35 @@ use crate::harness::probe::host::HostProbe;
 use crate::harness::probe::MemoryProbe;
 pub use crate::harness::probe::Pool;
 
-/// The training backend on the CPU.
-pub type CpuBackend = Autodiff<Flex>;
-
-/// The training backend on the CPU with Burn's balanced gradient checkpointing.
-pub type CheckpointedCpuBackend = Autodiff<Flex, BalancedCheckpointing>;
-
 /// Which tensors the autodiff backend keeps for backward.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Checkpointing {
-    /// `NoCheckpointing`: every tensor a backward step needs is kept from the forward pass.
+    /// `Device::autodiff()`: every tensor a backward step needs is kept from the forward pass.
     #[default]
     None,
-    /// `BalancedCheckpointing`: outputs of memory-bound ops are recomputed during backward
-    /// from the nearest kept (compute-bound) ancestor instead of being kept.
+    /// `Device::autodiff().gradient_checkpointing()` (Burn's balanced strategy): outputs of
+    /// memory-bound ops are recomputed during backward from the nearest kept (compute-bound)
+    /// ancestor instead of being kept.
     Balanced,
+}
+
+impl Checkpointing {
+    /// `device` with autodiff on, keeping for backward what this says.
+    pub fn autodiff(self, device: Device) -> Device {
+        match self {
+            Checkpointing::None => device.autodiff(),
+            Checkpointing::Balanced => device.autodiff().gradient_checkpointing(),
+        }
+    }
 }
 
 /// Work that runs on whichever backend a device selects.
 pub trait OnBackend {
     /// What the work returns.
     type Output;
-    /// Runs the work on backend `B`, measuring with `probe`.
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> Self::Output;
+    /// Runs the work on `device` (autodiff on), measuring with `probe`.
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> Self::Output;
 }
 
 /// Burn's name for a float type.
@@ -63,8 +65,9 @@ pub struct Setup {
     pub float: FloatStorage,
     /// How a CubeCL device pools its memory: [`Pool::ExclusivePages`] gives each allocation a
     /// page of its own, so that the bytes it reserves after a phase bound the phase's peak
-    /// closely (the points whose phases are bracketed ask for it). Honoured on wgpu; cubecl
-    /// 0.10 cannot set CUDA's pool, which keeps its default. No effect on the CPU.
+    /// closely (the points whose phases are bracketed ask for it). Honoured on wgpu (Burn's
+    /// `Device::wgpu_options().memory_config`); Burn 0.22 has no such option for CUDA, which
+    /// keeps its default. No effect on the CPU.
     pub pool: Pool,
     /// A float type the work computes in beside the one it stores (mixed precision's half
     /// forward pass, a model cast to half): checked, with the stored one, against what the
@@ -103,29 +106,20 @@ fn dispatch<W: OnBackend>(
             {
                 return Err(ExperimentError::ProbeNotInstalled);
             }
-            require_floats::<Flex>(&Default::default(), setup)?;
+            let mut device = Device::flex();
+            require_floats(&device, setup)?;
             // Before the first tensor (the warm-up below then multiplies in the same type the
             // work will).
-            set_float_storage::<Flex>(&Default::default(), setup.float)?;
+            set_float_storage(&mut device, setup.float)?;
             warm_matmul_workspaces();
-            let checkpointing = setup.checkpointing;
-            Ok(match checkpointing {
-                Checkpointing::None => work.run::<CpuBackend>(Default::default(), &HostProbe),
-                Checkpointing::Balanced => {
-                    work.run::<CheckpointedCpuBackend>(Default::default(), &HostProbe)
-                }
-            })
+            Ok(work.run(setup.checkpointing.autodiff(device), &HostProbe))
         }
         DeviceKind::Wgpu => {
             driver::identify(kind)?;
             #[cfg(feature = "wgpu")]
             {
-                use burn::backend::wgpu::{WgpuDevice, WgpuRuntime};
-                run_on_cube::<WgpuRuntime, burn::backend::Wgpu, W>(
-                    WgpuDevice::default(),
-                    setup,
-                    work,
-                )
+                let device = wgpu_device(setup.pool)?;
+                run_on_cube(device, setup.pool, setup, work)
             }
             #[cfg(not(feature = "wgpu"))]
             unreachable!("identify refuses a backend that is not built")
@@ -134,12 +128,8 @@ fn dispatch<W: OnBackend>(
             driver::identify(kind)?;
             #[cfg(feature = "cuda")]
             {
-                use burn::backend::cuda::CudaDevice;
-                run_on_cube::<cubecl::cuda::CudaRuntime, burn::backend::Cuda, W>(
-                    CudaDevice::default(),
-                    setup,
-                    work,
-                )
+                // Burn 0.22 offers no pool option for CUDA: it keeps its default.
+                run_on_cube(Device::cuda(0), Pool::Adaptive, setup, work)
             }
             #[cfg(not(feature = "cuda"))]
             unreachable!("identify refuses a backend that is not built")
@@ -147,75 +137,43 @@ fn dispatch<W: OnBackend>(
     }
 }
 
-/// Runs `work` on a CubeCL backend `B` (runtime `R`), measured by CubeCL's memory manager on
-/// this thread's stream.
+/// Runs `work` on a CubeCL device whose pool is `pool`, measured by its memory manager.
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
-fn run_on_cube<R, B, W>(
-    device: B::Device,
+fn run_on_cube<W: OnBackend>(
+    mut device: Device,
+    pool: Pool,
     setup: Setup,
     work: W,
-) -> Result<W::Output, ExperimentError>
-where
-    R: cubecl::Runtime<Device = B::Device>,
-    B: burn::tensor::backend::Backend,
-    W: OnBackend,
-{
+) -> Result<W::Output, ExperimentError> {
     use crate::harness::probe::cube::CubeProbe;
-    let pool = configure_pool::<R>(&device, setup.pool);
-    require_floats::<B>(&device, setup)?;
-    set_float_storage::<B>(&device, setup.float)?;
-    let probe = CubeProbe::<R>::new(&device, pool);
-    Ok(match setup.checkpointing {
-        Checkpointing::None => work.run::<Autodiff<B>>(device, &probe),
-        Checkpointing::Balanced => work.run::<Autodiff<B, BalancedCheckpointing>>(device, &probe),
-    })
+    require_floats(&device, setup)?;
+    set_float_storage(&mut device, setup.float)?;
+    let probe = CubeProbe::new(&device, pool);
+    Ok(work.run(setup.checkpointing.autodiff(device), &probe))
 }
 
-/// Sets the pool of a wgpu device as `pool` says, before the device's first use (a later call
-/// would panic in CubeCL); says which pool the device has (CUDA keeps its default).
-#[cfg(any(feature = "wgpu", feature = "cuda"))]
-fn configure_pool<R: cubecl::Runtime>(device: &R::Device, pool: Pool) -> Pool {
-    if pool == Pool::SubSlices {
-        return Pool::SubSlices;
-    }
-    #[cfg(feature = "wgpu")]
-    {
-        use burn::backend::wgpu::{
-            graphics::AutoGraphicsApi, init_setup, MemoryConfiguration, RuntimeOptions, WgpuDevice,
-        };
-        let any: &dyn std::any::Any = device;
-        if let Some(wgpu) = any.downcast_ref::<WgpuDevice>() {
-            let memory_config = match pool {
-                Pool::SubSlices => MemoryConfiguration::SubSlices,
-                Pool::ExclusivePages => MemoryConfiguration::ExclusivePages,
-            };
-            init_setup::<AutoGraphicsApi>(
-                wgpu,
-                RuntimeOptions {
-                    memory_config,
-                    ..Default::default()
-                },
-            );
-            return pool;
-        }
-    }
-    let _ = device;
-    Pool::SubSlices
+/// The default wgpu device, its pool set as `pool` says before its first use (an initialised
+/// runtime cannot be configured again).
+#[cfg(feature = "wgpu")]
+fn wgpu_device(pool: Pool) -> Result<Device, ExperimentError> {
+    use burn::tensor::wgpu::MemoryConfiguration;
+    let options = Device::wgpu_options();
+    let options = match pool {
+        Pool::Adaptive => options,
+        Pool::ExclusivePages => options.memory_config(MemoryConfiguration::ExclusivePages),
+    };
+    options
+        .init()
+        .map_err(|e| ExperimentError::Backend(format!("wgpu: {e}")))
 }
 
 /// Refuses work whose stored or computed float type the device lacks (lavapipe has no bf16):
 /// [`ExperimentError::Unsupported`], which the runner records as "not supported on this
 /// device" rather than as a failure.
-fn require_floats<B: burn::tensor::backend::Backend>(
-    device: &B::Device,
-    setup: Setup,
-) -> Result<(), ExperimentError> {
+fn require_floats(device: &Device, setup: Setup) -> Result<(), ExperimentError> {
     for float in std::iter::once(setup.float).chain(setup.compute) {
-        let dtype = float_dtype(float);
-        // Storage and arithmetic (Burn's "general" usage); CubeCL's own supports_dtype also
-        // asks for dot products, which the points do not need in that type.
-        let usage = B::dtype_usage(device, dtype.into());
-        if !usage.is_superset(burn::tensor::backend::DTypeUsage::general()) {
+        // Storage, conversion and arithmetic (Burn's "general" support).
+        if !device.supports_dtype(float_dtype(float)) {
             return Err(ExperimentError::Unsupported {
                 lacks: float.name().to_string(),
             });
@@ -227,17 +185,14 @@ fn require_floats<B: burn::tensor::backend::Backend>(
 /// Makes `float` the default float type of `device`. Burn sets it once per device and process,
 /// before the first tensor; a later call for the type already set is fine (several points of one
 /// type in one process: the benches), a call for another type is refused.
-fn set_float_storage<B: burn::tensor::backend::Backend>(
-    device: &B::Device,
-    float: FloatStorage,
-) -> Result<(), ExperimentError> {
+fn set_float_storage(device: &mut Device, float: FloatStorage) -> Result<(), ExperimentError> {
     if float != FloatStorage::F32 {
-        match set_default_dtypes::<B>(device, float_dtype(float), IntDType::I32) {
+        match device.configure((float_dtype(float), IntDType::I32)) {
             Ok(()) | Err(DeviceError::AlreadyInitialized { .. }) => {}
             Err(e) => return Err(ExperimentError::Backend(format!("{e:?}"))),
         }
     }
-    let current = get_device_settings::<B>(device).float_dtype;
+    let current = device.settings().float_dtype;
     if current != float_dtype(float) {
         return Err(ExperimentError::Backend(format!(
             "the device's default float type is already {current:?} in this process; \
@@ -249,9 +204,9 @@ fn set_float_storage<B: burn::tensor::backend::Backend>(
 }
 
 /// Waits for the device's queued work (a no-op on Flex, which runs eagerly).
-pub fn sync<B: AutodiffBackend>(device: &B::Device) {
+pub fn sync(device: &Device) {
     // A failed sync surfaces again at the next read of a tensor; nothing to do with it here.
-    let _ = B::sync(device);
+    let _ = device.sync();
 }
 
 /// Flex multiplies matrices with the `gemm` crate, which keeps one packing slab the size of the
@@ -263,7 +218,7 @@ pub fn sync<B: AutodiffBackend>(device: &B::Device) {
 pub fn warm_matmul_workspaces() {
     let multiply = || {
         // 128^3 multiply-adds: below Flex's parallel threshold, so it runs on this thread.
-        let a = Tensor::<Flex, 2>::ones([128, 128], &Default::default());
+        let a = Tensor::<2>::ones([128, 128], &Device::flex());
         drop(a.clone().matmul(a));
     };
     rayon::broadcast(|_| multiply());

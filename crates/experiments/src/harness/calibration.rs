@@ -10,13 +10,13 @@
 
 use std::time::Instant;
 
-use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Distribution, Tensor};
 use results::{Calibration, DeviceKind, Timing};
 
 use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::probe::MemoryProbe;
+use burn::tensor::Device;
 
 /// Untimed runs of each operation first.
 const WARMUP: usize = 3;
@@ -39,13 +39,13 @@ struct Calibrate {
 impl OnBackend for Calibrate {
     type Output = Calibration;
 
-    fn run<AB: AutodiffBackend>(self, device: AB::Device, _probe: &dyn MemoryProbe) -> Calibration {
-        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
-        let sync = || backend::sync::<AB>(&device);
+    fn run(self, device: Device, _probe: &dyn MemoryProbe) -> Calibration {
+        let device = device.without_autodiff();
+        let sync = || backend::sync(&device);
         // Each output is held until the device has synchronised: Burn's fusion on CubeCL can
         // skip work whose output was dropped before it ran, and an add timed with its output
         // dropped read 50 TB/s on an H200, whose memory moves 4.8.
-        let time = |op: &dyn Fn() -> Tensor<B<AB>, 1>| {
+        let time = |op: &dyn Fn() -> Tensor<1>| {
             for _ in 0..WARMUP {
                 let out = op();
                 sync();
@@ -65,12 +65,12 @@ impl OnBackend for Calibrate {
             )
         };
         let n = self.matmul_n;
-        let a = Tensor::<B<AB>, 2>::random([n, n], Distribution::Default, &device);
-        let b = Tensor::<B<AB>, 2>::random([n, n], Distribution::Default, &device);
+        let a = Tensor::<2>::random([n, n], Distribution::Default, &device);
+        let b = Tensor::<2>::random([n, n], Distribution::Default, &device);
         let matmul = time(&|| a.clone().matmul(b.clone()).reshape([n * n]));
         drop((a, b));
         let elements = (self.copy_bytes / 4) as usize;
-        let x = Tensor::<B<AB>, 1>::random([elements], Distribution::Default, &device);
+        let x = Tensor::<1>::random([elements], Distribution::Default, &device);
         // x stays shared, so the add writes a new tensor: every byte read once and written once.
         let copy = time(&|| x.clone().add_scalar(1.0));
         Calibration {

@@ -46,6 +46,8 @@ pub fn is_software(kind: DeviceKind) -> bool {
 
 #[cfg(feature = "wgpu")]
 fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
+    // The wgpu Burn's runtime is built on, as Burn re-exports it.
+    use burn::tensor::wgpu::wgpu;
     // The adapter Burn's default wgpu device would pick (CubeCL's AutoGraphicsApi is Vulkan on
     // Linux), looked up without creating a device.
     let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
@@ -84,6 +86,10 @@ fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
 fn cubecl_settings(keeps_kernels: bool) -> results::CubeclSettings {
     use cubecl::config::{autotune::AutotuneLevel, CubeClRuntimeConfig, RuntimeConfig};
     let config = CubeClRuntimeConfig::get();
+    // CubeCL 0.11 keeps autotune results and compiled kernels in one environment database.
+    let environment = cubecl_environment::environment::path()
+        .display()
+        .to_string();
     let level = match config.autotune.level {
         AutotuneLevel::Minimal => "minimal",
         AutotuneLevel::Balanced => "balanced",
@@ -92,13 +98,12 @@ fn cubecl_settings(keeps_kernels: bool) -> results::CubeclSettings {
     };
     results::CubeclSettings {
         autotune_level: level.into(),
-        autotune_cache: config.autotune.cache.root().display().to_string(),
-        kernel_cache: config
-            .compilation
-            .cache
-            .as_ref()
-            .filter(|_| keeps_kernels)
-            .map(|c| c.root().display().to_string()),
+        autotune_cache: if config.autotune.disable_cache {
+            String::new()
+        } else {
+            environment.clone()
+        },
+        kernel_cache: (config.compilation.cache && keeps_kernels).then_some(environment),
     }
 }
 

@@ -11,7 +11,6 @@
 
 use std::time::Instant;
 
-use burn::tensor::backend::Backend;
 use burn::tensor::{Distribution, Tensor, TensorData};
 use results::{Check, Metric, MetricKey, Metrics, PhaseKey, PointResult, PutMetric, Timing};
 
@@ -20,6 +19,7 @@ use crate::harness::probe::{
     ProbeInfo,
 };
 use crate::harness::profile::Repeats;
+use burn::tensor::Device;
 
 /// What the repeats of one operation measured.
 #[derive(Debug, Clone)]
@@ -77,13 +77,9 @@ impl OpMeasurement {
 /// Fresh `[rows, cols]` inputs of standard normal values from the backend's seeded generator,
 /// drawn once and copied for each call: drawing costs about ten times the operations measured,
 /// which every repeat would pay.
-pub fn normal_inputs<B: Backend>(
-    rows: usize,
-    cols: usize,
-    device: &B::Device,
-) -> impl Fn() -> Tensor<B, 2> + '_ {
+pub fn normal_inputs(rows: usize, cols: usize, device: &Device) -> impl Fn() -> Tensor<2> + '_ {
     let drawn: TensorData =
-        Tensor::<B, 2>::random([rows, cols], Distribution::Normal(0.0, 1.0), device).into_data();
+        Tensor::<2>::random([rows, cols], Distribution::Normal(0.0, 1.0), device).into_data();
     move || Tensor::from_data(drawn.clone(), device)
 }
 

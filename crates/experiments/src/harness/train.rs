@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
-use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{ElementConversion, FloatDType};
+use burn::optim::{GradientsParams, ModuleOptimizer};
+use burn::tensor::{Device, FloatDType};
 use results::{
     Check, DeviceKind, FloatStorage, Metric, Metrics, Phase, PhaseKey, PhaseMemory, PhaseTiming,
     PointResult, PutMetric, Timing, Trace,
@@ -100,15 +99,15 @@ impl TrainConfig {
 }
 
 /// What a training point hands its technique's proof once the measured steps are done.
-pub struct Trained<'a, B: AutodiffBackend> {
+pub struct Trained<'a> {
     /// The point's configuration.
     pub config: &'a TrainConfig,
     /// The step's batch.
-    pub batch: &'a Batch<B>,
+    pub batch: &'a Batch,
     /// The model after the measured steps.
-    pub model: Model<B>,
+    pub model: Model,
     /// The device it ran on.
-    pub device: &'a B::Device,
+    pub device: &'a Device,
     /// The point's memory probe (a proof that runs a metered step reads it).
     pub probe: &'a dyn MemoryProbe,
     /// The loss of every step the point ran, the first (from the seeded weights) first, where
@@ -120,16 +119,16 @@ pub struct Trained<'a, B: AutodiffBackend> {
     pub gradients: Vec<f32>,
 }
 
-impl<B: AutodiffBackend> Trained<'_, B> {
+impl Trained<'_> {
     /// A fresh run of `steps` steps from the point's seed (its weights drawn anew, the
     /// measured model dropped first), with a fresh optimizer of the point's kind on the point's
     /// batch: the loss of every step, read before the step updates the weights.
     pub fn loss_curve(self, steps: usize) -> Vec<f64> {
         drop(self.model);
         let c = self.config;
-        B::seed(self.device, c.seed);
-        let model = c.shape.init::<B>(self.device);
-        c.optimizer.with::<B, _>(Curve {
+        self.device.seed(c.seed);
+        let model = c.shape.init(self.device);
+        c.optimizer.with(Curve {
             model,
             batch: self.batch,
             lr: c.lr,
@@ -139,22 +138,22 @@ impl<B: AutodiffBackend> Trained<'_, B> {
 }
 
 /// A training run that records its losses.
-struct Curve<'a, B: AutodiffBackend> {
-    model: Model<B>,
-    batch: &'a Batch<B>,
+struct Curve<'a> {
+    model: Model,
+    batch: &'a Batch,
     lr: f64,
     steps: usize,
 }
 
-impl<B: AutodiffBackend> UseOptimizer<B> for Curve<'_, B> {
+impl UseOptimizer for Curve<'_> {
     type Output = Vec<f64>;
 
-    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> Vec<f64> {
+    fn with(self, mut optim: ModuleOptimizer) -> Vec<f64> {
         let mut model = self.model;
         let mut losses = Vec::with_capacity(self.steps);
         for _ in 0..self.steps {
             let loss = model.loss(self.batch);
-            losses.push(loss.clone().into_scalar().elem::<f64>());
+            losses.push(loss.clone().into_scalar::<f64>());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(self.lr, model, grads);
         }
@@ -185,7 +184,7 @@ impl From<Vec<Check>> for Proof {
 /// point after its measured steps.
 pub trait TrainChecks {
     /// The proof of the trained point (empty where it has nothing to prove).
-    fn checks<B: AutodiffBackend>(&self, trained: Trained<'_, B>) -> Proof;
+    fn checks(&self, trained: Trained<'_>) -> Proof;
 
     /// Whether the proof reads the measured steps' losses ([`Trained::losses`]): each is read
     /// from the device between the forward and backward phases, a sync the other points'
@@ -205,7 +204,7 @@ pub trait TrainChecks {
 pub struct NoChecks;
 
 impl TrainChecks for NoChecks {
-    fn checks<B: AutodiffBackend>(&self, _: Trained<'_, B>) -> Proof {
+    fn checks(&self, _: Trained<'_>) -> Proof {
         Proof::default()
     }
 }
@@ -438,11 +437,11 @@ impl Readings {
 
 /// A training point's model and inputs, built as every training point builds them, with the
 /// probe's readings along the way.
-pub struct SetUp<B: AutodiffBackend> {
+pub struct SetUp {
     /// The model, every parameter materialised.
-    pub model: Model<B>,
+    pub model: Model,
     /// The inputs.
-    pub batch: Batch<B>,
+    pub batch: Batch,
     /// The readings (no optimizer state yet: `optimizer_state_bytes` is 0).
     pub readings: Readings,
 }
@@ -450,22 +449,18 @@ pub struct SetUp<B: AutodiffBackend> {
 /// Seeds the backend, builds `c`'s model and inputs on `device`, and runs one forward and
 /// backward without an optimizer step (per micro-batch), reading `probe` after each, each
 /// reading after a sync: what a training step's components are measured from.
-pub fn set_up<B: AutodiffBackend>(
-    c: &TrainConfig,
-    device: &B::Device,
-    probe: &dyn MemoryProbe,
-) -> SetUp<B> {
-    let sync = || backend::sync::<B>(device);
-    B::seed(device, c.seed);
+pub fn set_up(c: &TrainConfig, device: &Device, probe: &dyn MemoryProbe) -> SetUp {
+    let sync = || backend::sync(device);
+    device.seed(c.seed);
 
     let start = probe.read().in_use_bytes;
-    let model = c.shape.init::<B>(device);
+    let model = c.shape.init(device);
     sync();
     let after_init = probe.read().in_use_bytes;
     mlp::materialize(&model);
     sync();
     let after_model = probe.read().in_use_bytes;
-    let batch = c.shape.batch::<B>(c.batch, c.seed, device);
+    let batch = c.shape.batch(c.batch, c.seed, device);
     sync();
     let after_inputs = probe.read().in_use_bytes;
     // One forward and backward without an optimizer step, so that the backend's own buffers
@@ -513,7 +508,7 @@ pub struct TrainPoint<K> {
 impl<K: TrainChecks> OnBackend for TrainPoint<K> {
     type Output = PointResult;
 
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
         // Room for the proof's readings made before the first reading of the probe, so that on
         // the CPU (whose probe counts the heap) none of the harness's allocations falls between
@@ -532,8 +527,8 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
             model,
             batch,
             readings,
-        } = set_up::<B>(&c, &device, probe);
-        c.optimizer.with::<B, _>(Steps {
+        } = set_up(&c, &device, probe);
+        c.optimizer.with(Steps {
             point: self,
             device: &device,
             probe,
@@ -547,21 +542,21 @@ impl<K: TrainChecks> OnBackend for TrainPoint<K> {
 }
 
 /// The measured steps of a training point with its optimizer, once built.
-struct Steps<'a, B: AutodiffBackend, K> {
+struct Steps<'a, K> {
     point: TrainPoint<K>,
-    device: &'a B::Device,
+    device: &'a Device,
     probe: &'a dyn MemoryProbe,
-    model: Model<B>,
-    batch: &'a Batch<B>,
+    model: Model,
+    batch: &'a Batch,
     readings: Readings,
     losses: Vec<f64>,
     gradients: Vec<f32>,
 }
 
-impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
+impl<K: TrainChecks> UseOptimizer for Steps<'_, K> {
     type Output = PointResult;
 
-    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> PointResult {
+    fn with(self, mut optim: ModuleOptimizer) -> PointResult {
         let Steps {
             point,
             device,
@@ -573,7 +568,7 @@ impl<B: AutodiffBackend, K: TrainChecks> UseOptimizer<B> for Steps<'_, B, K> {
             mut gradients,
         } = self;
         let c = point.config;
-        let sync = || backend::sync::<B>(device);
+        let sync = || backend::sync(device);
         let mut model = Some(model);
         let reads_losses = point.checks.reads_losses();
         // The first step's gradients, from the seeded weights: the same in every point of the
@@ -651,12 +646,12 @@ pub struct CheckpointingCheck {
 }
 
 impl TrainChecks for CheckpointingCheck {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
+    fn checks(&self, t: Trained<'_>) -> Proof {
         drop(t.model);
         if t.config.checkpointing == Checkpointing::None {
             Proof::default()
         } else {
-            vec![gradients_unchanged_by_checkpointing::<B>(
+            vec![gradients_unchanged_by_checkpointing(
                 t.config,
                 t.device,
                 self.tolerance,
@@ -670,23 +665,23 @@ impl TrainChecks for CheckpointingCheck {
 /// says) and on the same inner backend without checkpointing, compared within `tolerance`:
 /// recomputing an op runs the same kernel on the same values, so what the backend keeps for
 /// backward must not change what is computed.
-pub fn gradients_unchanged_by_checkpointing<B: AutodiffBackend>(
+pub fn gradients_unchanged_by_checkpointing(
     config: &TrainConfig,
-    device: &B::Device,
+    device: &Device,
     tolerance: f64,
 ) -> Check {
-    let plain = gradients::<burn::backend::Autodiff<B::InnerBackend>>(config, device);
-    let candidate = gradients::<B>(config, device);
+    let plain = gradients(config, &device.clone().without_autodiff().autodiff());
+    let candidate = gradients(config, device);
     Check::compare("gradients-checkpointed", &plain, &candidate, tolerance)
 }
 
 /// Every parameter's gradient after one forward and backward from the seeded initial weights,
 /// flattened in module order.
-fn gradients<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Vec<f32> {
-    B::seed(device, config.seed);
-    let model = config.shape.init::<B>(device);
+fn gradients(config: &TrainConfig, device: &Device) -> Vec<f32> {
+    device.seed(config.seed);
+    let model = config.shape.init(device);
     mlp::materialize(&model);
-    let batch = config.shape.batch::<B>(config.batch, config.seed, device);
+    let batch = config.shape.batch(config.batch, config.seed, device);
     let grads = GradientsParams::from_grads(model.loss(&batch).backward(), &model);
     mlp::flatten(&model, Some(&grads))
 }

@@ -1,7 +1,6 @@
-//! Moving a model's parameters and gradients between two backends: Burn 0.21's only route from
-//! one backend to another is `TensorData` (read back to host memory, then written to the other
-//! backend), and every read of a device tensor waits for the device: the copies are
-//! synchronous.
+//! Moving a model's parameters and gradients between two devices through `TensorData` (read
+//! back to host memory, then written to the other device), the route the offload measures:
+//! every read of a device tensor waits for the device, so the copies are synchronous.
 //!
 //! Parameters keep their `ParamId` on both sides, so that gradients taken on one backend are
 //! registered under the ids the other side's optimizer looks up.
@@ -10,8 +9,7 @@ use std::collections::VecDeque;
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::optim::GradientsParams;
-use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData};
 
 /// Parameters or gradients read back as host data, in visit order, each with its parameter's
 /// id.
@@ -41,7 +39,8 @@ impl Moved {
                 .values
                 .into_iter()
                 .map(|(id, d)| {
-                    let owned = TensorData::from_bytes_vec(d.as_bytes().to_vec(), d.shape, d.dtype);
+                    let owned =
+                        TensorData::from_bytes_vec(d.as_bytes().to_vec(), d.shape(), d.dtype());
                     (id, owned)
                 })
                 .collect(),
@@ -51,10 +50,10 @@ impl Moved {
 
 /// Every float parameter of `module`, read back as host data (a device read waits for the
 /// device).
-pub fn read_params<B: Backend, M: Module<B>>(module: &M) -> Moved {
+pub fn read_params<M: Module>(module: &M) -> Moved {
     struct Read(Moved);
-    impl<B: Backend> ModuleVisitor<B> for Read {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+    impl ModuleVisitor for Read {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
             self.0.values.push_back((param.id, param.val().into_data()));
         }
     }
@@ -65,14 +64,11 @@ pub fn read_params<B: Backend, M: Module<B>>(module: &M) -> Moved {
 
 /// Every float parameter's gradient, taken out of `grads` (so that the device frees it once
 /// read) and read back as host data. A parameter without a gradient is skipped.
-pub fn take_gradients<B: AutodiffBackend, M: Module<B>>(
-    module: &M,
-    grads: &mut GradientsParams,
-) -> Moved {
+pub fn take_gradients<M: Module>(module: &M, grads: &mut GradientsParams) -> Moved {
     struct Take<'a>(&'a mut GradientsParams, Moved);
-    impl<B: AutodiffBackend> ModuleVisitor<B> for Take<'_> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            if let Some(g) = self.0.remove::<B::InnerBackend, D>(param.id) {
+    impl ModuleVisitor for Take<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if let Some(g) = self.0.remove::<D>(param.id) {
                 self.1.values.push_back((param.id, g.into_data()));
             }
         }
@@ -82,24 +78,21 @@ pub fn take_gradients<B: AutodiffBackend, M: Module<B>>(
     take.1
 }
 
-/// Gradients moved from another backend, as `B`'s optimizer takes them: each registered
-/// under its parameter's id on `device`. `module` gives each gradient its rank.
-pub fn gradients_on<B: AutodiffBackend, M: Module<B>>(
-    module: &M,
-    moved: Moved,
-    device: &B::Device,
-) -> GradientsParams {
-    struct Register<'a, B: AutodiffBackend> {
+/// Gradients moved from another device, as its optimizer takes them: each registered under
+/// its parameter's id on `device` (without autodiff, as gradients are). `module` gives each gradient its rank.
+pub fn gradients_on<M: Module>(module: &M, moved: Moved, device: &Device) -> GradientsParams {
+    struct Register<'a> {
         moved: Moved,
         grads: GradientsParams,
-        device: &'a B::Device,
+        device: &'a Device,
     }
-    impl<B: AutodiffBackend> ModuleVisitor<B> for Register<'_, B> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+    impl ModuleVisitor for Register<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
             let at = self.moved.values.iter().position(|(id, _)| *id == param.id);
             if let Some((id, data)) = at.and_then(|i| self.moved.values.remove(i)) {
-                let grad = Tensor::<B::InnerBackend, D>::from_data(data, self.device);
-                self.grads.register::<B::InnerBackend, D>(id, grad);
+                let device = self.device.clone().without_autodiff();
+                let grad = Tensor::<D>::from_data(data, &device);
+                self.grads.register::<D>(id, grad);
             }
         }
     }
@@ -119,13 +112,13 @@ pub fn gradients_on<B: AutodiffBackend, M: Module<B>>(
 /// # Panics
 ///
 /// If `moved` holds fewer parameters than `module` (it was read from another model).
-pub fn load_params<B: Backend, M: Module<B>>(module: M, moved: Moved, device: &B::Device) -> M {
-    struct Load<'a, B: Backend> {
+pub fn load_params<M: Module>(module: M, moved: Moved, device: &Device) -> M {
+    struct Load<'a> {
         moved: Moved,
-        device: &'a B::Device,
+        device: &'a Device,
     }
-    impl<B: Backend> ModuleMapper<B> for Load<'_, B> {
-        fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+    impl ModuleMapper for Load<'_> {
+        fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
             let (_, old, mapper) = param.consume();
             let require_grad = old.is_require_grad();
             drop(old);
@@ -134,7 +127,7 @@ pub fn load_params<B: Backend, M: Module<B>>(module: M, moved: Moved, device: &B
                 .values
                 .pop_front()
                 .expect("one value per parameter, read from the same model");
-            let value = Tensor::<B, D>::from_data(data, self.device).set_require_grad(require_grad);
+            let value = Tensor::<D>::from_data(data, self.device).set_require_grad(require_grad);
             Param::from_mapped_value(id, value, mapper)
         }
     }
@@ -144,17 +137,16 @@ pub fn load_params<B: Backend, M: Module<B>>(module: M, moved: Moved, device: &B
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::backend::CpuBackend;
     use crate::harness::models::{mlp, MlpShape, ModelShape};
 
     #[test]
     fn parameters_and_gradients_cross_with_their_ids() {
-        let device = Default::default();
+        let device = Device::flex().autodiff();
         let shape = ModelShape::Mlp(MlpShape { width: 8, depth: 2 });
-        let a = shape.init::<CpuBackend>(&device);
-        let b = load_params(shape.init::<CpuBackend>(&device), read_params(&a), &device);
+        let a = shape.init(&device);
+        let b = load_params(shape.init(&device), read_params(&a), &device);
         assert_eq!(mlp::flatten(&a, None), mlp::flatten(&b, None));
-        let ids = |m: &crate::harness::models::Model<CpuBackend>| {
+        let ids = |m: &crate::harness::models::Model| {
             read_params(m)
                 .values
                 .into_iter()
@@ -163,7 +155,7 @@ mod tests {
         };
         assert_eq!(ids(&a), ids(&b), "the ids cross with the values");
 
-        let batch = shape.batch::<CpuBackend>(4, 1, &device);
+        let batch = shape.batch(4, 1, &device);
         let mut grads = GradientsParams::from_grads(a.loss(&batch).backward(), &a);
         let expected = mlp::flatten(&a, Some(&grads));
         let moved = take_gradients(&a, &mut grads);

@@ -1,7 +1,7 @@
 //! One folder per technique, each with the same four parts: `mod.rs` (what is measured, its
 //! typed config, its own metric keys and the [`Technique`](crate::Technique) impl), `predict.rs`
 //! (the byte model), `analysis.rs` (findings, charts as data, headline) and `snippet.rs` (the
-//! Burn code shown on its page, compiled here so that it stays true to Burn 0.21).
+//! Burn code shown on its page, compiled here so that it stays true to Burn 0.22).
 //!
 //! [`experiment`] maps each [`TechniqueId`] (the one list of techniques, in the guide's order,
 //! declared in `results`) to its technique; the guide's page words are exhaustive over the

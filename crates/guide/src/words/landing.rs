@@ -14,7 +14,7 @@ pub fn lede(records: &[Analysed]) -> String {
         measured.push("wgpu, CUDA: pool bytes, bracketed");
     }
     format!(
-        "Measured on Burn 0.21 ({}); the order is projected to a 24 GB GPU.",
+        "Measured on Burn 0.22 ({}); the order is projected to a 24 GB GPU.",
         measured.join("; ")
     )
 }

@@ -25,16 +25,23 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.count("params"),
         ),
         Key::LoraFinding => format!(
-            "LoRA rank {}: {} of the {} parameters train; the step peaks at {} against full \
-             training's {}. Its parts as measured: weights {} (the frozen base {}, the adapters \
-             {}), the adapters' gradients {}, Adam's state {} (the base has none of either), \
-             the activations kept for backward {}; the other {} are the {} phase's transients \
+            "LoRA, {}, rank {}{}, {} tokens: {} of the {} parameters train; the step peaks at \
+             {}{}. Its parts as measured: weights {} (the frozen base {}, the adapters {}), \
+             the adapters' gradients {}, Adam's state {} (the base has none of either), what \
+             the forward pass kept for backward {}; the other {} are the {} phase's transients \
              at its peak.",
+            s.name("form"),
             s.count("rank"),
+            base_bits(s.count("bits")),
+            s.count("tokens"),
             s.count("trainable"),
             s.count("params"),
             s.bytes("peak"),
-            s.bytes("plain"),
+            if s.has("plain") {
+                format!(" against full training's {}", s.bytes("plain"))
+            } else {
+                String::new()
+            },
             s.bytes("weights"),
             s.bytes("base"),
             s.bytes("adapters"),
@@ -43,6 +50,22 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.bytes("activations"),
             s.bytes("rest"),
             s.name("phase"),
+        ),
+        Key::LoraComposedCost => format!(
+            "Burn's apply_lora against the workbench's adapters, rank {}{}, {} tokens: the \
+             forward pass kept {} more and the backward phase peaked {} higher; the {} adapted \
+             weights composed dense in f32 are {}: autodiff keeps the composed weight for the \
+             input's gradient and computes a gradient of the weight's shape before the factors' \
+             own. The step peaks at {} against {}.",
+            s.count("rank"),
+            base_bits(s.count("bits")),
+            s.count("tokens"),
+            s.bytes("kept"),
+            s.bytes("backward"),
+            s.count("adapted"),
+            s.bytes("composed"),
+            s.bytes("burn_peak"),
+            s.bytes("path_peak"),
         ),
         Key::KvQuantity => format!(
             "key/value cache per generated token, {} key/value heads",
@@ -73,7 +96,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         ),
         Key::AttentionStepSame => format!(
             "Training at sequence {}: the step peaked at {} written out and {} fused, the \
-             same: Burn 0.21's autodiff computes the fused call as the written-out scores and \
+             same: Burn 0.22's autodiff computes the fused call as the written-out scores and \
              keeps them for backward, so fusing saves nothing in training.",
             s.count("seq"),
             s.bytes("written"),
@@ -84,12 +107,6 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.count("seq"),
             s.bytes("written"),
             s.bytes("fused"),
-        ),
-        Key::QloraRefused => format!(
-            "QLoRA ({}-bit base): Burn 0.21 cannot train through quantized weights. Tried \
-             here, it said: {}.",
-            s.count("bits"),
-            s.name("error"),
         ),
         Key::PrefillQuantity => format!(
             "the prompt's pass above the weights, {} tokens, {} key/value heads",
@@ -111,5 +128,14 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::SeriesPassFused => "inference pass, fused attention".into(),
         Key::SeriesStepWritten => "training step peak, written-out scores".into(),
         Key::SeriesStepFused => "training step peak, fused attention".into(),
+    }
+}
+
+/// ", 4-bit base" for a quantized base; nothing for f32 (32 bits).
+fn base_bits(bits: u64) -> String {
+    if bits == 32 {
+        String::new()
+    } else {
+        format!(", {bits}-bit base")
     }
 }

@@ -43,7 +43,7 @@ fn about(id: &str) -> &'static str {
              (burn#4302)."
         }
         "loader-thread" => {
-            "Makes each epoch's batch on a new thread, as Burn 0.21's DataLoader does per \
+            "Makes each epoch's batch on a new thread, as Burn 0.22's DataLoader does per \
              iter(): on CubeCL each thread gets a stream and each stream a pool that outlives \
              the thread (burn#4971, #4792). The workaround reported there is the next loop; \
              what this backend's device-wide readings say of it is below."

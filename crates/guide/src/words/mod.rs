@@ -27,6 +27,7 @@ pub mod paired;
 mod peak_attribution;
 mod quantization;
 mod sequence_length;
+pub mod upgrade;
 mod views;
 mod workloads;
 
@@ -61,7 +62,7 @@ pub fn analysed(record: &Analysed<Text>) -> Analysed {
 pub fn outcome_reason(outcome: &results::Outcome) -> String {
     match outcome {
         results::Outcome::Unsupported { lacks } => format!("the device has no {lacks}"),
-        results::Outcome::NotInBurn { what } => format!("Burn 0.21 cannot: {what}"),
+        results::Outcome::NotInBurn { what } => format!("the Burn measured cannot: {what}"),
         other => other.reason().to_string(),
     }
 }
@@ -285,5 +286,15 @@ impl Said<'_> {
     pub fn cost(&self, name: &str) -> String {
         self.paired(name)
             .map_or_else(|| "not timed in pairs".into(), paired::cost_phrase)
+    }
+}
+
+/// Values of optimizer state per parameter as a reader reads them: whole numbers as such,
+/// Adafactor's fraction to three decimals.
+pub(crate) fn values_per_param(values: f64) -> String {
+    if values.fract() == 0.0 {
+        format!("{values:.0}")
+    } else {
+        format!("{values:.3}")
     }
 }

@@ -1,6 +1,7 @@
 //! The words of offload: what moving the optimizer to the host saves on the device, what the
 //! copies cost, and the proof that the steps compute the same.
 
+use super::values_per_param;
 use results::format;
 use results::keys::offload::Key;
 
@@ -98,7 +99,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::SavedBetween => "device bytes saved between steps (the optimizer's state)".into(),
         Key::SavedBetweenNote => format!(
             "{} value(s) of {} state per parameter, 4 B each",
-            s.count("values"),
+            values_per_param(s.num("values")),
             s.name("optimizer")
         ),
         Key::CopiedNote => "4 B per parameter each way (gradients down, weights up)".into(),

@@ -1,6 +1,7 @@
 //! The words of optimizer state: the bytes each optimizer keeps per parameter, the proof that
 //! each trains, and the published per-parameter rules beside ours.
 
+use super::values_per_param;
 use super::Said;
 use results::keys::optimizer_state::Key;
 
@@ -28,13 +29,13 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.bytes("momentum_peak"),
         ),
         Key::Row => format!(
-            "{}: {:.2} B of state per parameter measured, {} predicted ({} parameter-sized \
-             tensor(s) in burn-optim's state); weights, gradients and state {:.2} B per \
+            "{}: {:.2} B of state per parameter measured, {} predicted ({} value(s) of state \
+             per parameter in burn-optim's state); weights, gradients and state {:.2} B per \
              parameter; loss {:.4} -> {:.4} over the proof's {} steps at lr {}.",
             s.name("point"),
             s.num("per_param"),
-            s.count("values") * 4,
-            s.count("values"),
+            values_per_param(s.num("values") * 4.0),
+            values_per_param(s.num("values")),
             s.num("fixed_per_param"),
             s.num("first"),
             s.num("last"),
@@ -57,11 +58,11 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
                 .into()
         }
         Key::StateNote => format!(
-            "{} parameter-sized f32 tensor(s) per parameter (burn-optim 0.21's state record for \
-             {}), times the parameters; measured: what stays live after the first step above \
-             what was live before it (the records' own bookkeeping included, which the rule \
-             leaves out)",
-            s.count("values"),
+            "{} f32 value(s) of state per parameter (burn-optim 0.22's state record for {}: \
+             parameter-sized tensors, or Adafactor's factored rows and columns), times the \
+             parameters; measured: what stays live after the first step above what was live \
+             before it (the records' own bookkeeping included, which the rule leaves out)",
+            values_per_param(s.num("values")),
             s.name("optimizer")
         ),
         Key::StateQuantity => format!("optimizer state, {}", s.name("point")),
@@ -98,7 +99,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
                 .into()
         }
         Key::ZeroOurs => format!(
-            "Burn 0.21 has no mixed-precision optimizer; f32 Adam reaches about the same total by \
+            "Burn 0.22 has no mixed-precision optimizer; f32 Adam reaches about the same total by \
              another split (4 + 4 + 8): {:.2} B measured",
             s.num("adam_fixed")
         ),

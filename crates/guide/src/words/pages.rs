@@ -37,8 +37,11 @@ pub fn page(id: TechniqueId) -> PageWords {
              generation with a key/value cache, whose bytes grow with every token by the key/value \
              heads' width, which grouped-query attention divides; Burn's fused attention, which \
              in inference need not hold the scores (what it holds instead is measured below) and is written out again by autodiff in \
-             training; and QLoRA, which Burn 0.21 cannot run.",
-            fix: "To fine-tune on a small card, freeze the base with no_grad() and train LoRA adapters; \
+             training; and LoRA in two forms, the adapters applied to the input beside the frozen base, \
+             and Burn's own apply_lora, which composes each adapted weight dense, on f32 and on 8- and \
+             4-bit bases (QLoRA).",
+            fix: "To fine-tune on a small card, freeze the base and train LoRA adapters applied on the \
+             activation path (Burn's apply_lora composes each adapted weight dense: measured below); \
              to generate, keep the key/value cache, prefer a model with fewer key/value heads, and \
              call the fused attention.",
             on_devices: "The byte rules are Burn's autodiff and the optimizer's, the same on every device; \
@@ -93,11 +96,11 @@ pub fn page(id: TechniqueId) -> PageWords {
             title: "Gradient checkpointing",
             explanation: "Backward needs tensors from the forward pass; checkpointing keeps fewer of them and \
              recomputes the rest when backward asks. In Burn it is a property of the autodiff \
-             backend: Autodiff<B, BalancedCheckpointing> recomputes the outputs of memory-bound ops \
+             device: device.autodiff().gradient_checkpointing() recomputes the outputs of memory-bound ops \
              (ReLU, additions) from the nearest kept output of a compute-bound op (a Linear), \
              trading a little compute for activation memory. It lowers the step's peak only where \
              activations, not parameter gradients, set it.",
-            fix: "Recompute activations in backward instead of keeping them: Burn's balanced checkpointing strategy on the autodiff backend.",
+            fix: "Recompute activations in backward instead of keeping them: train on device.autodiff().gradient_checkpointing(), Burn's balanced strategy.",
             on_devices: "Which tensors are kept and which recomputed is decided by Burn's autodiff, above the \
              backend, so the memory rules (and the predictions) are the same on every \
              device. What changes on a GPU is the price of recomputing: memory-bound ops are \
@@ -117,7 +120,7 @@ pub fn page(id: TechniqueId) -> PageWords {
             fix: "Shorten the sequences, or checkpoint the transformer's blocks.",
             on_devices: "On wgpu and CUDA the probe is CubeCL's memory manager, read at phase boundaries after a \
              device sync: what the forward pass leaves for backward is exact, so the per-token \
-             bytes compare directly with the CPU's; a fused attention kernel (which Burn 0.21 does \
+             bytes compare directly with the CPU's; a fused attention kernel (which Burn 0.22 does \
              not use in this model) would not keep the sequence-by-sequence weights at all.",
         },
         TechniqueId::InPlace => PageWords {
@@ -153,11 +156,11 @@ pub fn page(id: TechniqueId) -> PageWords {
             title: "No-grad evaluation",
             explanation: "Evaluating a model on the autodiff backend records, for every operation, what backward \
              would need: the activations of the whole pass stay alive. Calling `model.valid()` gives \
-             the same module on the inner backend, where a pass only holds the tensor being computed. \
+             the same module without autodiff, where a pass only holds the tensor being computed. \
              In Burn the graph of a forward pass that is never back-propagated is not freed when its \
              output is dropped: it lingers until the next `backward()`, so an evaluation loop on the \
              autodiff backend grows memory pass after pass.",
-            fix: "Evaluate on the inner backend (model.valid()), without the autodiff graph.",
+            fix: "Evaluate on model.valid(), without the autodiff graph.",
             on_devices: "The trap is the same on a device: an autodiff forward pass that is never \
              back-propagated keeps its graph, and the graph holds device buffers. CubeCL's \
              pools then keep those pages reserved after the graph is freed, until \
@@ -190,7 +193,7 @@ pub fn page(id: TechniqueId) -> PageWords {
             on_devices: "On wgpu and CUDA the state is device memory, read from CubeCL's memory manager after \
              the first step, after a sync: the same tensors as on the CPU, each rounded up to the \
              pool's allocation granularity. Bitsandbytes' 8-bit Adam, which memory guides cite, has \
-             no Burn 0.21 counterpart.",
+             no Burn 0.22 counterpart.",
         },
         TechniqueId::Quantization => PageWords {
             title: "Quantized weights",
@@ -214,9 +217,9 @@ pub fn page(id: TechniqueId) -> PageWords {
              Offloading, the idea of ZeRO-Offload, sends the gradients to the host after backward, \
              steps the optimizer there in host memory, and sends the updated weights back. The \
              device saves the state; every step pays two copies across the bus and the host's \
-             slower optimizer step. In Burn 0.21 the only route between backends is TensorData, and \
-             reading a device tensor waits for the device: the copies are synchronous.",
-            fix: "Step the optimizer on the host: read the gradients back with into_data after backward, step an Autodiff<Flex> copy of the model, and write its weights back to the device.",
+             slower optimizer step. The workbench moves them as TensorData, and reading a device \
+             tensor waits for the device: the copies are synchronous.",
+            fix: "Step the optimizer on the host: read the gradients back with into_data after backward, step a copy of the model on Device::flex().autodiff(), and write its weights back to the device.",
             on_devices: "This is a device technique: the device's bytes come from CubeCL's memory manager, the \
              host's from the counting allocator, and the bytes copied are counted as they cross. On \
              lavapipe (wgpu in software) the 'device' is the CPU too, so its times say what the \
@@ -229,13 +232,14 @@ pub fn page(id: TechniqueId) -> PageWords {
              quickly, so a device can run out of memory while most of what it holds is reserved, \
              not in use. PyTorch tunes its allocator with `PYTORCH_CUDA_ALLOC_CONF` \
              (`expandable_segments`); Burn's backends on CubeCL (wgpu, CUDA) take a \
-             `MemoryConfiguration` when a device is set up: sub-slices of shared pages (the \
-             default), a page of its own per allocation (`ExclusivePages`), or custom pools. What \
-             each holds beyond the live tensors depends on the allocation pattern.",
-            fix: "If much memory is reserved but not in use, call memory_cleanup() between phases of different sizes, and on wgpu try MemoryConfiguration::ExclusivePages in init_setup's RuntimeOptions before the device's first use.",
+             `MemoryConfiguration` when a device is set up: an adaptive pool whose pages follow the \
+             largest allocation served (the default in CubeCL 0.11; 0.10's was sub-slices of pages in \
+             fixed sizes), or a page of its own per allocation (`ExclusivePages`). What each holds \
+             beyond the live tensors depends on the allocation pattern.",
+            fix: "If much memory is reserved but not in use, call device.memory_cleanup() between phases of different sizes, and on wgpu try Device::wgpu_options().memory_config(MemoryConfiguration::ExclusivePages) before the device's first use.",
             on_devices: "The setting exists only on CubeCL backends and must be chosen before the device's first \
-             use (a later init_setup panics). On wgpu it is set through init_setup and \
-             RuntimeOptions; cubecl 0.10 hard-codes CUDA's runtime options, so the CUDA result set \
+             use (an initialised runtime cannot be set up again). On wgpu it is set through \
+             Device::wgpu_options(); Burn 0.22 has no such option for CUDA, so the CUDA result set \
              shows the default pool only. The CPU backend has no pool: every freed buffer goes back \
              to the process heap, so its page shows bytes in use only.",
         },

@@ -87,7 +87,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             }
         ),
         Key::Dequantized => format!(
-            "The price of storing weights in fewer bytes is paid at run time: Burn 0.21's \
+            "The price of storing weights in fewer bytes is paid at run time: Burn 0.22's \
              `Linear` hands its weight to `linear` as a float tensor, which dequantizes the whole \
              weight (and bias) to f32 on every forward. The pass through 8-bit weights adds {} at \
              its peak against {} through f32 weights: the f32 copy of one layer's weight ({}) \
@@ -108,7 +108,7 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
              before measuring. A format that misses it changed this model's result: a finding of \
              round-to-nearest quantization with min-max scales on this model, not a bug. Methods \
              that fit the quantization to the data (GPTQ, AWQ) or train with it are not in Burn \
-             0.21 and were not measured. The weights here are Burn's uniform initialisation, \
+             0.22 and were not measured. The weights here are Burn's uniform initialisation, \
              without the outliers of trained weights, so per-tensor and per-block scales err \
              alike here; on trained weights the block scales are the ones to trust.",
             s.num("tolerance")

@@ -12,7 +12,7 @@ crate::word_keys! {
         AttentionFusedHeldMore = "attention-fused-held-more",
         AttentionStepSame = "attention-step-same",
         AttentionStepDiffers = "attention-step-differs",
-        QloraRefused = "qlora-refused",
+        LoraComposedCost = "lora-composed-cost",
         PrefillQuantity = "prefill-quantity",
         PrefillNote = "prefill-note",
         ChartAttention = "chart-attention",

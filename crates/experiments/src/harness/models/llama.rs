@@ -1,29 +1,30 @@
-//! A Llama-family decoder, built from Burn 0.21's own modules: what most people fine-tune.
+//! A Llama-family decoder, built from Burn 0.22's own modules: what most people fine-tune.
 //!
 //! Token embedding, `layers` pre-norm blocks (RMSNorm; causal attention with rotary positions
 //! and grouped-query attention, the key/value heads repeated to the query heads; RMSNorm; a
 //! SwiGLU MLP of a given width; each with a residual), a final RMSNorm and an untied head (or,
 //! tied, the token embedding's weights transposed); no biases, as Llama. Attention is either
 //! written out (the scores held, as Burn's `MultiHeadAttention` computes them) or Burn's fused
-//! `attention` (a fused kernel on Flex and CubeCL in inference; Burn 0.21's autodiff
+//! `attention` (a fused kernel on Flex and CubeCL in inference; Burn 0.22's autodiff
 //! decomposes it). With a LoRA rank, the base is frozen and the query and value projections
 //! carry adapters `B A` of that rank (B zero at the start, scaled by 2: alpha = 2 r), the only
 //! trainable parameters. Trained on the transformer's Markov chain sequences.
 
-use burn::module::{Module, ModuleVisitor, Param, Quantizer};
+use burn::module::{Lora, Module, ModuleVisitor, Param, ParamGroup, QLora, Quantizer};
 use burn::nn::attention::generate_autoregressive_mask;
 use burn::nn::{
     Embedding, EmbeddingConfig, Initializer, Linear, LinearConfig, RmsNorm, RmsNormConfig,
     RotaryEncoding, RotaryEncodingConfig, SwiGlu, SwiGluConfig,
 };
 use burn::tensor::activation::softmax;
-use burn::tensor::backend::Backend;
 use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
+use burn::tensor::quantization::{Calibration, QuantValue, ScaleDtype};
 use burn::tensor::{Int, Tensor};
 use serde::{Deserialize, Serialize};
 
 use super::transformer::{token_sequences, MarkovChain};
+use burn::tensor::Device;
 
 /// LoRA's scale `alpha / r`, with alpha = 2 r (a common choice; the scale does not change
 /// what is held in memory).
@@ -31,6 +32,26 @@ const LORA_SCALE: f64 = 2.0;
 
 /// What masked scores are set to before the softmax (burn-nn's `MultiHeadAttention` default).
 const MASKED_SCORE: f32 = -1.0e4;
+
+/// Where a LoRA adapter meets the frozen base.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoraForm {
+    /// The workbench's adapters: `base(x) + scale * up(down(x))`, each applied to the input;
+    /// no weight-shaped tensor is ever made.
+    #[default]
+    ActivationPath,
+    /// Burn 0.22's own `Module::apply_lora` (`apply_qlora` on a quantized base): the weight
+    /// composed dense, `base + scale * (a @ b)`, then applied to the input.
+    Composed,
+}
+
+impl LoraForm {
+    /// Whether this is the activation-path form (the default, left out of records).
+    pub fn is_activation_path(&self) -> bool {
+        *self == LoraForm::ActivationPath
+    }
+}
 
 /// The shape of a [`Llama`] and of the sequences it trains on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +76,14 @@ pub struct LlamaShape {
     /// LoRA rank on the query and value projections, the base frozen (none: full training).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lora_rank: Option<usize>,
+    /// How the adapters of a LoRA rank are applied (the workbench's own on the activation
+    /// path, in records made before Burn had its own).
+    #[serde(default, skip_serializing_if = "LoraForm::is_activation_path")]
+    pub lora_form: LoraForm,
+    /// Bits of the frozen base's block projections under LoRA (QLoRA: 8 or 4), quantized with
+    /// min-max calibration and one f32 scale per tensor; none: f32.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_bits: Option<u8>,
     /// Whether attention runs Burn's fused `attention` instead of the written-out scores.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fused_attention: bool,
@@ -95,6 +124,34 @@ impl LlamaShape {
             .map_or(0, |r| self.layers as u64 * r as u64 * (2 * d + d + k))
     }
 
+    /// The shapes of the tensors a step trains: the adapters' factors under LoRA (`[d_in, r]`
+    /// and `[r, d_out]` on the query and value projections), every parameter otherwise.
+    pub fn trainable_shapes(&self) -> Vec<Vec<usize>> {
+        let (v, d, m, k) = (self.vocab, self.d_model, self.mlp, self.kv_width());
+        if let Some(r) = self.lora_rank {
+            let adapters = [vec![d, r], vec![r, d], vec![d, r], vec![r, k]];
+            return (0..self.layers).flat_map(|_| adapters.clone()).collect();
+        }
+        let block = [
+            vec![d],
+            vec![d, d],
+            vec![d, k],
+            vec![d, k],
+            vec![d, d],
+            vec![d],
+            vec![d, m],
+            vec![d, m],
+            vec![m, d],
+        ];
+        let mut shapes = vec![vec![v, d]];
+        (0..self.layers).for_each(|_| shapes.extend(block.clone()));
+        shapes.push(vec![d]);
+        if !self.tied_head {
+            shapes.push(vec![d, v]);
+        }
+        shapes
+    }
+
     /// Every parameter, adapters included.
     pub fn num_params(&self) -> u64 {
         self.base_params() + self.adapter_params()
@@ -131,25 +188,25 @@ impl LlamaShape {
     }
 
     /// A batch of `batch` sequences from `chain`, the same for a given `seed` on every backend.
-    pub fn batch<B: Backend>(
+    pub fn batch(
         &self,
         chain: &MarkovChain,
         batch: usize,
         seed: u64,
-        device: &B::Device,
-    ) -> (Tensor<B, 2, Int>, Tensor<B, 2, Int>) {
+        device: &Device,
+    ) -> (Tensor<2, Int>, Tensor<2, Int>) {
         token_sequences(chain, self.seq, batch, seed, device)
     }
 
     /// Builds the model with Burn's default initialisation on `device` (the base frozen under
     /// LoRA). Rotary positions cover `max_seq` tokens (at least the shape's sequence).
-    pub fn init<B: Backend>(&self, device: &B::Device) -> Llama<B> {
+    pub fn init(&self, device: &Device) -> Llama {
         self.init_for(self.seq, device)
     }
 
     /// [`LlamaShape::init`] with rotary positions for `max_seq` tokens (generation beyond the
     /// training sequence).
-    pub fn init_for<B: Backend>(&self, max_seq: usize, device: &B::Device) -> Llama<B> {
+    pub fn init_for(&self, max_seq: usize, device: &Device) -> Llama {
         let blocks = (0..self.layers).map(|_| self.block(device)).collect();
         let model = Llama {
             tokens: EmbeddingConfig::new(self.vocab, self.d_model).init(device),
@@ -161,15 +218,26 @@ impl LlamaShape {
             kv_heads: self.kv_heads,
             fused: self.fused_attention,
         };
-        match self.lora_rank {
-            Some(_) => model.frozen_base(),
-            None => model,
+        let Some(rank) = self.lora_rank else {
+            return model;
+        };
+        let quantizer = self.base_bits.map(|bits| base_quantizer(bits, device));
+        match (self.lora_form, quantizer) {
+            (LoraForm::ActivationPath, None) => model.frozen_base(),
+            (LoraForm::ActivationPath, Some(mut q)) => model.frozen_base().quantize_base(&mut q),
+            (LoraForm::Composed, None) => model.apply_lora(burn_lora(rank)),
+            (LoraForm::Composed, Some(q)) => model.apply_qlora(QLora::new(burn_lora(rank), q)),
         }
     }
 
-    fn block<B: Backend>(&self, device: &B::Device) -> LlamaBlock<B> {
+    fn block(&self, device: &Device) -> LlamaBlock {
         let (d, k) = (self.d_model, self.kv_width());
-        let adapter = |out: usize| self.lora_rank.map(|r| LoraAdapter::new(d, r, out, device));
+        let activation_path = self.lora_form == LoraForm::ActivationPath;
+        let adapter = |out: usize| {
+            self.lora_rank
+                .filter(|_| activation_path)
+                .map(|r| LoraAdapter::new(d, r, out, device))
+        };
         LlamaBlock {
             norm_attention: RmsNormConfig::new(d).init(device),
             query: linear(d, d, device),
@@ -194,19 +262,50 @@ impl LlamaShape {
     }
 }
 
-fn linear<B: Backend>(d_in: usize, d_out: usize, device: &B::Device) -> Linear<B> {
+/// Burn's LoRA of `rank` on the blocks' query and value weights, scaled as the workbench's
+/// adapters are (alpha = 2 r). Burn freezes every other float parameter, norms included.
+fn burn_lora(rank: usize) -> Lora {
+    let adapted =
+        ParamGroup::from_regex(r"^blocks\.\d+\.(query|value)\.weight$").expect("a valid pattern");
+    Lora::new(rank, LORA_SCALE * rank as f64).set_param_group(adapted)
+}
+
+/// The quantizer of QLoRA's base: the blocks' projection and MLP weights (what
+/// [`Llama::quantize_base`] quantizes), `bits`-bit symmetric values, min-max calibration, one
+/// f32 scale per tensor, in the device's own storage.
+pub fn base_quantizer(bits: u8, device: &Device) -> Quantizer {
+    let value = match bits {
+        8 => QuantValue::Q8S,
+        4 => QuantValue::Q4S,
+        _ => QuantValue::Q2S,
+    };
+    let scheme = device
+        .settings()
+        .quantization
+        .scheme
+        .with_value(value)
+        .per_tensor(ScaleDtype::F32);
+    let mut quantizer = Quantizer::new(Calibration::MinMax, scheme);
+    quantizer.set_param_group(
+        ParamGroup::from_regex(r"^blocks\.\d+\.(query|key|value|output|mlp\.\w+|down)\.weight$")
+            .expect("a valid pattern"),
+    );
+    quantizer
+}
+
+fn linear(d_in: usize, d_out: usize, device: &Device) -> Linear {
     LinearConfig::new(d_in, d_out).with_bias(false).init(device)
 }
 
 /// A LoRA adapter: `x A B`, scaled; B starts at zero, so the adapted model starts as the base.
 #[derive(Module, Debug)]
-pub struct LoraAdapter<B: Backend> {
-    down: Linear<B>,
-    up: Linear<B>,
+pub struct LoraAdapter {
+    down: Linear,
+    up: Linear,
 }
 
-impl<B: Backend> LoraAdapter<B> {
-    fn new(d_in: usize, rank: usize, d_out: usize, device: &B::Device) -> Self {
+impl LoraAdapter {
+    fn new(d_in: usize, rank: usize, d_out: usize, device: &Device) -> Self {
         Self {
             down: linear(d_in, rank, device),
             up: LinearConfig::new(rank, d_out)
@@ -216,19 +315,19 @@ impl<B: Backend> LoraAdapter<B> {
         }
     }
 
-    fn forward(&self, x: Tensor<B, 3>) -> Tensor<B, 3> {
+    fn forward(&self, x: Tensor<3>) -> Tensor<3> {
         self.up.forward(self.down.forward(x)).mul_scalar(LORA_SCALE)
     }
 }
 
 /// One block's key and value cache for generation: `[batch, kv_heads, tokens, head_dim]`.
 #[derive(Debug, Clone)]
-pub struct KvCache<B: Backend> {
-    key: Option<Tensor<B, 4>>,
-    value: Option<Tensor<B, 4>>,
+pub struct KvCache {
+    key: Option<Tensor<4>>,
+    value: Option<Tensor<4>>,
 }
 
-impl<B: Backend> Default for KvCache<B> {
+impl Default for KvCache {
     fn default() -> Self {
         Self {
             key: None,
@@ -237,10 +336,10 @@ impl<B: Backend> Default for KvCache<B> {
     }
 }
 
-impl<B: Backend> KvCache<B> {
+impl KvCache {
     /// The cache with `key` and `value` appended along the tokens; returns the whole of each.
-    fn append(&mut self, key: Tensor<B, 4>, value: Tensor<B, 4>) -> (Tensor<B, 4>, Tensor<B, 4>) {
-        let join = |held: Option<Tensor<B, 4>>, new: Tensor<B, 4>| match held {
+    fn append(&mut self, key: Tensor<4>, value: Tensor<4>) -> (Tensor<4>, Tensor<4>) {
+        let join = |held: Option<Tensor<4>>, new: Tensor<4>| match held {
             Some(h) => Tensor::cat(vec![h, new], 2),
             None => new,
         };
@@ -254,61 +353,47 @@ impl<B: Backend> KvCache<B> {
 
 /// A pre-norm Llama block.
 #[derive(Module, Debug)]
-pub struct LlamaBlock<B: Backend> {
-    norm_attention: RmsNorm<B>,
-    query: Linear<B>,
-    query_lora: Option<LoraAdapter<B>>,
-    key: Linear<B>,
-    value: Linear<B>,
-    value_lora: Option<LoraAdapter<B>>,
-    output: Linear<B>,
-    norm_mlp: RmsNorm<B>,
-    mlp: SwiGlu<B>,
-    down: Linear<B>,
+pub struct LlamaBlock {
+    norm_attention: RmsNorm,
+    query: Linear,
+    query_lora: Option<LoraAdapter>,
+    key: Linear,
+    value: Linear,
+    value_lora: Option<LoraAdapter>,
+    output: Linear,
+    norm_mlp: RmsNorm,
+    mlp: SwiGlu,
+    down: Linear,
 }
 
 /// What a block's attention needs besides its input.
-struct Context<'a, B: Backend> {
-    rope: &'a RotaryEncoding<B>,
+struct Context<'a> {
+    rope: &'a RotaryEncoding,
     heads: usize,
     kv_heads: usize,
     fused: bool,
     start: usize,
 }
 
-fn adapted<B: Backend>(
-    base: &Linear<B>,
-    lora: &Option<LoraAdapter<B>>,
-    x: Tensor<B, 3>,
-) -> Tensor<B, 3> {
+fn adapted(base: &Linear, lora: &Option<LoraAdapter>, x: Tensor<3>) -> Tensor<3> {
     match lora {
         Some(adapter) => base.forward(x.clone()) + adapter.forward(x),
         None => base.forward(x),
     }
 }
 
-impl<B: Backend> LlamaBlock<B> {
-    fn forward(
-        &self,
-        x: Tensor<B, 3>,
-        c: &Context<'_, B>,
-        cache: Option<&mut KvCache<B>>,
-    ) -> Tensor<B, 3> {
+impl LlamaBlock {
+    fn forward(&self, x: Tensor<3>, c: &Context<'_>, cache: Option<&mut KvCache>) -> Tensor<3> {
         let h = self.norm_attention.forward(x.clone());
         let x = x + self.attend(h, c, cache);
         let h = self.norm_mlp.forward(x.clone());
         x + self.down.forward(self.mlp.forward(h))
     }
 
-    fn attend(
-        &self,
-        x: Tensor<B, 3>,
-        c: &Context<'_, B>,
-        cache: Option<&mut KvCache<B>>,
-    ) -> Tensor<B, 3> {
+    fn attend(&self, x: Tensor<3>, c: &Context<'_>, cache: Option<&mut KvCache>) -> Tensor<3> {
         let [b, s, d] = x.dims();
         let hd = d / c.heads;
-        let split = |t: Tensor<B, 3>, heads: usize| t.reshape([b, s, heads, hd]).swap_dims(1, 2);
+        let split = |t: Tensor<3>, heads: usize| t.reshape([b, s, heads, hd]).swap_dims(1, 2);
         let q = split(adapted(&self.query, &self.query_lora, x.clone()), c.heads);
         let k = split(self.key.forward(x.clone()), c.kv_heads);
         let v = split(adapted(&self.value, &self.value_lora, x), c.kv_heads);
@@ -341,7 +426,7 @@ impl<B: Backend> LlamaBlock<B> {
 /// Rotary positions from `start`, computed in the query's float type: Burn's
 /// `RotaryEncoding::apply` multiplies by its own tables (f32 where the default float is), so a
 /// half-precision forward pass is given tables in its own type.
-fn rope<B: Backend>(rope: &RotaryEncoding<B>, x: Tensor<B, 4>, start: usize) -> Tensor<B, 4> {
+fn rope(rope: &RotaryEncoding, x: Tensor<4>, start: usize) -> Tensor<4> {
     let dtype = x.dtype();
     if rope.freq_complex.dtype() == dtype {
         return rope.apply(x, start);
@@ -353,7 +438,7 @@ fn rope<B: Backend>(rope: &RotaryEncoding<B>, x: Tensor<B, 4>, start: usize) -> 
 }
 
 /// Key/value heads repeated `group` times to the query heads (grouped-query attention).
-fn repeat_kv<B: Backend>(x: Tensor<B, 4>, group: usize) -> Tensor<B, 4> {
+fn repeat_kv(x: Tensor<4>, group: usize) -> Tensor<4> {
     if group == 1 {
         return x;
     }
@@ -364,16 +449,11 @@ fn repeat_kv<B: Backend>(x: Tensor<B, 4>, group: usize) -> Tensor<B, 4> {
 }
 
 /// Attention as Burn's `MultiHeadAttention` writes it: the scores `[batch, heads, s, t]` held.
-fn written_out<B: Backend>(
-    q: Tensor<B, 4>,
-    k: Tensor<B, 4>,
-    v: Tensor<B, 4>,
-    causal: bool,
-) -> Tensor<B, 4> {
+fn written_out(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, causal: bool) -> Tensor<4> {
     let [b, _, s, hd] = q.dims();
     let scores = q.matmul(k.swap_dims(2, 3)).div_scalar((hd as f64).sqrt());
     let scores = if causal {
-        let mask = generate_autoregressive_mask::<B>(b, s, &scores.device());
+        let mask = generate_autoregressive_mask(b, s, &scores.device());
         scores.mask_fill(mask.unsqueeze_dim(1), MASKED_SCORE)
     } else {
         scores
@@ -383,21 +463,21 @@ fn written_out<B: Backend>(
 
 /// The Llama-family decoder.
 #[derive(Module, Debug)]
-pub struct Llama<B: Backend> {
-    tokens: Embedding<B>,
-    blocks: Vec<LlamaBlock<B>>,
-    norm: RmsNorm<B>,
+pub struct Llama {
+    tokens: Embedding,
+    blocks: Vec<LlamaBlock>,
+    norm: RmsNorm,
     /// The head; none where it is tied to the token embedding.
-    head: Option<Linear<B>>,
-    rope: RotaryEncoding<B>,
+    head: Option<Linear>,
+    rope: RotaryEncoding,
     heads: usize,
     kv_heads: usize,
     fused: bool,
 }
 
-impl<B: Backend> Llama<B> {
+impl Llama {
     /// Next-token logits `[batch, seq, vocab]` of `tokens` `[batch, seq]`.
-    pub fn forward(&self, tokens: Tensor<B, 2, Int>) -> Tensor<B, 3> {
+    pub fn forward(&self, tokens: Tensor<2, Int>) -> Tensor<3> {
         self.forward_from(tokens, 0, None)
     }
 
@@ -405,10 +485,10 @@ impl<B: Backend> Llama<B> {
     /// to its cache where `caches` holds one per block.
     pub fn forward_from(
         &self,
-        tokens: Tensor<B, 2, Int>,
+        tokens: Tensor<2, Int>,
         start: usize,
-        mut caches: Option<&mut [KvCache<B>]>,
-    ) -> Tensor<B, 3> {
+        mut caches: Option<&mut [KvCache]>,
+    ) -> Tensor<3> {
         let mut x = self.tokens.forward(tokens);
         let context = Context {
             rope: &self.rope,
@@ -433,23 +513,11 @@ impl<B: Backend> Llama<B> {
         Self { fused, ..self }
     }
 
-    /// The model with its blocks' projection and MLP weights quantized by `quantizer`: QLoRA's
-    /// base (the embedding, the norms, the head and the adapters stay as they are).
+    /// The model with the parameters `quantizer`'s group names quantized ([`base_quantizer`]:
+    /// the blocks' projection and MLP weights, QLoRA's base; the embedding, the norms, the head
+    /// and the adapters stay as they are). The group's paths are read from the model's root.
     pub fn quantize_base(self, quantizer: &mut Quantizer) -> Self {
-        let blocks = self
-            .blocks
-            .into_iter()
-            .map(|b| LlamaBlock {
-                query: b.query.quantize_weights(quantizer),
-                key: b.key.quantize_weights(quantizer),
-                value: b.value.quantize_weights(quantizer),
-                output: b.output.quantize_weights(quantizer),
-                mlp: b.mlp.quantize_weights(quantizer),
-                down: b.down.quantize_weights(quantizer),
-                ..b
-            })
-            .collect();
-        Self { blocks, ..self }
+        self.quantize_weights(quantizer)
     }
 
     /// The model with every base parameter frozen (no gradient, no optimizer state), the
@@ -479,14 +547,15 @@ impl<B: Backend> Llama<B> {
     }
 }
 
-/// The values of every parameter that takes no gradient (the frozen base), in module order:
-/// what a LoRA step must leave exactly as it was.
-pub fn frozen_values<B: Backend, M: Module<B>>(module: &M) -> Vec<f32> {
+/// The values of every parameter that takes no gradient (the frozen base), in module order,
+/// a quantized one read as its dequantized values: what a LoRA step must leave exactly as it
+/// was.
+pub fn frozen_values<M: Module>(module: &M) -> Vec<f32> {
     struct Frozen(Vec<f32>);
-    impl<B: Backend> ModuleVisitor<B> for Frozen {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+    impl ModuleVisitor for Frozen {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
             if !param.is_require_grad() {
-                let values = param.val().into_data().convert::<f32>();
+                let values = param.val().dequantize().into_data().convert::<f32>();
                 self.0.extend(values.iter::<f32>());
             }
         }
@@ -499,7 +568,7 @@ pub fn frozen_values<B: Backend, M: Module<B>>(module: &M) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use burn::backend::Flex;
+    use burn::tensor::Device;
 
     fn tiny(kv_heads: usize, lora_rank: Option<usize>) -> LlamaShape {
         LlamaShape {
@@ -512,25 +581,57 @@ mod tests {
             seq: 8,
             tied_head: false,
             lora_rank,
+            lora_form: LoraForm::ActivationPath,
+            base_bits: None,
             fused_attention: false,
+        }
+    }
+
+    /// Every form of QLoRA quantizes the blocks' seven projection and MLP weights and nothing
+    /// else, and trains: a step runs and only the adapters take gradients.
+    #[test]
+    fn qlora_quantizes_the_blocks_projections_in_both_forms() {
+        struct Quantized(usize);
+        impl ModuleVisitor for Quantized {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                if !param.val().dtype().is_float() {
+                    self.0 += 1;
+                }
+            }
+        }
+        let device = Device::flex().autodiff();
+        for form in [LoraForm::ActivationPath, LoraForm::Composed] {
+            let shape = LlamaShape {
+                lora_form: form,
+                base_bits: Some(8),
+                ..tiny(2, Some(2))
+            };
+            let model = shape.init(&device);
+            let mut quantized = Quantized(0);
+            model.visit(&mut quantized);
+            assert_eq!(quantized.0, 7 * shape.layers, "{form:?}");
+            let chain = MarkovChain::new(shape.vocab, 4, 1);
+            let (inputs, _) = shape.batch(&chain, 2, 3, &device);
+            let grads = model.forward(inputs).mean().backward();
+            drop(grads);
         }
     }
 
     #[test]
     fn parameters_counted_by_shape_match_the_module() {
         for shape in [tiny(4, None), tiny(2, None), tiny(1, Some(3))] {
-            let model = shape.init::<Flex>(&Default::default());
+            let model = shape.init(&Device::flex());
             assert_eq!(model.num_params() as u64, shape.num_params(), "{shape:?}");
         }
     }
 
     #[test]
     fn the_cache_gives_the_logits_of_the_whole_sequence() {
-        let device = Default::default();
+        let device = Device::flex();
         let shape = tiny(2, None);
-        let model = shape.init::<Flex>(&device);
+        let model = shape.init(&device);
         let chain = MarkovChain::new(shape.vocab, 4, 1);
-        let (inputs, _) = shape.batch::<Flex>(&chain, 1, 3, &device);
+        let (inputs, _) = shape.batch(&chain, 1, 3, &device);
         let whole = model.forward(inputs.clone());
         let mut caches = vec![KvCache::default(); shape.layers];
         let prefill = model.forward_from(inputs.clone().narrow(1, 0, 5), 0, Some(&mut caches));
@@ -539,20 +640,20 @@ mod tests {
             last = model.forward_from(inputs.clone().narrow(1, t, 1), t, Some(&mut caches));
         }
         let expected = whole.narrow(1, shape.seq - 1, 1);
-        let diff = (last - expected).abs().max().into_scalar();
+        let diff = (last - expected).abs().max().into_scalar::<f32>();
         assert!(diff < 1e-4, "{diff}");
     }
 
     #[test]
     fn fused_attention_computes_the_written_out_scores() {
-        let device = Default::default();
+        let device = Device::flex();
         let shape = tiny(2, None);
         let chain = MarkovChain::new(shape.vocab, 4, 1);
-        let (inputs, _) = shape.batch::<Flex>(&chain, 2, 3, &device);
-        let model = shape.init::<Flex>(&device);
+        let (inputs, _) = shape.batch(&chain, 2, 3, &device);
+        let model = shape.init(&device);
         let written = model.forward(inputs.clone());
         let fused = model.with_fused_attention(true).forward(inputs);
-        let diff = (written - fused).abs().max().into_scalar();
+        let diff = (written - fused).abs().max().into_scalar::<f32>();
         assert!(diff < 1e-4, "{diff}");
     }
 }

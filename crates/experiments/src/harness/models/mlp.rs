@@ -8,20 +8,20 @@ use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
 use burn::optim::GradientsParams;
 use burn::tensor::activation::relu;
-use burn::tensor::backend::{AutodiffBackend, Backend};
+use burn::tensor::Device;
 use burn::tensor::{Distribution, FloatDType, Tensor};
 use serde::{Deserialize, Serialize};
 
 /// `depth` Linear(width, width) layers, ReLU between them (not after the last).
 #[derive(Module, Debug)]
-pub struct Mlp<B: Backend> {
+pub struct Mlp {
     /// The layers, input first.
-    pub layers: Vec<Linear<B>>,
+    pub layers: Vec<Linear>,
 }
 
-impl<B: Backend> Mlp<B> {
+impl Mlp {
     /// Runs the layers.
-    pub fn forward(&self, input: Tensor<B, 2>) -> Tensor<B, 2> {
+    pub fn forward(&self, input: Tensor<2>) -> Tensor<2> {
         let last = self.layers.len().saturating_sub(1);
         let mut x = input;
         for (i, layer) in self.layers.iter().enumerate() {
@@ -45,11 +45,19 @@ pub struct MlpShape {
 
 impl MlpShape {
     /// Builds the model with Burn's default initialisation on `device`.
-    pub fn init<B: Backend>(&self, device: &B::Device) -> Mlp<B> {
+    pub fn init(&self, device: &Device) -> Mlp {
         let layers = (0..self.depth)
             .map(|_| LinearConfig::new(self.width, self.width).init(device))
             .collect();
         Mlp { layers }
+    }
+
+    /// The parameter tensors' shapes: each layer's weight and bias.
+    pub fn param_shapes(&self) -> Vec<Vec<usize>> {
+        let w = self.width;
+        (0..self.depth)
+            .flat_map(|_| [vec![w, w], vec![w]])
+            .collect()
     }
 
     /// Number of parameters: weights and biases.
@@ -96,11 +104,7 @@ impl MlpShape {
     }
 
     /// Random inputs and regression targets for a batch, from the backend's seeded generator.
-    pub fn batch<B: Backend>(
-        &self,
-        batch: usize,
-        device: &B::Device,
-    ) -> (Tensor<B, 2>, Tensor<B, 2>) {
+    pub fn batch(&self, batch: usize, device: &Device) -> (Tensor<2>, Tensor<2>) {
         let x = Tensor::random([batch, self.width], Distribution::Normal(0.0, 1.0), device);
         let y = Tensor::random([batch, self.width], Distribution::Normal(0.0, 1.0), device);
         (x, y)
@@ -108,17 +112,12 @@ impl MlpShape {
 }
 
 /// Mean squared error of the model's output against the targets.
-pub fn loss<B: Backend>(model: &Mlp<B>, x: Tensor<B, 2>, y: Tensor<B, 2>) -> Tensor<B, 1> {
+pub fn loss(model: &Mlp, x: Tensor<2>, y: Tensor<2>) -> Tensor<1> {
     MseLoss::new().forward(model.forward(x), y, Reduction::Mean)
 }
 
 /// The loss with the forward pass in `dtype` (`model` already cast), the error in f32.
-pub(super) fn loss_cast<B: Backend>(
-    model: &Mlp<B>,
-    x: Tensor<B, 2>,
-    y: Tensor<B, 2>,
-    dtype: FloatDType,
-) -> Tensor<B, 1> {
+pub(super) fn loss_cast(model: &Mlp, x: Tensor<2>, y: Tensor<2>, dtype: FloatDType) -> Tensor<1> {
     let out = model.forward(x.cast(dtype)).cast(FloatDType::F32);
     MseLoss::new().forward(out, y, Reduction::Mean)
 }
@@ -129,10 +128,10 @@ struct Flatten<'a> {
     values: Vec<f32>,
 }
 
-impl<B: AutodiffBackend> ModuleVisitor<B> for Flatten<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+impl ModuleVisitor for Flatten<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         let data = match self.grads {
-            Some(grads) => match grads.get::<B::InnerBackend, D>(param.id) {
+            Some(grads) => match grads.get::<D>(param.id) {
                 Some(g) => g.into_data(),
                 None => return,
             },
@@ -141,17 +140,14 @@ impl<B: AutodiffBackend> ModuleVisitor<B> for Flatten<'_> {
         // 16-bit values widen exactly to f32.
         self.values.extend(
             data.convert::<f32>()
-                .to_vec::<f32>()
+                .try_to_vec::<f32>()
                 .expect("float parameters"),
         );
     }
 }
 
 /// A model's parameters (`grads` None) or their gradients, as f32 values in visit order.
-pub fn flatten<B: AutodiffBackend, M: Module<B>>(
-    model: &M,
-    grads: Option<&GradientsParams>,
-) -> Vec<f32> {
+pub fn flatten<M: Module>(model: &M, grads: Option<&GradientsParams>) -> Vec<f32> {
     let mut visitor = Flatten {
         grads,
         values: Vec::new(),
@@ -166,7 +162,7 @@ pub fn flatten<B: AutodiffBackend, M: Module<B>>(
 /// outlives it): enough to tell two computations of the same step apart without holding a
 /// copy of every gradient (GPT-2 small's are 650 MB). One parameter's gradient is read at a
 /// time.
-pub fn sample_gradients<B: AutodiffBackend, M: Module<B>>(
+pub fn sample_gradients<M: Module>(
     model: &M,
     grads: &GradientsParams,
     n: usize,
@@ -197,8 +193,8 @@ struct Sample<'a, P> {
     values: &'a mut Vec<f32>,
 }
 
-impl<B: AutodiffBackend, P: Fn(usize) -> usize> ModuleVisitor<B> for Sample<'_, P> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+impl<P: Fn(usize) -> usize> ModuleVisitor for Sample<'_, P> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         let end = self.offset + param.shape().num_elements();
         let start = self.next;
         while self.next < self.n && (self.position)(self.next) < end {
@@ -206,13 +202,13 @@ impl<B: AutodiffBackend, P: Fn(usize) -> usize> ModuleVisitor<B> for Sample<'_, 
         }
         if self.next > start {
             let wanted = (start..self.next).map(|i| (self.position)(i) - self.offset);
-            match self.grads.get::<B::InnerBackend, D>(param.id) {
+            match self.grads.get::<D>(param.id) {
                 Some(g) => {
                     // 16-bit values widen exactly to f32.
                     let values = g
                         .into_data()
                         .convert::<f32>()
-                        .to_vec::<f32>()
+                        .try_to_vec::<f32>()
                         .expect("float gradients");
                     self.values.extend(wanted.map(|p| values[p]));
                 }
@@ -226,10 +222,10 @@ impl<B: AutodiffBackend, P: Fn(usize) -> usize> ModuleVisitor<B> for Sample<'_, 
 /// Burn initialises parameters lazily: `init()` allocates nothing until a parameter is first
 /// read. This reads every float parameter once, so that the model's memory is live (and can be
 /// measured) before the first step.
-pub fn materialize<B: Backend, M: Module<B>>(module: &M) {
+pub fn materialize<M: Module>(module: &M) {
     struct Touch;
-    impl<B: Backend> ModuleVisitor<B> for Touch {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+    impl ModuleVisitor for Touch {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
             drop(param.val());
         }
     }

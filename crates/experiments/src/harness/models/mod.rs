@@ -11,10 +11,9 @@ pub mod mlp;
 pub mod transformer;
 
 use burn::module::Module;
-use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
-use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{ElementConversion, FloatDType, Int, Tensor};
-pub use llama::{Llama, LlamaShape};
+use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer};
+use burn::tensor::{Device, FloatDType, Int, Tensor};
+pub use llama::{Llama, LlamaShape, LoraForm};
 pub use mlp::{Mlp, MlpShape};
 use results::{Phase, Unit};
 use serde::{Deserialize, Serialize};
@@ -160,6 +159,16 @@ impl ModelShape {
         }
     }
 
+    /// The shapes of the parameter tensors a step trains (the adapters alone under LoRA), for
+    /// the rules whose state follows the tensors' shapes (Adafactor's).
+    pub fn trainable_shapes(&self) -> Vec<Vec<usize>> {
+        match self {
+            ModelShape::Mlp(s) => s.param_shapes(),
+            ModelShape::Transformer(s) => s.param_shapes(),
+            ModelShape::Llama(s) => s.trainable_shapes(),
+        }
+    }
+
     /// Layers of the MLP, blocks of the transformer.
     pub fn depth(&self) -> usize {
         match self {
@@ -197,7 +206,7 @@ impl ModelShape {
     }
 
     /// Builds the model with Burn's default initialisation on `device`.
-    pub fn init<B: Backend>(&self, device: &B::Device) -> Model<B> {
+    pub fn init(&self, device: &Device) -> Model {
         match self {
             ModelShape::Mlp(s) => Model::Mlp(s.init(device)),
             ModelShape::Transformer(s) => Model::Transformer(s.init(device)),
@@ -235,20 +244,20 @@ impl ModelShape {
 
     /// A batch of `batch` samples (random regression pairs for the MLP, from the backend's
     /// seeded generator; sequences of the Markov chain of `seed` for the transformer).
-    pub fn batch<B: Backend>(&self, batch: usize, seed: u64, device: &B::Device) -> Batch<B> {
+    pub fn batch(&self, batch: usize, seed: u64, device: &Device) -> Batch {
         match self {
             ModelShape::Mlp(s) => {
-                let (x, y) = s.batch::<B>(batch, device);
+                let (x, y) = s.batch(batch, device);
                 Batch::Regression { x, y }
             }
             ModelShape::Transformer(s) => {
                 let chain = MarkovChain::new(s.vocab, SUCCESSORS, seed);
-                let (inputs, targets) = s.batch::<B>(&chain, batch, seed, device);
+                let (inputs, targets) = s.batch(&chain, batch, seed, device);
                 Batch::Tokens { inputs, targets }
             }
             ModelShape::Llama(s) => {
                 let chain = MarkovChain::new(s.vocab, SUCCESSORS, seed);
-                let (inputs, targets) = s.batch::<B>(&chain, batch, seed, device);
+                let (inputs, targets) = s.batch(&chain, batch, seed, device);
                 Batch::Tokens { inputs, targets }
             }
         }
@@ -259,35 +268,35 @@ impl ModelShape {
 /// matter (and Burn's derive does not take a boxed variant).
 #[allow(clippy::large_enum_variant)]
 #[derive(Module, Debug)]
-pub enum Model<B: Backend> {
+pub enum Model {
     /// The MLP.
-    Mlp(Mlp<B>),
+    Mlp(Mlp),
     /// The decoder-only transformer.
-    Transformer(Transformer<B>),
+    Transformer(Transformer),
     /// The Llama-family decoder.
-    Llama(Llama<B>),
+    Llama(Llama),
 }
 
 /// What a model trains on.
 #[derive(Debug, Clone)]
-pub enum Batch<B: Backend> {
+pub enum Batch {
     /// Inputs and regression targets of the MLP.
     Regression {
         /// Inputs `[batch, width]`.
-        x: Tensor<B, 2>,
+        x: Tensor<2>,
         /// Targets `[batch, width]`.
-        y: Tensor<B, 2>,
+        y: Tensor<2>,
     },
     /// Token sequences and their next tokens, for the transformer.
     Tokens {
         /// Inputs `[batch, seq]`.
-        inputs: Tensor<B, 2, Int>,
+        inputs: Tensor<2, Int>,
         /// Next tokens `[batch, seq]`.
-        targets: Tensor<B, 2, Int>,
+        targets: Tensor<2, Int>,
     },
 }
 
-impl<B: Backend> Batch<B> {
+impl Batch {
     /// Samples (rows or sequences) in the batch.
     pub fn len(&self) -> usize {
         match self {
@@ -297,7 +306,7 @@ impl<B: Backend> Batch<B> {
     }
 
     /// The device the batch is on.
-    pub fn device(&self) -> B::Device {
+    pub fn device(&self) -> Device {
         match self {
             Batch::Regression { x, .. } => x.device(),
             Batch::Tokens { inputs, .. } => inputs.device(),
@@ -349,9 +358,9 @@ impl<B: Backend> Batch<B> {
     }
 }
 
-impl<B: AutodiffBackend> Batch<B> {
-    /// The same batch on the inner backend (no graph).
-    pub fn inner(&self) -> Batch<B::InnerBackend> {
+impl Batch {
+    /// The same batch without autodiff (no graph).
+    pub fn inner(&self) -> Batch {
         match self {
             Batch::Regression { x, y } => Batch::Regression {
                 x: x.clone().inner(),
@@ -365,10 +374,10 @@ impl<B: AutodiffBackend> Batch<B> {
     }
 }
 
-impl<B: Backend> Model<B> {
+impl Model {
     /// The model's output on `batch` as a matrix: the MLP's output, or the transformer's
     /// logits with one row per token.
-    pub fn output(&self, batch: &Batch<B>) -> Tensor<B, 2> {
+    pub fn output(&self, batch: &Batch) -> Tensor<2> {
         match (self, batch) {
             (Model::Mlp(m), Batch::Regression { x, .. }) => m.forward(x.clone()),
             (Model::Transformer(m), Batch::Tokens { inputs, .. }) => {
@@ -387,14 +396,14 @@ impl<B: Backend> Model<B> {
 
     /// The loss on `batch`: mean squared error for the MLP, mean next-token cross-entropy for
     /// the transformer.
-    pub fn loss(&self, batch: &Batch<B>) -> Tensor<B, 1> {
+    pub fn loss(&self, batch: &Batch) -> Tensor<1> {
         self.loss_in(batch, None)
     }
 
     /// The loss with the forward pass computed in `compute` (weights and inputs cast from
     /// their stored type, the loss itself in f32), or in the stored type if `None`. The casts
     /// are operations of the graph: backward casts each gradient back to its parameter's type.
-    pub fn loss_in(&self, batch: &Batch<B>, compute: Option<FloatDType>) -> Tensor<B, 1> {
+    pub fn loss_in(&self, batch: &Batch, compute: Option<FloatDType>) -> Tensor<1> {
         match (self, batch) {
             (Model::Mlp(m), Batch::Regression { x, y }) => match compute {
                 None => mlp::loss(m, x.clone(), y.clone()),
@@ -425,11 +434,11 @@ impl<B: Backend> Model<B> {
 
 /// The module with every float parameter cast to `dtype`, as operations on the originals (so
 /// that the gradients flow back to them through the casts).
-pub fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
+pub fn cast<M: Module>(module: M, dtype: FloatDType) -> M {
     use burn::module::{ModuleMapper, Param};
     struct Cast(FloatDType);
-    impl<B: Backend> ModuleMapper<B> for Cast {
-        fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+    impl ModuleMapper for Cast {
+        fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
             let dtype = self.0;
             param.map(|t| t.cast(dtype))
         }
@@ -447,26 +456,22 @@ pub fn cast<B: Backend, M: Module<B>>(module: M, dtype: FloatDType) -> M {
 /// ([`Model::loss_in`]). `reads` says what else the step reads for a proof
 /// ([`StepReads`]), each reading outside the memory of the phase it follows where it can.
 #[allow(clippy::too_many_arguments)]
-pub fn train_step<B, O>(
+pub fn train_step(
     meter: &mut PhaseMeter<'_>,
-    model: Model<B>,
-    optim: &mut O,
+    model: Model,
+    optim: &mut ModuleOptimizer,
     lr: f64,
-    batch: &Batch<B>,
+    batch: &Batch,
     micro_batches: usize,
     compute: Option<FloatDType>,
     reads: StepReads<'_>,
-) -> Model<B>
-where
-    B: AutodiffBackend,
-    O: Optimizer<Model<B>, B>,
-{
-    let read = |loss: &Tensor<B, 1>| loss.clone().into_scalar().elem::<f64>();
+) -> Model {
+    let read = |loss: &Tensor<1>| loss.clone().into_scalar::<f64>();
     let StepReads {
         losses,
         mut gradients,
     } = reads;
-    let mut sample = |model: &Model<B>, grads: &GradientsParams| {
+    let mut sample = |model: &Model, grads: &GradientsParams| {
         if let Some(out) = gradients.take() {
             mlp::sample_gradients(model, grads, GRADIENT_SAMPLE, out);
         }
@@ -483,7 +488,7 @@ where
             optim.step(lr, model, grads)
         });
     }
-    let mut accumulator = GradientsAccumulator::<Model<B>>::new();
+    let mut accumulator = GradientsAccumulator::new();
     let mut total = 0.0;
     for slice in batch.slices(micro_batches) {
         let loss = meter.phase(Phase::Forward, || {

@@ -1,4 +1,4 @@
-//! A small decoder-only transformer, built from Burn 0.21's own modules, trained on sequences
+//! A small decoder-only transformer, built from Burn 0.22's own modules, trained on sequences
 //! from a fixed random Markov chain (generated in the process from a seed: no download).
 //!
 //! Token and learned position embeddings, `layers` pre-norm blocks (causal multi-head
@@ -16,7 +16,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{
     Embedding, EmbeddingConfig, Gelu, LayerNorm, LayerNormConfig, Linear, LinearConfig,
 };
-use burn::tensor::backend::Backend;
+use burn::tensor::Device;
 use burn::tensor::{Bool, Int, Tensor, TensorData};
 use rand::distr::{weighted::WeightedIndex, Distribution};
 use rand::rngs::StdRng;
@@ -44,7 +44,7 @@ pub struct TransformerShape {
 
 impl TransformerShape {
     /// Builds the model with Burn's default initialisation on `device`.
-    pub fn init<B: Backend>(&self, device: &B::Device) -> Transformer<B> {
+    pub fn init(&self, device: &Device) -> Transformer {
         let d = self.d_model;
         let blocks = (0..self.layers)
             .map(|_| Block {
@@ -65,6 +65,28 @@ impl TransformerShape {
             norm: LayerNormConfig::new(d).init(device),
             head: (!self.tied_head).then(|| LinearConfig::new(d, self.vocab).init(device)),
         }
+    }
+
+    /// The parameter tensors' shapes, in [`TransformerShape::init`]'s order.
+    pub fn param_shapes(&self) -> Vec<Vec<usize>> {
+        let (v, d, s) = (self.vocab, self.d_model, self.seq);
+        let linear = |i: usize, o: usize| [vec![i, o], vec![o]];
+        let norm = || [vec![d], vec![d]];
+        let block = || {
+            let mut b: Vec<Vec<usize>> = norm().into();
+            (0..4).for_each(|_| b.extend(linear(d, d)));
+            b.extend(norm());
+            b.extend(linear(d, 4 * d));
+            b.extend(linear(4 * d, d));
+            b
+        };
+        let mut shapes = vec![vec![v, d], vec![s, d]];
+        (0..self.layers).for_each(|_| shapes.extend(block()));
+        shapes.extend(norm());
+        if !self.tied_head {
+            shapes.extend(linear(d, v));
+        }
+        shapes
     }
 
     /// Parameters: embeddings, per block four `d x d` attention projections and the `d x 4d`
@@ -94,26 +116,26 @@ impl TransformerShape {
 
     /// A batch of `batch` sequences from `chain` (inputs and next-token targets), the same for
     /// a given `seed` on every backend.
-    pub fn batch<B: Backend>(
+    pub fn batch(
         &self,
         chain: &MarkovChain,
         batch: usize,
         seed: u64,
-        device: &B::Device,
-    ) -> (Tensor<B, 2, Int>, Tensor<B, 2, Int>) {
+        device: &Device,
+    ) -> (Tensor<2, Int>, Tensor<2, Int>) {
         token_sequences(chain, self.seq, batch, seed, device)
     }
 }
 
 /// `batch` sequences of `seq` tokens from `chain` (inputs and next-token targets), the same
 /// for a given `seed` on every backend: what both decoders train on.
-pub fn token_sequences<B: Backend>(
+pub fn token_sequences(
     chain: &MarkovChain,
     seq: usize,
     batch: usize,
     seed: u64,
-    device: &B::Device,
-) -> (Tensor<B, 2, Int>, Tensor<B, 2, Int>) {
+    device: &Device,
+) -> (Tensor<2, Int>, Tensor<2, Int>) {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut inputs = Vec::with_capacity(batch * seq);
     let mut targets = Vec::with_capacity(batch * seq);
@@ -129,17 +151,17 @@ pub fn token_sequences<B: Backend>(
 
 /// A pre-norm decoder block: `x + attention(norm(x))`, then `x + down(gelu(up(norm(x))))`.
 #[derive(Module, Debug)]
-pub struct Block<B: Backend> {
-    norm_attention: LayerNorm<B>,
-    attention: MultiHeadAttention<B>,
-    norm_mlp: LayerNorm<B>,
-    up: Linear<B>,
+pub struct Block {
+    norm_attention: LayerNorm,
+    attention: MultiHeadAttention,
+    norm_mlp: LayerNorm,
+    up: Linear,
     gelu: Gelu,
-    down: Linear<B>,
+    down: Linear,
 }
 
-impl<B: Backend> Block<B> {
-    fn forward(&self, x: Tensor<B, 3>, mask: Tensor<B, 3, Bool>) -> Tensor<B, 3> {
+impl Block {
+    fn forward(&self, x: Tensor<3>, mask: Tensor<3, Bool>) -> Tensor<3> {
         let h = self.norm_attention.forward(x.clone());
         let attended = self
             .attention
@@ -153,25 +175,25 @@ impl<B: Backend> Block<B> {
 
 /// The decoder-only transformer.
 #[derive(Module, Debug)]
-pub struct Transformer<B: Backend> {
-    tokens: Embedding<B>,
-    positions: Embedding<B>,
-    blocks: Vec<Block<B>>,
-    norm: LayerNorm<B>,
+pub struct Transformer {
+    tokens: Embedding,
+    positions: Embedding,
+    blocks: Vec<Block>,
+    norm: LayerNorm,
     /// The head; none where it is tied to the token embedding.
-    head: Option<Linear<B>>,
+    head: Option<Linear>,
 }
 
-impl<B: Backend> Transformer<B> {
+impl Transformer {
     /// Next-token logits `[batch, seq, vocab]` of `tokens` `[batch, seq]`.
-    pub fn forward(&self, tokens: Tensor<B, 2, Int>) -> Tensor<B, 3> {
+    pub fn forward(&self, tokens: Tensor<2, Int>) -> Tensor<3> {
         let [batch, seq] = tokens.dims();
         let device = tokens.device();
-        let positions = Tensor::<B, 1, Int>::arange(0..seq as i64, &device)
+        let positions = Tensor::<1, Int>::arange(0..seq as i64, &device)
             .reshape([1, seq])
             .expand([batch, seq]);
         let mut x = self.tokens.forward(tokens) + self.positions.forward(positions);
-        let mask = generate_autoregressive_mask::<B>(batch, seq, &device);
+        let mask = generate_autoregressive_mask(batch, seq, &device);
         for block in &self.blocks {
             x = block.forward(x, mask.clone());
         }
@@ -184,16 +206,12 @@ impl<B: Backend> Transformer<B> {
 }
 
 /// Mean cross-entropy of the next-token predictions, in nats.
-pub fn loss<B: Backend>(
-    model: &Transformer<B>,
-    inputs: Tensor<B, 2, Int>,
-    targets: Tensor<B, 2, Int>,
-) -> Tensor<B, 1> {
+pub fn loss(model: &Transformer, inputs: Tensor<2, Int>, targets: Tensor<2, Int>) -> Tensor<1> {
     cross_entropy(model.forward(inputs), targets)
 }
 
 /// Mean cross-entropy of `logits` `[batch, seq, vocab]` against the next tokens, in nats.
-pub fn cross_entropy<B: Backend>(logits: Tensor<B, 3>, targets: Tensor<B, 2, Int>) -> Tensor<B, 1> {
+pub fn cross_entropy(logits: Tensor<3>, targets: Tensor<2, Int>) -> Tensor<1> {
     let [batch, seq, vocab] = logits.dims();
     CrossEntropyLossConfig::new()
         .init(&logits.device())
@@ -291,7 +309,7 @@ mod tests {
 
     #[test]
     fn parameters_counted_by_shape_match_the_module() {
-        use burn::backend::Flex;
+        use burn::tensor::Device;
         let shape = TransformerShape {
             vocab: 32,
             d_model: 16,
@@ -300,7 +318,7 @@ mod tests {
             seq: 8,
             tied_head: false,
         };
-        let model = shape.init::<Flex>(&Default::default());
+        let model = shape.init(&Device::flex());
         assert_eq!(model.num_params() as u64, shape.num_params());
     }
 }

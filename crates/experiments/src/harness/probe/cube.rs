@@ -1,18 +1,23 @@
-//! The device backends' probe: CubeCL's memory manager (wgpu and CUDA share it).
+//! The device backends' probe: CubeCL's memory manager (wgpu and CUDA share it), read through
+//! Burn where Burn's API gives the reading and through CubeCL's client where it does not.
 //!
 //! Question: how many bytes do live tensors hold at the high point of a phase on a CubeCL
-//! backend, which keeps no high-water mark?
+//! backend, which keeps no high-water mark of bytes?
 //! Method: CubeCL counts, per stream, the bytes of live tensor slices (`bytes_in_use`), their
 //! alignment padding and the pages its pools hold (`bytes_reserved`); a stream belongs to a
-//! thread, so the measured work runs on the thread that reads the probe. In the timed steps a
-//! phase's peak is the highest reading at its boundaries, after a device sync. In one step
-//! measured for its memory ([`MemoryProbe::set_bracketing`]) each phase is bracketed: from
-//! below by a thread that samples the phase's stream while it runs (through the main thread's
-//! `StreamId`: a plain call from another thread reads that thread's own, empty stream), from
-//! above by the pool's reserved bytes right after the phase, the pool emptied of unused pages
-//! right before it. With `ExclusivePages` (one page per allocation, set for training points on
-//! wgpu) every slice live at the peak still holds its page at the end; on CUDA cubecl 0.10
-//! cannot select the pool, and the default's shared pages make the bound looser.
+//! thread, so the measured work runs on the thread that reads the probe. Burn 0.22's
+//! `Device::memory_pool_usage()` sums every stream of the device (its auxiliary staging and
+//! uniform memories included): the device-wide reading and the pool count
+//! (`memory_pool_report()`) come from it. The reading of the working thread's own stream, and
+//! a sampling thread's reading of that stream while a phase runs, are not in Burn's API: those
+//! come from CubeCL's client (`memory_report(CurrentStream)`, the main thread's `StreamId`). In
+//! the timed steps a phase's peak is the highest reading at its boundaries, after a device
+//! sync. In one step measured for its memory ([`MemoryProbe::set_bracketing`]) each phase is
+//! bracketed: from below by the sampling thread, from above by the pool's reserved bytes right
+//! after the phase, the pool emptied of unused pages right before it. With `ExclusivePages`
+//! (one page per allocation, set for training points on wgpu) every slice live at the peak
+//! still holds its page at the end; CUDA keeps its default pool in Burn 0.22, whose shared
+//! pages make the bound looser.
 //! Answer: a [`PeakBracket`] per phase, recorded with the method and its resolution.
 
 use std::cell::{Cell, RefCell};
@@ -21,12 +26,35 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use cubecl::client::ComputeClient;
-use cubecl::stream_id::StreamId;
-use cubecl::Runtime;
+use burn::tensor::Device;
+use cubecl::{MemoryScope, MemoryUsage};
+use cubecl_environment::stream::StreamId;
 
 pub use super::Pool;
 use super::{DeviceWide, MemoryProbe, MemoryReading, MemorySummary, PeakBracket, ProbeInfo};
+
+/// CubeCL's device behind a Burn device (its autodiff wrapping removed): `None` for a device
+/// that is not a CubeCL one.
+fn cube_device(device: &Device) -> Option<cubecl::Device> {
+    use burn::backend::DispatchDevice;
+    match device.clone().without_autodiff().as_dispatch() {
+        DispatchDevice::Cube(cube) => Some(cube.clone()),
+        _ => None,
+    }
+}
+
+/// The usage of the pools `client`'s current stream allocates tensors from: the runtime's
+/// auxiliary memories (uniform and staging buffers, a few bytes of kernel arguments that
+/// outlive a fill) are left out, as CubeCL 0.10's `memory_usage()` left them out.
+fn stream_usage(client: &cubecl::client::Client) -> MemoryUsage {
+    client
+        .memory_report(MemoryScope::CurrentStream)
+        .streams
+        .iter()
+        .fold(MemoryUsage::default(), |usage, stream| {
+            usage.combine(stream.pools.usage())
+        })
+}
 
 /// Pause between two of the sampling thread's readings (each also runs the stream's queued
 /// work, so a shorter pause slows the phase more than it sharpens the bound).
@@ -40,17 +68,16 @@ struct Sampler {
 
 impl Sampler {
     /// Starts reading `stream`'s usage through `client` until stopped.
-    fn start<R: Runtime>(client: ComputeClient<R>, stream: StreamId) -> Self {
+    fn start(client: cubecl::client::Client, stream: StreamId) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::spawn(move || {
             let clock = Instant::now();
             let (mut peak, mut samples) = (0u64, 0u64);
             while !flag.load(Ordering::Acquire) {
-                if let Ok(u) = stream.executes(|| client.memory_usage()) {
-                    peak = peak.max(u.bytes_in_use);
-                    samples += 1;
-                }
+                let usage = stream.executes(|| stream_usage(&client));
+                peak = peak.max(usage.bytes_in_use);
+                samples += 1;
                 std::thread::sleep(SAMPLE_PAUSE);
             }
             (peak, samples, clock.elapsed().as_secs_f64())
@@ -82,9 +109,13 @@ pub struct CubeUsage {
     pub reserved_bytes: u64,
 }
 
-/// Reads CubeCL's memory manager through a runtime client.
-pub struct CubeProbe<R: Runtime> {
-    client: ComputeClient<R>,
+/// Reads CubeCL's memory manager of a Burn device.
+pub struct CubeProbe {
+    device: Device,
+    client: cubecl::client::Client,
+    /// Whether the driver can say what the whole device holds (CUDA).
+    #[cfg(feature = "cuda")]
+    on_cuda: bool,
     pool: Pool,
     peak_in_use_bytes: Cell<u64>,
     bracketing: Cell<bool>,
@@ -92,11 +123,20 @@ pub struct CubeProbe<R: Runtime> {
     reserved_before_bytes: Cell<u64>,
 }
 
-impl<R: Runtime> CubeProbe<R> {
-    /// A probe of `device`'s client on the calling thread's stream, whose pool is `pool`.
-    pub fn new(device: &R::Device, pool: Pool) -> Self {
+impl CubeProbe {
+    /// A probe of `device` (a CubeCL device) on the calling thread's stream, whose pool is
+    /// `pool`.
+    ///
+    /// # Panics
+    ///
+    /// If `device` is not a CubeCL device.
+    pub fn new(device: &Device, pool: Pool) -> Self {
+        let cube = cube_device(device).expect("a CubeCL device");
         Self {
-            client: R::client(device),
+            device: device.clone(),
+            client: cube.client(),
+            #[cfg(feature = "cuda")]
+            on_cuda: cube.runtime() == cubecl::RuntimeId::Cuda,
             pool,
             peak_in_use_bytes: Cell::new(0),
             bracketing: Cell::new(false),
@@ -105,58 +145,39 @@ impl<R: Runtime> CubeProbe<R> {
         }
     }
 
-    /// All four counters, without touching the peak (the caller syncs first).
+    /// All four counters of the calling thread's stream, without touching the peak (the caller
+    /// syncs first).
     pub fn usage(&self) -> CubeUsage {
-        match self.client.memory_usage() {
-            Ok(u) => CubeUsage {
-                allocations: u.number_allocs,
-                in_use_bytes: u.bytes_in_use,
-                padding_bytes: u.bytes_padding,
-                reserved_bytes: u.bytes_reserved,
-            },
-            // A failed server surfaces again at the next tensor read; report nothing held.
-            Err(_) => CubeUsage {
-                allocations: 0,
-                in_use_bytes: 0,
-                padding_bytes: 0,
-                reserved_bytes: 0,
-            },
+        let u = stream_usage(&self.client);
+        CubeUsage {
+            allocations: u.number_allocs,
+            in_use_bytes: u.bytes_in_use,
+            padding_bytes: u.bytes_padding,
+            reserved_bytes: u.bytes_reserved,
         }
     }
 
-    /// Every pool of `streams`' (each read on its own stream: a stream's pool outlives its
-    /// thread), counted once: streams share a pool where their ids meet modulo CubeCL's
-    /// `max_streams`.
-    pub fn pools(&self, streams: &[u64]) -> (CubeUsage, u64) {
-        use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig};
-        let max = u64::from(CubeClRuntimeConfig::get().streaming.max_streams.max(1));
-        let mut seen: Vec<u64> = Vec::with_capacity(streams.len());
-        let mut total = CubeUsage {
-            allocations: 0,
-            in_use_bytes: 0,
-            padding_bytes: 0,
-            reserved_bytes: 0,
+    /// Every stream's pools of the device, read through Burn (`Device::memory_pool_usage`,
+    /// `memory_pool_report`): the usage summed, and the number of dynamic pools.
+    pub fn pools(&self) -> (CubeUsage, u64) {
+        let usage = self.device.memory_pool_usage().unwrap_or_default();
+        let pools = self
+            .device
+            .memory_pool_report()
+            .map_or(0, |r| r.len() as u64);
+        let total = CubeUsage {
+            allocations: usage.number_allocs,
+            in_use_bytes: usage.bytes_in_use,
+            padding_bytes: usage.bytes_padding,
+            reserved_bytes: usage.bytes_reserved,
         };
-        for &id in streams {
-            if seen.contains(&(id % max)) {
-                continue;
-            }
-            seen.push(id % max);
-            let stream = StreamId { value: id };
-            if let Ok(u) = stream.executes(|| self.client.memory_usage()) {
-                total.allocations += u.number_allocs;
-                total.in_use_bytes += u.bytes_in_use;
-                total.padding_bytes += u.bytes_padding;
-                total.reserved_bytes += u.bytes_reserved;
-            }
-        }
-        (total, seen.len() as u64)
+        (total, pools)
     }
 
     /// Bytes taken on the whole device, as its driver says (CUDA: total less free).
     fn driver_used_bytes(&self) -> Option<u64> {
         #[cfg(feature = "cuda")]
-        if R::name(&self.client) == "cuda" {
+        if self.on_cuda {
             return crate::harness::driver::cuda_used_bytes();
         }
         None
@@ -164,11 +185,11 @@ impl<R: Runtime> CubeProbe<R> {
 
     /// Asks the memory manager to return the pages it can (the `empty_cache` of CubeCL).
     pub fn cleanup(&self) {
-        self.client.memory_cleanup();
+        self.device.memory_cleanup();
     }
 }
 
-impl<R: Runtime> MemoryProbe for CubeProbe<R> {
+impl MemoryProbe for CubeProbe {
     fn info(&self) -> ProbeInfo {
         ProbeInfo {
             kind: KIND.into(),
@@ -206,8 +227,8 @@ impl<R: Runtime> MemoryProbe for CubeProbe<R> {
         true
     }
 
-    fn device_wide(&self, streams: &[u64]) -> Option<DeviceWide> {
-        let (usage, pools) = self.pools(streams);
+    fn device_wide(&self) -> Option<DeviceWide> {
+        let (usage, pools) = self.pools();
         Some(DeviceWide {
             in_use_bytes: usage.in_use_bytes,
             reserved_bytes: Some(usage.reserved_bytes),

@@ -26,7 +26,7 @@ impl MemoryProbe for HostProbe {
     }
 
     /// The heap is the process's, every thread's: the reading is already device-wide.
-    fn device_wide(&self, _streams: &[u64]) -> Option<DeviceWide> {
+    fn device_wide(&self) -> Option<DeviceWide> {
         Some(DeviceWide {
             in_use_bytes: ReadMemory::read(self).in_use_bytes,
             reserved_bytes: None,

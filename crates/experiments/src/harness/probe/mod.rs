@@ -9,16 +9,19 @@
 pub mod cube;
 pub mod host;
 
-/// How a CubeCL device's memory manager pools device memory: cubecl 0.10's
-/// `MemoryConfiguration`, set before the device's first use (`init_setup` on wgpu; CUDA's is
-/// fixed at its default in cubecl 0.10). The CPU backend has no pool.
+/// How a CubeCL device's memory manager pools device memory: cubecl 0.11's
+/// `MemoryConfiguration`, set before the device's first use (Burn's
+/// `Device::wgpu_options().memory_config` on wgpu; CUDA keeps its default in Burn 0.22). The
+/// CPU backend has no pool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pool {
-    /// CubeCL's default (`SubSlices`): an allocation is a slice of a larger page shared with
-    /// others, pages in a few sizes; tiny allocations get pages of their own.
+    /// CubeCL 0.11's default (`Adaptive`): small allocations in a sliced pool of their own,
+    /// everything else carved from pages sized to the largest allocation served so far. Burn
+    /// 0.21's default was `SubSlices` (pages in a few fixed sizes), whose records read as this.
     #[default]
-    SubSlices,
+    #[serde(alias = "sub-slices")]
+    Adaptive,
     /// The `ExclusivePages` preset: every allocation a page of its own, rounded up to one of
     /// 24 bucket sizes; an unused page is freed after a period that grows with its size.
     ExclusivePages,
@@ -26,12 +29,12 @@ pub enum Pool {
 
 impl Pool {
     /// Every setting, CubeCL's default first.
-    pub const ALL: [Pool; 2] = [Pool::SubSlices, Pool::ExclusivePages];
+    pub const ALL: [Pool; 2] = [Pool::Adaptive, Pool::ExclusivePages];
 
     /// Kebab-case name, as in records and ids.
     pub fn name(self) -> &'static str {
         match self {
-            Pool::SubSlices => "sub-slices",
+            Pool::Adaptive => "adaptive",
             Pool::ExclusivePages => "exclusive-pages",
         }
     }
@@ -60,19 +63,6 @@ pub struct DeviceWide {
     /// Bytes the driver says are taken on the whole device (CUDA: total less free), where it
     /// can say.
     pub driver_used_bytes: Option<u64>,
-}
-
-/// The stream the calling thread's device work runs on (CubeCL gives each thread its own);
-/// 0 without a CubeCL backend.
-pub fn current_stream() -> u64 {
-    #[cfg(any(feature = "wgpu", feature = "cuda"))]
-    {
-        cubecl::stream_id::StreamId::current().value
-    }
-    #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
-    {
-        0
-    }
 }
 
 /// A source of memory readings for one device.
@@ -129,9 +119,9 @@ pub trait MemoryProbe {
         None
     }
 
-    /// Every pool of the device, read together: `streams` are the streams that worked on it
-    /// ([`current_stream`] on each thread). `None` where the probe cannot read them.
-    fn device_wide(&self, _streams: &[u64]) -> Option<DeviceWide> {
+    /// Every pool of the device, read together (Burn's `Device::memory_pool_usage`, which
+    /// sums every stream's). `None` where the probe cannot read them.
+    fn device_wide(&self) -> Option<DeviceWide> {
         None
     }
 

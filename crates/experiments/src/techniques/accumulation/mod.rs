@@ -20,8 +20,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::optim::{AdamConfig, Optimizer, SgdConfig};
-use burn::tensor::backend::AutodiffBackend;
+use burn::optim::{AdamConfig, SgdConfig};
 use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
@@ -34,6 +33,7 @@ use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::optim::ModuleOptimizer;
 
 /// Relative tolerance of the gradient and parameter comparisons: the same sums in another order
 /// in f32 (measured differences are about 1e-7).
@@ -120,7 +120,7 @@ impl Technique for Accumulation {
 struct AccumulationChecks;
 
 impl TrainChecks for AccumulationChecks {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
+    fn checks(&self, t: Trained<'_>) -> Proof {
         if t.config.micro_batches > 1 {
             checks(t.config, t.batch, t.model, t.probe).into()
         } else {
@@ -133,30 +133,30 @@ impl TrainChecks for AccumulationChecks {
 /// breaks.
 pub trait TrainStep {
     /// One step of `model` on `batch` as `micro_batches` micro-batches, metered by `meter`.
-    fn step<B: AutodiffBackend, O: Optimizer<Model<B>, B>>(
+    fn step(
         &self,
         meter: &mut PhaseMeter<'_>,
-        model: Model<B>,
-        optim: &mut O,
+        model: Model,
+        optim: &mut ModuleOptimizer,
         lr: f64,
-        batch: &Batch<B>,
+        batch: &Batch,
         micro_batches: usize,
-    ) -> Model<B>;
+    ) -> Model;
 }
 
 /// The harness's training step, the one every accumulation point measures.
 pub struct HarnessStep;
 
 impl TrainStep for HarnessStep {
-    fn step<B: AutodiffBackend, O: Optimizer<Model<B>, B>>(
+    fn step(
         &self,
         meter: &mut PhaseMeter<'_>,
-        model: Model<B>,
-        optim: &mut O,
+        model: Model,
+        optim: &mut ModuleOptimizer,
         lr: f64,
-        batch: &Batch<B>,
+        batch: &Batch,
         micro_batches: usize,
-    ) -> Model<B> {
+    ) -> Model {
         models::train_step(
             meter,
             model,
@@ -171,10 +171,10 @@ impl TrainStep for HarnessStep {
 }
 
 /// The proof, through the training step the points measure ([`HarnessStep`]).
-pub fn checks<B: AutodiffBackend>(
+pub fn checks(
     config: &TrainConfig,
-    batch: &Batch<B>,
-    model: Model<B>,
+    batch: &Batch,
+    model: Model,
     probe: &dyn MemoryProbe,
 ) -> Vec<Check> {
     checks_with_step(config, batch, model, probe, &HarnessStep)
@@ -189,20 +189,20 @@ const SGD_CHECK_LR: f64 = 1e3;
 /// step on the whole batch, each with a fresh optimizer: the parameters after an Adam step (the
 /// step the points measure), and the update an SGD step makes, which is the gradient itself
 /// (Adam's first update is nearly the gradient's sign, blind to a wrong gradient scale).
-pub fn checks_with_step<B: AutodiffBackend, S: TrainStep>(
+pub fn checks_with_step<S: TrainStep>(
     config: &TrainConfig,
-    batch: &Batch<B>,
-    model: Model<B>,
+    batch: &Batch,
+    model: Model,
     probe: &dyn MemoryProbe,
     step: &S,
 ) -> Vec<Check> {
     let device = batch.device();
-    let sync = || crate::harness::backend::sync::<B>(&device);
+    let sync = || crate::harness::backend::sync(&device);
     let k = config.micro_batches;
     let before = mlp::flatten(&model, None);
     let adam = |micro_batches: usize| {
         let mut meter = PhaseMeter::new(probe, &sync);
-        let mut optim = AdamConfig::new().init::<B, Model<B>>();
+        let mut optim = AdamConfig::new().init();
         let after = step.step(
             &mut meter,
             model.clone(),
@@ -215,7 +215,7 @@ pub fn checks_with_step<B: AutodiffBackend, S: TrainStep>(
     };
     let sgd_update = |micro_batches: usize| {
         let mut meter = PhaseMeter::new(probe, &sync);
-        let mut optim = SgdConfig::new().init::<B, Model<B>>();
+        let mut optim = SgdConfig::new().init();
         let after = step.step(
             &mut meter,
             model.clone(),

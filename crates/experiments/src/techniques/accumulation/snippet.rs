@@ -1,20 +1,19 @@
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::Linear;
-use burn::optim::{GradientsAccumulator, GradientsParams, Optimizer};
-use burn::tensor::backend::AutodiffBackend;
+use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer};
 use burn::tensor::Tensor;
 
 /// One optimizer step on `x` as `k` micro-batches: scale each loss by 1/k so that the
 /// accumulated gradient equals the whole batch's mean-loss gradient.
-fn accumulated_step<B: AutodiffBackend, O: Optimizer<Linear<B>, B>>(
-    mut model: Linear<B>,
-    optim: &mut O,
-    x: Tensor<B, 2>,
-    y: Tensor<B, 2>,
+pub fn accumulated_step(
+    mut model: Linear,
+    optim: &mut ModuleOptimizer,
+    x: Tensor<2>,
+    y: Tensor<2>,
     k: usize,
-) -> Linear<B> {
+) -> Linear {
     let rows = x.dims()[0];
-    let mut accumulator = GradientsAccumulator::<Linear<B>>::new();
+    let mut accumulator = GradientsAccumulator::<Linear>::new();
     for i in 0..k {
         let (start, len) = (i * rows / k, rows / k);
         let xi = x.clone().narrow(0, start, len);

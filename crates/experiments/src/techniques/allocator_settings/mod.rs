@@ -1,14 +1,14 @@
 //! Allocator settings: Burn's answer to `PYTORCH_CUDA_ALLOC_CONF`.
 //!
 //! Question: how many bytes does CubeCL's memory manager hold beyond what live tensors use
-//! under each of its pool configurations (cubecl 0.10's `MemoryConfiguration`: the default
-//! sub-slices and exclusive pages), for a training step and for a sequence of
+//! under each of its pool configurations (cubecl 0.11's `MemoryConfiguration`: the default
+//! adaptive pool and exclusive pages), for a training step and for a sequence of
 //! tensors of growing size (the pattern that leaves a caching pool holding pages no tensor
 //! uses), and which setting should a user who runs out of memory with much reserved but
 //! unused try?
 //! Method: one process per setting and workload, the pool set before the device's first use
-//! (`init_setup` with `RuntimeOptions` on wgpu; cubecl 0.10 cannot choose CUDA's, which runs
-//! its default; the CPU has no pool). The sequence allocates tensors of 1, 2, 3, ... times a
+//! (`Device::wgpu_options().memory_config(..)` on wgpu; Burn 0.22 cannot choose CUDA's, which
+//! runs its default; the CPU has no pool). The sequence allocates tensors of 1, 2, 3, ... times a
 //! base size, the last two kept alive, and reads bytes in use and reserved after each
 //! allocation, then after the drop and after `memory_cleanup()`. The training step is the
 //! shared one (its phases bracketed), with reserved bytes read after it; its proof runs three
@@ -18,7 +18,7 @@
 
 mod analysis;
 pub mod predict;
-// The snippet sets up a wgpu device: compiled (and kept true to Burn 0.21) where wgpu is built.
+// The snippet sets up a wgpu device: compiled (and kept true to Burn 0.22) where wgpu is built.
 #[cfg(feature = "wgpu")]
 #[allow(dead_code, missing_docs)]
 #[doc(hidden)]
@@ -28,7 +28,6 @@ use results::TechniqueId;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
 
-use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::Tensor;
 use results::{Check, DeviceKind, Metric, PointResult, Profile, PutMetric, Timing, Trace};
 use serde::{Deserialize, Serialize};
@@ -41,6 +40,7 @@ use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Technique};
+use burn::tensor::Device;
 
 results::phase_names! {
     /// The phase allocator settings measures: a sequence of allocations.
@@ -102,7 +102,7 @@ impl Workload {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllocConfig {
     /// The pool setting asked for; `None`: not set (the CPU, which has no pool, and CUDA, whose
-    /// pool cubecl 0.10 cannot choose: its default, sub-slices).
+    /// pool Burn 0.22 cannot choose: its default, adaptive).
     pub pool: Option<Pool>,
     /// What runs under it.
     pub workload: Workload,
@@ -222,7 +222,7 @@ impl Technique for AllocatorSettings {
 pub struct SameLosses;
 
 impl TrainChecks for SameLosses {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
+    fn checks(&self, t: Trained<'_>) -> Proof {
         let losses = t.loss_curve(PROOF_STEPS);
         let finite = losses.iter().all(|l| l.is_finite());
         let mut proof = Proof::from(vec![Check {
@@ -253,15 +253,11 @@ impl GrowingPoint {
     /// Allocates the sequence (each tensor written: zeros), calling `after` after each
     /// allocation with the device synchronised; the last [`KEEP`] tensors are alive when it
     /// returns and are dropped with the returned queue.
-    fn run_sequence<B: Backend>(
-        &self,
-        device: &B::Device,
-        mut after: impl FnMut(),
-    ) -> VecDeque<Tensor<B, 1>> {
+    fn run_sequence(&self, device: &Device, mut after: impl FnMut()) -> VecDeque<Tensor<1>> {
         let mut live = VecDeque::with_capacity(KEEP + 1);
         for i in 1..=self.count as u64 {
             let values = (i * self.base_bytes / 4) as usize;
-            live.push_back(Tensor::<B, 1>::zeros([values], device));
+            live.push_back(Tensor::<1>::zeros([values], device));
             if live.len() > KEEP {
                 live.pop_front();
             }
@@ -274,12 +270,12 @@ impl GrowingPoint {
 impl OnBackend for GrowingPoint {
     type Output = PointResult;
 
-    fn run<A: AutodiffBackend>(self, device: A::Device, probe: &dyn MemoryProbe) -> PointResult {
-        type B<A> = <A as AutodiffBackend>::InnerBackend;
-        let sync = || backend::sync::<A>(&device);
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
+        let device = device.without_autodiff();
+        let sync = || backend::sync(&device);
         // One short sequence first (kernels compiled, the runtime's own buffers made), then an
         // empty pool to start from.
-        drop(GrowingPoint { count: 2, ..self }.run_sequence::<B<A>>(&device, sync));
+        drop(GrowingPoint { count: 2, ..self }.run_sequence(&device, sync));
         sync();
         probe.release_cache();
         sync();
@@ -295,7 +291,7 @@ impl OnBackend for GrowingPoint {
         );
         let mut meter = PhaseMeter::with_capacity(probe, &sync, 1);
         let live = meter.phase(AllocatorPhase::Allocations, || {
-            self.run_sequence::<B<A>>(&device, || {
+            self.run_sequence(&device, || {
                 sync();
                 let r = probe.read();
                 in_use.push(r.in_use_bytes.saturating_sub(start.in_use_bytes) as f64);
@@ -318,7 +314,7 @@ impl OnBackend for GrowingPoint {
 
         // The time of the whole sequence, the pool warm from the previous one.
         let mut warm = || {
-            drop(self.run_sequence::<B<A>>(&device, || {}));
+            drop(self.run_sequence(&device, || {}));
             sync();
         };
         self.repeats.warm_up(&mut warm);

@@ -1,15 +1,16 @@
-use burn::module::AutodiffModule;
+use burn::module::Module;
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::Tensor;
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Tensor};
 
 /// Train on batches of `batch_size` rows: the forward pass keeps about
 /// (bytes per sample) x batch_size for backward, on top of model, gradients and Adam state.
-fn train<B: AutodiffBackend>(device: &B::Device, data: Tensor<B, 2>, batch_size: usize) {
-    let mut model: Linear<B> = LinearConfig::new(1024, 1024).init(device);
-    let mut optim = AdamConfig::new().init::<B, Linear<B>>();
+pub fn train(device: &Device, data: Tensor<2>, batch_size: usize) {
+    let device = device.clone().autodiff();
+    let data = data.to_device(&device);
+    let mut model: Linear = LinearConfig::new(1024, 1024).init(&device);
+    let mut optim = AdamConfig::new().init();
     let rows = data.dims()[0];
     for start in (0..rows).step_by(batch_size) {
         let x = data.clone().narrow(0, start, batch_size.min(rows - start));

@@ -21,7 +21,6 @@ use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use burn::tensor::backend::AutodiffBackend;
 use results::{ComparisonSpec, DeviceKind, Metric, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +29,7 @@ use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::measure_op;
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::tensor::Device;
 use snippet::{allocate, release_cache};
 
 results::phase_names! {
@@ -197,12 +197,12 @@ pub struct CachePoint {
 impl OnBackend for CachePoint {
     type Output = PointResult;
 
-    fn run<AB: AutodiffBackend>(self, device: AB::Device, probe: &dyn MemoryProbe) -> PointResult {
-        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
+        let device = device.without_autodiff();
         let c = self.config;
-        let sync = || backend::sync::<AB>(&device);
+        let sync = || backend::sync(&device);
         let elements = (c.tensor_bytes / 4) as usize;
-        let allocate = || allocate::<B<AB>>(elements, &device);
+        let allocate = || allocate(elements, &device);
         // The probe reports reserved bytes where the backend has a pool to release.
         let has_cache = probe.summary().reserved_bytes.is_some();
 
@@ -222,7 +222,7 @@ impl OnBackend for CachePoint {
         drop(tensor);
         moment(Moment::Dropped);
         let clock = Instant::now();
-        release_cache::<AB>(&device);
+        release_cache(&device);
         sync();
         let cleanup_s = clock.elapsed().as_secs_f64();
         moment(Moment::Released);
@@ -236,7 +236,7 @@ impl OnBackend for CachePoint {
             self.repeats,
             1,
             || match c.source {
-                Source::AfterCleanup => release_cache::<AB>(&device),
+                Source::AfterCleanup => release_cache(&device),
                 Source::Cached => drop(allocate()),
             },
             |()| allocate(),

@@ -2,7 +2,7 @@
 //!
 //! Question: how much of a training step's peak does Burn's checkpointing save, from which
 //! depth and batch on, at what cost in time, and are the gradients unchanged?
-//! Method: `Autodiff<B>` against `Autodiff<B, BalancedCheckpointing>` (the training code is the
+//! Method: `Autodiff` against `Autodiff<BalancedCheckpointing>` (the training code is the
 //! same, generic over the backend) across depth at a fixed batch and across batch at a fixed
 //! depth, each point in its own process; forward activations predicted per layer from
 //! burn-autodiff's rules; the proof compares one step's gradients with and without.
@@ -17,7 +17,6 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::tensor::backend::AutodiffBackend;
 use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
@@ -31,6 +30,7 @@ use crate::harness::train::{
     gradients_unchanged_by_checkpointing, run_train_point, CheckpointingCheck, TrainConfig,
 };
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::tensor::Device;
 
 /// Recomputation runs the same kernels on the same values: the gradients must be identical up
 /// to a reordered reduction.
@@ -167,6 +167,6 @@ impl Technique for GradientCheckpointing {
 }
 
 /// The gradients of one step from fresh weights, with and without checkpointing, compared.
-pub fn check<B: AutodiffBackend>(config: &TrainConfig, device: &B::Device) -> Check {
-    gradients_unchanged_by_checkpointing::<B>(config, device, TOLERANCE)
+pub fn check(config: &TrainConfig, device: &Device) -> Check {
+    gradients_unchanged_by_checkpointing(config, device, TOLERANCE)
 }

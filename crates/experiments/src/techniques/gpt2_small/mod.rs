@@ -28,8 +28,7 @@ pub mod snippet;
 use results::TechniqueId;
 use std::collections::BTreeMap;
 
-use burn::module::{AutodiffModule, Module, ModuleMapper, Param, Quantizer};
-use burn::tensor::backend::AutodiffBackend;
+use burn::module::{Module, ModuleMapper, Param, Quantizer};
 use burn::tensor::quantization::Calibration;
 use burn::tensor::Tensor;
 use results::{
@@ -49,6 +48,7 @@ use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::techniques::no_grad::{EvalConfig, EvalMode, EvalPoint};
 use crate::techniques::optimizer_state::loss_fell;
 use crate::techniques::quantization::{self, Bits, WeightFormat};
+use burn::tensor::Device;
 
 results::metric_keys! {
     /// What the GPT-2-small table measures beyond the shared metrics.
@@ -417,7 +417,7 @@ impl CellProof {
 }
 
 impl TrainChecks for CellProof {
-    fn checks<B: AutodiffBackend>(&self, t: Trained<'_, B>) -> Proof {
+    fn checks(&self, t: Trained<'_>) -> Proof {
         let mut proof = Proof::default();
         if self.compared() {
             proof.traces.insert(
@@ -446,28 +446,25 @@ impl TrainChecks for CellProof {
 
 /// Quantizes every float parameter with min-max calibration (as `quantize_weights` does), in
 /// blocks of [`quantization::BLOCK`] values along its last dimension where that dimension splits into whole
-/// blocks, and with one scale for the tensor where it does not: Burn 0.21's block
+/// blocks, and with one scale for the tensor where it does not: Burn 0.22's block
 /// quantization refuses a dimension that is not a multiple of the block, and the head's
 /// 50,257 columns (its weight and its bias) are not.
 struct BlockWhereItFits {
     bits: Bits,
 }
 
-impl<B: burn::tensor::backend::Backend> ModuleMapper<B> for BlockWhereItFits {
-    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+impl ModuleMapper for BlockWhereItFits {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         let last = param.val().dims()[D - 1];
         let block = quantization::BLOCK;
         let format = WeightFormat::Quantized {
             bits: self.bits,
             block: last.is_multiple_of(block as usize).then_some(block),
         };
-        let mut quantizer = Quantizer {
-            calibration: Calibration::MinMax,
-            scheme: format
-                .scheme::<B>()
-                .expect("a quantized format has a scheme"),
-        };
-        quantizer.map_float(param)
+        let scheme = format
+            .scheme(&param.device())
+            .expect("a quantized format has a scheme");
+        Quantizer::new(Calibration::MinMax, scheme).map_float(param)
     }
 }
 
@@ -482,17 +479,17 @@ struct QuantizedPass {
 impl OnBackend for QuantizedPass {
     type Output = PointResult;
 
-    fn run<A: AutodiffBackend>(self, device: A::Device, probe: &dyn MemoryProbe) -> PointResult {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
-        let sync = || backend::sync::<A>(&device);
+        let sync = || backend::sync(&device);
         sync();
         let process_bytes = probe.read().in_use_bytes;
-        A::seed(&device, c.seed);
-        let model = c.shape.init::<A>(&device).valid();
+        device.seed(c.seed);
+        let model = c.shape.init(&device).valid();
         mlp::materialize(&model);
         sync();
         let f32_bytes = probe.read().in_use_bytes.saturating_sub(process_bytes);
-        let batch = c.shape.batch::<A>(c.batch, c.seed, &device).inner();
+        let batch = c.shape.batch(c.batch, c.seed, &device).inner();
         let reference = quantization::outputs(model.output(&batch));
         sync();
         let before = probe.read().in_use_bytes;
@@ -536,22 +533,20 @@ mod tests {
 
     /// `model`'s gradients on `batch` as `k` micro-batches (each loss scaled by 1/k), the forward
     /// computed in `compute` where set, flattened in module order.
-    fn gradients_of<B: AutodiffBackend>(
-        model: &Model<B>,
-        batch: &Batch<B>,
+    fn gradients_of(
+        model: &Model,
+        batch: &Batch,
         k: usize,
         compute: Option<FloatDType>,
     ) -> Vec<f32> {
         let k = k.max(1);
-        let mut accumulator = GradientsAccumulator::<Model<B>>::new();
+        let mut accumulator = GradientsAccumulator::<Model>::new();
         for slice in batch.slices(k) {
             let loss = model.loss_in(&slice, compute).div_scalar(k as f64);
             accumulator.accumulate(model, GradientsParams::from_grads(loss.backward(), model));
         }
         mlp::flatten(model, Some(&accumulator.grads()))
     }
-
-    type Ad = burn::backend::Autodiff<burn::backend::Flex>;
 
     fn quick(fix: Fix) -> TrainConfig {
         let (shape, batch) = workload(Sizes::Quick);
@@ -605,11 +600,11 @@ mod tests {
     fn the_gradient_check_passes_accumulation_and_fails_a_dropped_micro_batch() {
         // One model for the three computations: tests share the backend's generator, so a
         // model drawn anew per computation could differ by another test's draws in between.
-        let device = Default::default();
+        let device = burn::tensor::Device::flex().autodiff();
         let c = quick(Fix::Accumulation);
-        let model = c.shape.init::<Ad>(&device);
+        let model = c.shape.init(&device);
         mlp::materialize(&model);
-        let batch = c.shape.batch::<Ad>(c.batch, c.seed, &device);
+        let batch = c.shape.batch(c.batch, c.seed, &device);
         let plain = gradients_of(&model, &batch, 1, None);
         let accumulated = gradients_of(&model, &batch, 2, None);
         assert!(Check::compare("same", &plain, &accumulated, SAME_GRADIENTS).passed);

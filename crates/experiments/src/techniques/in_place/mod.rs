@@ -16,7 +16,6 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::Tensor;
 use results::TechniqueId;
 use results::{
@@ -30,6 +29,7 @@ use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::{measure_op, normal_inputs};
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::tensor::Device;
 use snippet::{chain, layer_norm_borrowed, layer_norm_owned};
 
 results::metric_keys! {
@@ -211,11 +211,7 @@ impl Technique for InPlace {
 
 /// Runs `case` in `style` on `x`. With [`Style::KeepClone`] the input is returned beside the
 /// output, so that it stays alive through the measurement as the caller's copy would.
-fn compute<B: Backend>(
-    case: Case,
-    style: Style,
-    x: Tensor<B, 2>,
-) -> (Tensor<B, 2>, Option<Tensor<B, 2>>) {
+fn compute(case: Case, style: Style, x: Tensor<2>) -> (Tensor<2>, Option<Tensor<2>>) {
     match (case, style) {
         (Case::Chain, Style::KeepClone) => (chain(x.clone()), Some(x)),
         (Case::Chain, Style::Consume) => (chain(x), None),
@@ -264,19 +260,19 @@ pub struct InPlacePoint {
 impl OnBackend for InPlacePoint {
     type Output = PointResult;
 
-    fn run<AB: AutodiffBackend>(self, device: AB::Device, probe: &dyn MemoryProbe) -> PointResult {
-        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
+        let device = device.without_autodiff();
         let c = self.config;
-        let sync = || backend::sync::<AB>(&device);
-        B::<AB>::seed(&device, c.seed);
-        let input = normal_inputs::<B<AB>>(c.rows, c.cols, &device);
+        let sync = || backend::sync(&device);
+        device.seed(c.seed);
+        let input = normal_inputs(c.rows, c.cols, &device);
         let m = measure_op(probe, &sync, PHASE, self.repeats, c.rows, &input, |x| {
             compute(c.case, c.style, x)
         });
 
         // The check: this way's output against the same computation done on the host.
         let x = input();
-        let values = |t: Tensor<B<AB>, 2>| t.into_data().to_vec::<f32>().unwrap_or_default();
+        let values = |t: Tensor<2>| t.into_data().try_to_vec::<f32>().unwrap_or_default();
         let reference = host_reference(c.case, &values(x.clone()), c.cols);
         let check = Check::compare(
             "host-f64-output",

@@ -1,5 +1,6 @@
 //! The Llama-family page's conclusions: the fix table of the block (the GPT-2 table's cells,
-//! its code), LoRA against full training (and QLoRA as Burn 0.21 answers it), the key/value
+//! its code), LoRA against full training in both forms (the workbench's adapters on the
+//! activation path, Burn's `apply_lora` composing the weight) and on quantized bases, the key/value
 //! cache per token and the prompt's pass against their rules, and fused attention against the
 //! written-out scores, in inference and in training, by sequence.
 
@@ -7,13 +8,13 @@ use results::keys::llama_family::Key;
 use results::keys::CommonKey;
 use results::{
     Analysis, AxisUnit, Chart, Check, Comparison, ComparisonSpec, Correctness, Fix, FixTable,
-    Headline, MeasuredPoint, Metric, Outcome, PairedComparison, PointCheck, Scale, Series, Side,
+    Headline, MeasuredPoint, Metric, PairedComparison, PointCheck, Scale, Series, Side,
     TechniqueId, Text,
 };
 
 use super::{LlamaConfig, LlamaFamily, LlamaMetric};
 use crate::estimate::{kv_cache_bytes_per_token, llama_prefill_bytes};
-use crate::harness::models::LlamaShape;
+use crate::harness::models::{LlamaShape, LoraForm};
 use crate::technique::{Analyse, Row};
 use crate::techniques::gpt2_small::analysis::{
     fix_checks_on, gradient_sample, named_cell_set, set_gradient_checks,
@@ -108,7 +109,8 @@ fn peak(r: &R<'_>) -> f64 {
     r.peak_above_process()
 }
 
-/// The LoRA cells, with their shapes.
+/// The LoRA steps (every form, base and size), with their shapes, in the order measured: the
+/// first is the workbench's adapters at the smallest rank on an f32 base.
 fn loras<'r, 'a>(rows: &'r [R<'a>]) -> Vec<(&'r R<'a>, LlamaShape)> {
     rows.iter()
         .filter_map(|r| match r.config {
@@ -140,13 +142,12 @@ fn headline(rows: &[R<'_>], paired: &[PairedComparison]) -> Option<Headline<Text
     })
 }
 
-/// What LoRA trains and holds, per rank, against full training: the step's peak and its parts
-/// as the point measured them (the weights held, the base's and the adapters' share of them by
-/// their parameter counts, the adapters' gradients, Adam's state, the activations kept).
+/// What a LoRA step trains and holds, per form, rank, base and size, against full training
+/// of the same block: the step's peak and its parts as the point measured them (the weights
+/// held, the base's and the adapters' share of them, the adapters' gradients, Adam's state,
+/// what the forward pass kept, and the peak phase's transients).
 fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
-    let Some(plain) = plain(rows) else {
-        return Vec::new();
-    };
+    let plain = plain(rows);
     loras(rows)
         .into_iter()
         .map(|(r, shape)| {
@@ -157,12 +158,16 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
                 + metric(Metric::OptimizerStateBytes)
                 + metric(Metric::ActivationBytes);
             let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
-            Text::said(Key::LoraFinding)
+            let same_step =
+                plain.filter(|p| p.result.samples_per_step == r.result.samples_per_step);
+            let text = Text::said(Key::LoraFinding)
+                .name("form", form_name(shape.lora_form))
                 .count("rank", shape.lora_rank.unwrap_or(0))
+                .count("bits", shape.base_bits.map_or(32, u64::from))
+                .count("tokens", r.result.samples_per_step)
                 .count("trainable", shape.trainable_params())
                 .count("params", shape.num_params())
                 .bytes("peak", peak(r))
-                .bytes("plain", peak(plain))
                 .bytes("weights", metric(Metric::ParamBytes))
                 .bytes("base", metric(Metric::ParamBytes) - adapters)
                 .bytes("adapters", adapters)
@@ -170,9 +175,68 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
                 .bytes("optimizer", metric(Metric::OptimizerStateBytes))
                 .bytes("activations", metric(Metric::ActivationBytes))
                 .bytes("rest", peak(r) - parts)
-                .name("phase", peak_phase.map_or("", |p| &p.phase).to_string())
+                .name("phase", peak_phase.map_or("", |p| &p.phase).to_string());
+            match same_step {
+                Some(p) => text.bytes("plain", peak(p)),
+                None => text,
+            }
         })
         .collect()
+}
+
+/// `form` as the page names it.
+fn form_name(form: LoraForm) -> String {
+    match form {
+        LoraForm::ActivationPath => "the workbench's adapters".into(),
+        LoraForm::Composed => "Burn's apply_lora".into(),
+    }
+}
+
+/// Each step of Burn's form against the workbench's at the same rank, base and size: what the
+/// forward pass kept and the backward phase's peak more, against the composed weights' bytes
+/// (each adapted weight `d_in x d_out` in f32): what `base + scale * (a @ b)` holds that the
+/// activation path never makes.
+fn lora_form_findings(rows: &[R<'_>]) -> Vec<Text> {
+    let all = loras(rows);
+    let twin = |shape: &LlamaShape, units: u64| {
+        all.iter().find(|(r, s)| {
+            s.lora_form == LoraForm::ActivationPath
+                && (s.lora_rank, s.base_bits, s.seq)
+                    == (shape.lora_rank, shape.base_bits, shape.seq)
+                && r.result.samples_per_step == units
+        })
+    };
+    all.iter()
+        .filter(|(_, s)| s.lora_form == LoraForm::Composed)
+        .filter_map(|(burn, shape)| {
+            let (path, _) = twin(shape, burn.result.samples_per_step)?;
+            let backward = |r: &R<'_>| {
+                r.result
+                    .phase(results::Phase::Backward)
+                    .map_or(f64::NAN, |p| p.peak_bytes as f64)
+            };
+            let kept = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
+            Some(
+                Text::said(Key::LoraComposedCost)
+                    .count("rank", shape.lora_rank.unwrap_or(0))
+                    .count("bits", shape.base_bits.map_or(32, u64::from))
+                    .count("tokens", burn.result.samples_per_step)
+                    .count("adapted", 2 * shape.layers)
+                    .bytes("composed", composed_weight_bytes(shape))
+                    .bytes("kept", kept(burn) - kept(path))
+                    .bytes("backward", backward(burn) - backward(path))
+                    .bytes("burn_peak", peak(burn))
+                    .bytes("path_peak", peak(path)),
+            )
+        })
+        .collect()
+}
+
+/// Bytes of the adapted weights composed dense in f32: per block the query's `d x d` and the
+/// value's `d x kv_width`.
+fn composed_weight_bytes(shape: &LlamaShape) -> f64 {
+    let (d, k) = (shape.d_model as f64, shape.kv_width() as f64);
+    shape.layers as f64 * (d * d + d * k) * 4.0
 }
 
 /// Each generation loop's bytes per token against the cache's rule.
@@ -276,27 +340,6 @@ fn attention_chart(rows: &[R<'_>]) -> Option<Chart<Text>> {
     })
 }
 
-/// QLoRA's points, each Burn's refusal with its error: Burn 0.21's autodiff backend cannot
-/// quantize a tensor or compute through a quantized one.
-fn qlora_findings(points: &[MeasuredPoint]) -> Vec<Text> {
-    points
-        .iter()
-        .filter_map(|p| {
-            let LlamaConfig::QLora(q) = serde_json::from_value(p.point.config.clone()).ok()? else {
-                return None;
-            };
-            match &p.outcome {
-                Outcome::NotInBurn { what } => Some(
-                    Text::said(Key::QloraRefused)
-                        .count("bits", q.bits.bits())
-                        .name("error", what.clone()),
-                ),
-                _ => None,
-            }
-        })
-        .collect()
-}
-
 /// Each generation loop's prompt pass against its rule: the prompt's cache and one block's
 /// largest moment (or the logits), in f32.
 fn prefill_comparisons(rows: &[R<'_>]) -> Vec<Comparison<Text>> {
@@ -384,7 +427,7 @@ impl Analyse for LlamaFamily {
             .count("params", shape.num_params());
         let mut analysis = Analysis::new(headline)
             .findings(lora_findings(&rows))
-            .findings(qlora_findings(points))
+            .findings(lora_form_findings(&rows))
             .findings(attention_findings(&rows))
             .comparisons(kv_comparisons(&rows))
             .comparisons(prefill_comparisons(&rows))

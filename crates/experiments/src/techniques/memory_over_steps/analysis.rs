@@ -49,9 +49,9 @@ pub fn fit(series: &[f64], warmup: usize) -> Option<Fitted> {
     let after = series.get(warmup..)?;
     let growth = Growth::of(after)?;
     let second = Growth::of(&after[after.len() / 2..]);
-    let verdict = if !growth.grows() {
+    let verdict = if !growth.rises() {
         Verdict::Flat
-    } else if second.is_some_and(|g| !g.grows()) {
+    } else if second.is_some_and(|g| !g.rises()) {
         Verdict::Levels
     } else {
         Verdict::Grows
@@ -71,7 +71,7 @@ pub fn flat_check(series: &[f64], warmup: usize) -> Check {
         max_rel_diff: growth.as_ref().map_or(f64::NAN, |g| g.low_bytes_per_step),
         tolerance: burn_step_monitor::NEGLIGIBLE_BYTES_PER_STEP,
         // No fit (too few steps after warm-up) proves nothing flat.
-        passed: growth.as_ref().is_some_and(|g| !g.grows()),
+        passed: growth.as_ref().is_some_and(|g| !g.rises()),
     };
     match growth {
         Some(g) => check.with("steps", g.steps),

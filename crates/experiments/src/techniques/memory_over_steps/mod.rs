@@ -1,6 +1,6 @@
 //! Memory over many steps: the training loops whose memory grows from step to step.
 //!
-//! Question: which patterns of a Burn 0.21 training loop make memory grow between steps (what
+//! Question: which patterns of a Burn 0.22 training loop make memory grow between steps (what
 //! Burn users report most: "it runs for a while, then runs out of memory"), what grows (bytes
 //! in use, or only the pool's reserved bytes), and does the fix stop it?
 //! Method: a 4 x Linear(256) MLP trained with Adam, one pattern per process, each step followed
@@ -21,16 +21,15 @@ use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use burn::module::AutodiffModule;
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::AutodiffBackend;
-use burn::tensor::{ElementConversion, Int, Tensor};
+use burn::module::Module;
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::tensor::{Device, Int, Tensor};
 use results::{DeviceKind, PointResult, Profile, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::mlp::{self, Mlp, MlpShape};
-use crate::harness::probe::{self, MemoryProbe, Monitored};
+use crate::harness::probe::{MemoryProbe, Monitored};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::technique::{Measurement, Planned, Row, Technique};
@@ -204,13 +203,13 @@ fn resident_bytes() -> Option<u64> {
 
 /// One Adam step of `model` on `(x, y)`; `read` sees the loss before backward consumes its
 /// graph (a loop that keeps it keeps the graph: the pattern measured).
-fn adam_step<B: AutodiffBackend, O: Optimizer<Mlp<B>, B>>(
-    model: Mlp<B>,
-    optim: &mut O,
-    x: Tensor<B, 2>,
-    y: Tensor<B, 2>,
-    read: impl FnOnce(&Tensor<B, 1>),
-) -> Mlp<B> {
+fn adam_step(
+    model: Mlp,
+    optim: &mut ModuleOptimizer,
+    x: Tensor<2>,
+    y: Tensor<2>,
+    read: impl FnOnce(&Tensor<1>),
+) -> Mlp {
     let loss = mlp::loss(&model, x, y);
     read(&loss);
     let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -262,8 +261,8 @@ impl Readings {
     }
 
     /// The readings after one step: the training thread's stream, then every pool of the
-    /// device (the streams of every thread that worked on it), then the resident set.
-    fn record(&mut self, probe: &dyn MemoryProbe, streams: &[u64], step_s: f64) {
+    /// device (every stream's, through Burn), then the resident set.
+    fn record(&mut self, probe: &dyn MemoryProbe, step_s: f64) {
         self.step_s.push(step_s);
         let r = probe.read();
         self.in_use.push(r.in_use_bytes as f64);
@@ -272,7 +271,7 @@ impl Readings {
         if let Some(b) = r.reserved_bytes {
             self.reserved.push(b as f64);
         }
-        if let Some(all) = probe.device_wide(streams) {
+        if let Some(all) = probe.device_wide() {
             self.all_in_use.push(all.in_use_bytes as f64);
             self.pools.push(all.pools as f64);
             if let Some(b) = all.reserved_bytes {
@@ -310,45 +309,36 @@ impl Readings {
 }
 
 /// A batch of the MLP's inputs and targets.
-type Pair<B> = (Tensor<B, 2>, Tensor<B, 2>);
+type Pair = (Tensor<2>, Tensor<2>);
 
 /// A loop's model, optimizer and data, and what its pattern keeps across steps.
-struct Loop<B: AutodiffBackend> {
+struct Loop {
     c: LoopConfig,
-    device: B::Device,
-    model: Option<Mlp<B>>,
-    optim: burn::optim::adaptor::OptimizerAdaptor<burn::optim::Adam, Mlp<B>, B>,
-    x: Tensor<B, 2>,
-    y: Tensor<B, 2>,
-    eval_x: Tensor<B::InnerBackend, 2>,
-    dataset: Option<Pair<B>>,
-    loader: Option<Pair<B>>,
-    /// The streams that worked on the device: the training thread's, then each loader
-    /// thread's.
-    streams: Vec<u64>,
-    kept_losses: Vec<Tensor<B, 1>>,
-    kept_outputs: Vec<Tensor<B, 2>>,
+    device: Device,
+    model: Option<Mlp>,
+    optim: ModuleOptimizer,
+    x: Tensor<2>,
+    y: Tensor<2>,
+    eval_x: Tensor<2>,
+    dataset: Option<Pair>,
+    loader: Option<Pair>,
+    kept_losses: Vec<Tensor<1>>,
+    kept_outputs: Vec<Tensor<2>>,
     losses: Vec<f64>,
 }
 
-impl<B: AutodiffBackend> Loop<B> {
-    fn new(c: LoopConfig, device: B::Device, steps: usize) -> Self {
-        B::seed(&device, 5);
-        let model = c.shape.init::<B>(&device);
+impl Loop {
+    fn new(c: LoopConfig, device: Device, steps: usize) -> Self {
+        device.seed(5);
+        let model = c.shape.init(&device);
         mlp::materialize(&model);
-        let (x, y) = c.shape.batch::<B>(c.batch, &device);
-        let loaders = steps / EPOCH_STEPS + 1;
+        let (x, y) = c.shape.batch(c.batch, &device);
         Self {
             optim: AdamConfig::new().init(),
             eval_x: x.clone().inner(),
             dataset: (c.pattern == Pattern::CloneSelect)
-                .then(|| c.shape.batch::<B>(c.batch * DATASET_BATCHES, &device)),
+                .then(|| c.shape.batch(c.batch * DATASET_BATCHES, &device)),
             loader: None,
-            streams: {
-                let mut streams = Vec::with_capacity(loaders + 1);
-                streams.push(probe::current_stream());
-                streams
-            },
             kept_losses: Vec::with_capacity(steps),
             kept_outputs: Vec::with_capacity(steps),
             losses: Vec::with_capacity(steps),
@@ -360,31 +350,27 @@ impl<B: AutodiffBackend> Loop<B> {
         }
     }
 
-    /// A new epoch's batch, made on a thread of its own as Burn 0.21's DataLoader does for
-    /// each iter(); the thread's stream is kept for the device-wide reading.
-    fn load(&mut self) -> Pair<B> {
+    /// A new epoch's batch, made on a thread of its own as Burn's DataLoader does for each
+    /// iter(): the thread gets a CubeCL stream (and pool) of its own.
+    fn load(&mut self) -> Pair {
         let (shape, batch, d) = (self.c.shape, self.c.batch, self.device.clone());
-        let (pair, stream) = std::thread::spawn(move || {
-            let b = shape.batch::<B>(batch, &d);
-            backend::sync::<B>(&d);
-            (b, probe::current_stream())
+        std::thread::spawn(move || {
+            let b = shape.batch(batch, &d);
+            backend::sync(&d);
+            b
         })
         .join()
-        .expect("the loader thread makes a batch");
-        if !self.streams.contains(&stream) {
-            self.streams.push(stream);
-        }
-        pair
+        .expect("the loader thread makes a batch")
     }
 
     /// Step `step`'s batch, as the pattern makes it.
-    fn batch(&mut self, step: usize) -> Pair<B> {
+    fn batch(&mut self, step: usize) -> Pair {
         let c = self.c;
         match c.pattern {
             Pattern::CloneSelect => {
                 let (dx, dy) = self.dataset.as_ref().expect("made for this pattern");
                 let first = (step % DATASET_BATCHES * c.batch) as i64;
-                let rows = Tensor::<B, 1, Int>::arange(first..first + c.batch as i64, &self.device);
+                let rows = Tensor::<1, Int>::arange(first..first + c.batch as i64, &self.device);
                 (
                     dx.clone().select(0, rows.clone()),
                     dy.clone().select(0, rows),
@@ -401,7 +387,7 @@ impl<B: AutodiffBackend> Loop<B> {
     }
 
     /// One Adam step on `(x, y)`, the loss read (and kept, where the pattern keeps it).
-    fn train(&mut self, (x, y): Pair<B>) {
+    fn train(&mut self, (x, y): Pair) {
         let m = self.model.take().expect("put back after each step");
         let keep = self.c.pattern == Pattern::KeptLoss;
         let (kept, losses) = (&mut self.kept_losses, &mut self.losses);
@@ -409,7 +395,7 @@ impl<B: AutodiffBackend> Loop<B> {
             if keep {
                 kept.push(loss.clone());
             }
-            losses.push(loss.clone().into_scalar().elem::<f64>());
+            losses.push(loss.clone().into_scalar::<f64>());
         }));
     }
 
@@ -420,11 +406,11 @@ impl<B: AutodiffBackend> Loop<B> {
         match self.c.pattern {
             Pattern::KeptEvalOutput => self.kept_outputs.push(m.forward(self.x.clone())),
             Pattern::EvalOnAutodiff => {
-                let _ = m.forward(self.x.clone()).mean().into_scalar();
+                let _ = m.forward(self.x.clone()).mean().into_scalar::<f32>();
             }
             Pattern::CleanupEvery if step % CLEANUP_EVERY == CLEANUP_EVERY - 1 => {
                 sync();
-                B::memory_cleanup(&self.device);
+                self.device.memory_cleanup();
             }
             _ => drop(m.valid().forward(self.eval_x.clone())),
         }
@@ -435,11 +421,7 @@ impl<B: AutodiffBackend> Loop<B> {
 /// pattern adds where its cost is the question: `memory_cleanup()` every [`CLEANUP_EVERY`]
 /// steps, or the monitor's readings around the step. The other patterns' question is their
 /// memory, not their time.
-fn offer_step<B: AutodiffBackend>(
-    lp: &mut Loop<B>,
-    monitor: &mut Option<StepMonitor<'_>>,
-    sync: &dyn Fn(),
-) {
+fn offer_step(lp: &mut Loop, monitor: &mut Option<StepMonitor<'_>>, sync: &dyn Fn()) {
     let mut offered = 0usize;
     timing::offer(lp.c.batch as u64, &mut || {
         let clock = Instant::now();
@@ -451,7 +433,7 @@ fn offer_step<B: AutodiffBackend>(
         offered += 1;
         if lp.c.pattern == Pattern::CleanupEvery && offered.is_multiple_of(CLEANUP_EVERY) {
             sync();
-            B::memory_cleanup(&lp.device);
+            lp.device.memory_cleanup();
         }
         sync();
         clock.elapsed()
@@ -461,9 +443,9 @@ fn offer_step<B: AutodiffBackend>(
 impl OnBackend for LoopPoint {
     type Output = PointResult;
 
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
-        let sync = || backend::sync::<B>(&device);
+        let sync = || backend::sync(&device);
         // A paired comparison's arm (or a bench) times the step offered below, after the
         // loop's warm-up; the point's own run reads every step.
         let steps = if timing::timing_only() {
@@ -471,7 +453,7 @@ impl OnBackend for LoopPoint {
         } else {
             c.steps
         };
-        let mut lp = Loop::<B>::new(c, device.clone(), steps);
+        let mut lp = Loop::new(c, device.clone(), steps);
         let mut readings = Readings::with_capacity(steps);
         // The monitored loop's monitor is made before the first step, as the readings' room.
         let readings_of = Monitored(probe);
@@ -485,7 +467,7 @@ impl OnBackend for LoopPoint {
             monitored(&mut monitor, || lp.train(batch));
             lp.after_step(step, &sync);
             sync();
-            readings.record(probe, &lp.streams, clock.elapsed().as_secs_f64());
+            readings.record(probe, clock.elapsed().as_secs_f64());
         }
         drop((
             std::mem::take(&mut lp.kept_losses),

@@ -23,8 +23,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use burn::nn::loss::{MseLoss, Reduction};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::AutodiffBackend;
+use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Distribution, FloatDType, Tensor};
 use results::{
     Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, Metrics, Phase, PhaseKey, PhaseMemory,
@@ -47,6 +46,8 @@ use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::harness::train;
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::optim::ModuleOptimizer;
+use burn::tensor::Device;
 use snippet::{forward_mixed, unscale, DynamicLossScale};
 
 results::metric_keys! {
@@ -424,11 +425,7 @@ pub fn seed_check(reference: &[f64], candidate: &[f64], name: &str) -> Check {
 impl OnBackend for SeedStudy {
     type Output = Result<PointResult, ExperimentError>;
 
-    fn run<B: AutodiffBackend>(
-        self,
-        device: B::Device,
-        probe: &dyn MemoryProbe,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> Result<PointResult, ExperimentError> {
         let c = self.config;
         let run = |precision: Precision, i: usize| {
             MixedPoint {
@@ -440,7 +437,7 @@ impl OnBackend for SeedStudy {
                 },
                 repeats: self.repeats,
             }
-            .run::<B>(device.clone(), probe)
+            .run(device.clone(), probe)
         };
         // The first candidate run is the point's step (offered to a bench's timer); the others
         // run with no timer.
@@ -572,11 +569,7 @@ fn planned(
 /// The model's loss on its batch, the forward pass in `compute` if given: the student against
 /// the teacher's targets through the snippet's `forward_mixed`, or the transformer's
 /// cross-entropy with its weights cast to `compute` (the loss in f32).
-fn loss<B: AutodiffBackend>(
-    model: &Model<B>,
-    batch: &Batch<B>,
-    compute: Option<FloatStorage>,
-) -> Tensor<B, 1> {
+fn loss(model: &Model, batch: &Batch, compute: Option<FloatStorage>) -> Tensor<1> {
     match (model, batch, compute) {
         (Model::Mlp(m), Batch::Regression { x, y }, Some(c)) => MseLoss::new().forward(
             forward_mixed(&m.layers, x.clone(), backend::float_dtype(c)),
@@ -588,12 +581,12 @@ fn loss<B: AutodiffBackend>(
 }
 
 /// The value of a one-element tensor, read as f32 (the read synchronises the device).
-fn scalar<B: AutodiffBackend>(t: &Tensor<B, 1>) -> f64 {
+fn scalar(t: &Tensor<1>) -> f64 {
     t.clone()
         .inner()
         .cast(FloatDType::F32)
         .into_data()
-        .to_vec::<f32>()
+        .try_to_vec::<f32>()
         .ok()
         .and_then(|v| v.first().copied())
         .map_or(f64::NAN, f64::from)
@@ -601,7 +594,7 @@ fn scalar<B: AutodiffBackend>(t: &Tensor<B, 1>) -> f64 {
 
 /// Parameter-gradient elements that are exactly zero, and all elements, as the optimizer would
 /// see them after unscaling.
-fn zero_gradients<B: AutodiffBackend>(model: &Model<B>, grads: &GradientsParams) -> (u64, u64) {
+fn zero_gradients(model: &Model, grads: &GradientsParams) -> (u64, u64) {
     let values = mlp::flatten(model, Some(grads));
     let zeros = values.iter().filter(|v| **v == 0.0).count();
     (zeros as u64, values.len() as u64)
@@ -609,9 +602,9 @@ fn zero_gradients<B: AutodiffBackend>(model: &Model<B>, grads: &GradientsParams)
 
 /// One forward and backward at `scale`, unscaled as the training step does: the gradient
 /// elements that are exactly zero, all elements, and whether all were finite.
-fn zeros_at_scale<B: AutodiffBackend>(
-    model: &Model<B>,
-    batch: &Batch<B>,
+fn zeros_at_scale(
+    model: &Model,
+    batch: &Batch,
     compute: Option<FloatStorage>,
     scale: f64,
 ) -> (u64, u64, bool) {
@@ -632,15 +625,12 @@ pub struct MixedPoint {
 
 /// A device without the type (lavapipe has no bf16) refuses here, not with a panic in a
 /// kernel.
-fn refuse_unsupported<B: AutodiffBackend>(
-    device: &B::Device,
-    p: Precision,
-) -> Result<(), ExperimentError> {
+fn refuse_unsupported(device: &Device, p: Precision) -> Result<(), ExperimentError> {
     let Some(compute) = p.compute() else {
         return Ok(());
     };
     let dtype = burn::tensor::DType::from(backend::float_dtype(compute));
-    if B::supports_dtype(device, dtype) {
+    if device.supports_dtype(dtype) {
         Ok(())
     } else {
         Err(ExperimentError::Unsupported {
@@ -651,15 +641,15 @@ fn refuse_unsupported<B: AutodiffBackend>(
 
 /// The task of `c`: for the MLP, to match a fixed random linear teacher on a fixed batch; for
 /// the transformer, the next token of a fixed batch of the Markov chain's sequences.
-fn task<B: AutodiffBackend>(c: &MixedConfig, device: &B::Device) -> Batch<B> {
+fn task(c: &MixedConfig, device: &Device) -> Batch {
     match c.shape {
         ModelShape::Mlp(shape) => {
-            let x = Tensor::<B, 2>::random(
+            let x = Tensor::<2>::random(
                 [c.batch, shape.width],
                 Distribution::Normal(0.0, 1.0),
                 device,
             );
-            let teacher = Tensor::<B, 2>::random(
+            let teacher = Tensor::<2>::random(
                 [shape.width, shape.width],
                 Distribution::Normal(0.0, 1.0 / (shape.width as f64).sqrt()),
                 device,
@@ -667,22 +657,14 @@ fn task<B: AutodiffBackend>(c: &MixedConfig, device: &B::Device) -> Batch<B> {
             let y = Tensor::from_inner(x.clone().inner().matmul(teacher.inner()));
             Batch::Regression { x, y }
         }
-        ModelShape::Transformer(_) | ModelShape::Llama(_) => {
-            c.shape.batch::<B>(c.batch, c.seed, device)
-        }
+        ModelShape::Transformer(_) | ModelShape::Llama(_) => c.shape.batch(c.batch, c.seed, device),
     }
 }
 
 /// Underflow at `model`'s weights: gradients as the optimizer would see them, with no loss
 /// scale and with the first scale (halving from 2^16) whose gradients are finite, put into
 /// `metrics` under `when`.
-fn count_zeros<B: AutodiffBackend>(
-    model: &Model<B>,
-    batch: &Batch<B>,
-    p: Precision,
-    when: When,
-    metrics: &mut Metrics,
-) {
+fn count_zeros(model: &Model, batch: &Batch, p: Precision, when: When, metrics: &mut Metrics) {
     let zeros_at = |scale: f64| zeros_at_scale(model, batch, p.compute(), scale);
     let (zeros, total, _) = zeros_at(1.0);
     metrics.put(when.unscaled_zeros(), zeros as f64);
@@ -704,9 +686,9 @@ fn count_zeros<B: AutodiffBackend>(
 
 /// A training run's state between steps: the model, Adam, the loss scale, and what the steps
 /// recorded.
-struct Run<B: AutodiffBackend> {
-    model: Option<Model<B>>,
-    optim: burn::optim::adaptor::OptimizerAdaptor<burn::optim::Adam, Model<B>, B>,
+struct Run {
+    model: Option<Model>,
+    optim: ModuleOptimizer,
     scaler: Option<DynamicLossScale>,
     losses: Vec<f64>,
     scales: Vec<f64>,
@@ -716,11 +698,11 @@ struct Run<B: AutodiffBackend> {
     after_runtime: u64,
 }
 
-impl<B: AutodiffBackend> Run<B> {
-    fn new(model: Model<B>, p: Precision, after_runtime: u64) -> Self {
+impl Run {
+    fn new(model: Model, p: Precision, after_runtime: u64) -> Self {
         Self {
             model: Some(model),
-            optim: AdamConfig::new().init::<B, Model<B>>(),
+            optim: AdamConfig::new().init(),
             scaler: p
                 .loss_scaled()
                 .then(|| DynamicLossScale::new(INITIAL_LOSS_SCALE, GROWTH_INTERVAL)),
@@ -737,10 +719,10 @@ impl<B: AutodiffBackend> Run<B> {
     fn backward_and_step(
         &mut self,
         meter: &mut PhaseMeter<'_>,
-        m: Model<B>,
-        l: Tensor<B, 1>,
+        m: Model,
+        l: Tensor<1>,
         lr: f64,
-    ) -> (Model<B>, bool) {
+    ) -> (Model, bool) {
         let scale = self.scaler.as_ref().map_or(1.0, |s| s.scale);
         let scaled = self.scaler.is_some();
         let grads = meter.phase(Phase::Backward, || {
@@ -773,7 +755,7 @@ impl<B: AutodiffBackend> Run<B> {
         &mut self,
         probe: &dyn MemoryProbe,
         sync: &dyn Fn(),
-        batch: &Batch<B>,
+        batch: &Batch,
         c: &MixedConfig,
     ) -> (Duration, Vec<PhaseMemory>) {
         let mut meter = PhaseMeter::new(probe, sync);
@@ -850,23 +832,19 @@ fn timeline_step(
 impl OnBackend for MixedPoint {
     type Output = Result<PointResult, ExperimentError>;
 
-    fn run<B: AutodiffBackend>(
-        self,
-        device: B::Device,
-        probe: &dyn MemoryProbe,
-    ) -> Result<PointResult, ExperimentError> {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> Result<PointResult, ExperimentError> {
         let c = self.config;
         let p = c.precision;
-        refuse_unsupported::<B>(&device, p)?;
-        let sync = || backend::sync::<B>(&device);
+        refuse_unsupported(&device, p)?;
+        let sync = || backend::sync(&device);
         let start = probe.read().in_use_bytes;
-        B::seed(&device, c.init_seed);
-        let model = c.shape.init::<B>(&device);
+        device.seed(c.init_seed);
+        let model = c.shape.init(&device);
         mlp::materialize(&model);
         sync();
         let after_model = probe.read().in_use_bytes;
-        B::seed(&device, c.seed);
-        let batch = task::<B>(&c, &device);
+        device.seed(c.seed);
+        let batch = task(&c, &device);
         sync();
         let after_inputs = probe.read().in_use_bytes;
         let mut metrics = BTreeMap::new();

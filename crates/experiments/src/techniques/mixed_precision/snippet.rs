@@ -2,22 +2,20 @@ use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::Linear;
 use burn::optim::GradientsParams;
 use burn::tensor::activation::relu;
-use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::module::linear;
-use burn::tensor::{ElementConversion, FloatDType, Tensor};
+use burn::tensor::{Device, DeviceError, FloatDType, IntDType, Tensor};
 
-// Low-precision storage: set the device's default float type before the first tensor exists
-// (once per device and process), e.g.
-// burn::tensor::set_default_dtypes::<Flex>(&device, FloatDType::BF16, IntDType::I32)?;
-// Weights, optimizer state, activations and gradients are then all 2 bytes per value.
+/// Low-precision storage: the device's default float type, set before its first tensor exists
+/// (once per device and process). Weights, optimizer state, activations and gradients are then
+/// all 2 bytes per value.
+pub fn bf16_storage(mut device: Device) -> Result<Device, DeviceError> {
+    device.configure((FloatDType::BF16, IntDType::I32))?;
+    Ok(device.autodiff())
+}
 
 /// Mixed precision proper: f32 master weights, the forward pass computed in `dtype`. Each
 /// cast's backward casts the gradient back, so parameter gradients and Adam stay in f32.
-pub fn forward_mixed<B: AutodiffBackend>(
-    layers: &[Linear<B>],
-    x: Tensor<B, 2>,
-    dtype: FloatDType,
-) -> Tensor<B, 2> {
+pub fn forward_mixed(layers: &[Linear], x: Tensor<2>, dtype: FloatDType) -> Tensor<2> {
     let last = layers.len().saturating_sub(1);
     let mut h = x.cast(dtype);
     for (i, layer) in layers.iter().enumerate() {
@@ -67,22 +65,18 @@ impl DynamicLossScale {
 
 /// Divides every gradient by the loss scale (in the gradient's own dtype) and says whether
 /// all of them are finite.
-pub fn unscale<B: AutodiffBackend, M: Module<B>>(
-    model: &M,
-    grads: &mut GradientsParams,
-    scale: f64,
-) -> bool {
+pub fn unscale<M: Module>(model: &M, grads: &mut GradientsParams, scale: f64) -> bool {
     struct Unscale<'a> {
         grads: &'a mut GradientsParams,
         factor: f64,
         finite: bool,
     }
-    impl<B: AutodiffBackend> ModuleVisitor<B> for Unscale<'_> {
-        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
-            if let Some(g) = self.grads.remove::<B::InnerBackend, D>(param.id) {
+    impl ModuleVisitor for Unscale<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            if let Some(g) = self.grads.remove::<D>(param.id) {
                 let g = g.mul_scalar(self.factor);
                 // A NaN or an infinity anywhere makes the sum non-finite.
-                let sum: f32 = g.clone().cast(FloatDType::F32).sum().into_scalar().elem();
+                let sum: f32 = g.clone().cast(FloatDType::F32).sum().into_scalar::<f32>();
                 self.finite &= sum.is_finite();
                 self.grads.register(param.id, g);
             }

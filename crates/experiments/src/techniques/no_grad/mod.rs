@@ -20,8 +20,7 @@ use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use burn::module::AutodiffModule;
-use burn::tensor::backend::AutodiffBackend;
+use burn::module::Module;
 use results::{
     Check, ComparisonSpec, DeviceKind, LinearFit, Metric, Metrics, Phase, PhaseMemory, PhaseTiming,
     PointResult, Profile, PutMetric, Trace,
@@ -38,6 +37,7 @@ use crate::harness::probe::{
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::tensor::Device;
 
 results::metric_keys! {
     /// What no-grad evaluation measures beyond the shared metrics.
@@ -176,15 +176,15 @@ pub struct EvalPoint {
 }
 
 /// The model and its input on both paths: the autodiff backend and `valid()`.
-struct Eval<B: AutodiffBackend> {
+struct Eval {
     mode: EvalMode,
-    model: Model<B>,
-    x: Batch<B>,
-    inner_model: Model<B::InnerBackend>,
-    inner_x: Batch<B::InnerBackend>,
+    model: Model,
+    x: Batch,
+    inner_model: Model,
+    inner_x: Batch,
 }
 
-impl<B: AutodiffBackend> Eval<B> {
+impl Eval {
     /// One evaluation pass, metered into `runs`; its time (the device synchronised) is the
     /// pass alone.
     fn pass(
@@ -223,13 +223,13 @@ impl<B: AutodiffBackend> Eval<B> {
             .inner_model
             .output(&self.inner_x)
             .into_data()
-            .to_vec::<f32>()
+            .try_to_vec::<f32>()
             .unwrap_or_default();
         let candidate = self
             .model
             .output(&self.x)
             .into_data()
-            .to_vec::<f32>()
+            .try_to_vec::<f32>()
             .unwrap_or_default();
         Check::compare("valid-against-autodiff", &reference, &candidate, TOLERANCE)
     }
@@ -237,8 +237,8 @@ impl<B: AutodiffBackend> Eval<B> {
 
 /// The leak, on its own: passes whose graphs are never released, and the bytes held above
 /// `base` after each.
-fn leaking_passes<B: AutodiffBackend>(
-    ev: &Eval<B>,
+fn leaking_passes(
+    ev: &Eval,
     probe: &dyn MemoryProbe,
     sync: &dyn Fn(),
     repeats: Repeats,
@@ -260,8 +260,8 @@ fn leaking_passes<B: AutodiffBackend>(
 
 /// Whether a backward() releases the graphs that no backward consumed: the bytes held above
 /// `base` before and after one.
-fn held_around_backward<B: AutodiffBackend>(
-    ev: &Eval<B>,
+fn held_around_backward(
+    ev: &Eval,
     probe: &dyn MemoryProbe,
     sync: &dyn Fn(),
     base: u64,
@@ -309,13 +309,13 @@ fn put_metrics(
 impl OnBackend for EvalPoint {
     type Output = PointResult;
 
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
-        let sync = || backend::sync::<B>(&device);
-        B::seed(&device, c.seed);
-        let model = c.shape.init::<B>(&device);
+        let sync = || backend::sync(&device);
+        device.seed(c.seed);
+        let model = c.shape.init(&device);
         crate::harness::models::mlp::materialize(&model);
-        let x = c.shape.batch::<B>(c.batch, c.seed, &device);
+        let x = c.shape.batch(c.batch, c.seed, &device);
         let ev = Eval {
             mode: c.mode,
             inner_model: model.valid(),

@@ -178,7 +178,7 @@ fn predictions(p: &Pair<'_, '_>) -> Vec<Comparison<Text>> {
             predict::device_saved_between_steps(shape, optimizer),
             saved_between,
             Text::said(Key::SavedBetweenNote)
-                .count("values", optimizer.values_per_param())
+                .number("values", optimizer.values_per_param_of(&shape))
                 .name("optimizer", optimizer.name()),
         )
     };

@@ -6,7 +6,7 @@
 //! offloaded: forward and backward on the device, the gradients read back to the host, Adam
 //! stepped there on Flex (an autodiff copy of the model, the gradients handed in through
 //! `GradientsParams` under the same parameter ids), the updated weights written back to the
-//! device. Burn 0.21's only route between backends is `TensorData`, and a read of a device
+//! device. Burn 0.22's only route between backends is `TensorData`, and a read of a device
 //! tensor waits for the device: the copies are synchronous. Device bytes come from the device's
 //! probe, host bytes from the counting allocator; the bytes copied are counted as they cross.
 //! The proof trains a few steps both ways from the same weights and compares the parameters.
@@ -23,15 +23,14 @@ pub mod snippet;
 use results::TechniqueId;
 use std::cell::Cell;
 
-use burn::optim::{GradientsParams, Optimizer as BurnOptimizer};
-use burn::tensor::backend::AutodiffBackend;
+use burn::optim::GradientsParams;
 use results::{
     Check, ComparisonSpec, DeviceKind, Phase, PhaseTiming, PointResult, Profile, PutMetric,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::estimate::StepPlan;
-use crate::harness::backend::{self, Backends, CpuBackend, OnBackend, Setup};
+use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{mlp, training_mlp, Batch, Model, ModelShape};
 use crate::harness::optim::{Optimizer, UseOptimizer};
 use crate::harness::probe::host::HostProbe;
@@ -44,6 +43,8 @@ use crate::harness::train::{
 use crate::harness::transfer::{gradients_on, load_params, read_params, take_gradients};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::workloads::HasModel;
+use burn::optim::ModuleOptimizer;
+use burn::tensor::Device;
 
 results::phase_names! {
     /// The phases offload adds to a step: the copies between the device and the host.
@@ -193,20 +194,16 @@ impl Technique for Offload {
 /// host"), the host's optimizer step ("optimizer"), the updated weights written back to the
 /// device ("to device"). Returns both models and the bytes that crossed, both ways.
 #[allow(clippy::too_many_arguments)]
-pub fn offloaded_step<B, O>(
+pub fn offloaded_step(
     meter: &mut PhaseMeter<'_>,
-    model: Model<B>,
-    host: Model<CpuBackend>,
-    optim: &mut O,
+    model: Model,
+    host: Model,
+    optim: &mut ModuleOptimizer,
     lr: f64,
-    batch: &Batch<B>,
-    device: &B::Device,
-) -> (Model<B>, Model<CpuBackend>, u64)
-where
-    B: AutodiffBackend,
-    O: BurnOptimizer<Model<CpuBackend>, CpuBackend>,
-{
-    let host_device = Default::default();
+    batch: &Batch,
+    device: &Device,
+) -> (Model, Model, u64) {
+    let host_device = host_device();
     let loss = meter.phase(Phase::Forward, || model.loss(batch));
     let grads = meter.phase(Phase::Backward, || loss.backward());
     let (host_grads, down) = meter.phase(OffloadPhase::ToHost, || {
@@ -224,14 +221,20 @@ where
     (model, host, down + up)
 }
 
-/// The host's copy of a device model: the same values under the same parameter ids, on Flex
-/// with autodiff (Burn's optimizers step autodiff modules), in the host's own heap
+/// The host's device: Flex with autodiff (Burn's optimizers step the parameters of a model
+/// that trains).
+pub fn host_device() -> Device {
+    Device::flex().autodiff()
+}
+
+/// The host's copy of a device model: the same values under the same parameter ids, on
+/// [`host_device`], in the host's own heap
 /// ([`Moved::owned`](crate::harness::transfer::Moved::owned): a first run on wgpu found the
 /// master weights left in the device's mapped staging buffers, unseen by the host's counter).
-pub fn host_copy<B: AutodiffBackend>(shape: ModelShape, model: &Model<B>) -> Model<CpuBackend> {
-    let host_device = Default::default();
+pub fn host_copy(shape: ModelShape, model: &Model) -> Model {
+    let host_device = host_device();
     load_params(
-        shape.init::<CpuBackend>(&host_device),
+        shape.init(&host_device),
         read_params(model).owned(),
         &host_device,
     )
@@ -246,21 +249,21 @@ struct OffloadPoint {
 impl OnBackend for OffloadPoint {
     type Output = PointResult;
 
-    fn run<B: AutodiffBackend>(self, device: B::Device, probe: &dyn MemoryProbe) -> PointResult {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
         let c = self.config;
         // The device's side, set up and read as every training point is.
         let SetUp {
             model,
             batch,
             readings,
-        } = set_up::<B>(&c, &device, probe);
+        } = set_up(&c, &device, probe);
 
         // The host's side: Flex's matmul workspaces made before anything is read there (a
         // no-op repeat on the CPU), then the host's copy of the model.
         backend::warm_matmul_workspaces();
         let host_before = HostProbe.read().in_use_bytes;
         let host = host_copy(c.shape, &model);
-        c.optimizer.with::<CpuBackend, _>(HostSteps {
+        c.optimizer.with(HostSteps {
             point: self,
             device: &device,
             probe,
@@ -274,21 +277,21 @@ impl OnBackend for OffloadPoint {
 }
 
 /// The measured steps of an offloaded point, once the host's optimizer is built.
-struct HostSteps<'a, B: AutodiffBackend> {
+struct HostSteps<'a> {
     point: OffloadPoint,
-    device: &'a B::Device,
+    device: &'a Device,
     probe: &'a dyn MemoryProbe,
-    model: Model<B>,
-    host: Model<CpuBackend>,
-    batch: &'a Batch<B>,
+    model: Model,
+    host: Model,
+    batch: &'a Batch,
     readings: Readings,
     host_before: u64,
 }
 
-impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for HostSteps<'_, B> {
+impl UseOptimizer for HostSteps<'_> {
     type Output = PointResult;
 
-    fn with<O: BurnOptimizer<Model<CpuBackend>, CpuBackend>>(self, mut optim: O) -> PointResult {
+    fn with(self, mut optim: ModuleOptimizer) -> PointResult {
         let HostSteps {
             point,
             device,
@@ -300,7 +303,7 @@ impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for HostSteps<'_, B> {
             host_before,
         } = self;
         let c = point.config;
-        let sync = || backend::sync::<B>(device);
+        let sync = || backend::sync(device);
         let mut models = Some((model, host));
         let moved_bytes = Cell::new(0_u64);
         // Host bytes after the first step (which makes the host optimizer's state).
@@ -349,7 +352,7 @@ impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for HostSteps<'_, B> {
         let checks = if timing::timing_only() {
             Vec::new()
         } else {
-            vec![same_parameters::<B>(&c, batch, device, probe)]
+            vec![same_parameters(&c, batch, device, probe)]
         };
         PointResult {
             metrics,
@@ -364,26 +367,26 @@ impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for HostSteps<'_, B> {
 /// The proof: [`PROOF_STEPS`] steps from the point's seed with the optimizer on the device and
 /// as many offloaded, from the same weights on the same batch; every parameter compared within
 /// [`TOLERANCE`].
-fn same_parameters<B: AutodiffBackend>(
+fn same_parameters(
     c: &TrainConfig,
-    batch: &Batch<B>,
-    device: &B::Device,
+    batch: &Batch,
+    device: &Device,
     probe: &dyn MemoryProbe,
 ) -> Check {
     let fresh = || {
-        B::seed(device, c.seed);
-        let model = c.shape.init::<B>(device);
+        device.seed(c.seed);
+        let model = c.shape.init(device);
         mlp::materialize(&model);
         model
     };
-    let on_device = c.optimizer.with::<B, _>(OnDevice {
+    let on_device = c.optimizer.with(OnDevice {
         model: fresh(),
         batch,
         lr: c.lr,
     });
     let model = fresh();
     let host = host_copy(c.shape, &model);
-    let offloaded = c.optimizer.with::<CpuBackend, _>(Offloaded {
+    let offloaded = c.optimizer.with(Offloaded {
         model,
         host,
         batch,
@@ -395,16 +398,16 @@ fn same_parameters<B: AutodiffBackend>(
 }
 
 /// [`PROOF_STEPS`] usual steps; the parameters after them.
-struct OnDevice<'a, B: AutodiffBackend> {
-    model: Model<B>,
-    batch: &'a Batch<B>,
+struct OnDevice<'a> {
+    model: Model,
+    batch: &'a Batch,
     lr: f64,
 }
 
-impl<B: AutodiffBackend> UseOptimizer<B> for OnDevice<'_, B> {
+impl UseOptimizer for OnDevice<'_> {
     type Output = Vec<f32>;
 
-    fn with<O: BurnOptimizer<Model<B>, B>>(self, mut optim: O) -> Vec<f32> {
+    fn with(self, mut optim: ModuleOptimizer) -> Vec<f32> {
         let mut model = self.model;
         for _ in 0..PROOF_STEPS {
             let grads = GradientsParams::from_grads(model.loss(self.batch).backward(), &model);
@@ -415,20 +418,20 @@ impl<B: AutodiffBackend> UseOptimizer<B> for OnDevice<'_, B> {
 }
 
 /// [`PROOF_STEPS`] offloaded steps; the device's parameters after them.
-struct Offloaded<'a, B: AutodiffBackend> {
-    model: Model<B>,
-    host: Model<CpuBackend>,
-    batch: &'a Batch<B>,
+struct Offloaded<'a> {
+    model: Model,
+    host: Model,
+    batch: &'a Batch,
     lr: f64,
-    device: &'a B::Device,
+    device: &'a Device,
     probe: &'a dyn MemoryProbe,
 }
 
-impl<B: AutodiffBackend> UseOptimizer<CpuBackend> for Offloaded<'_, B> {
+impl UseOptimizer for Offloaded<'_> {
     type Output = Vec<f32>;
 
-    fn with<O: BurnOptimizer<Model<CpuBackend>, CpuBackend>>(self, mut optim: O) -> Vec<f32> {
-        let sync = || backend::sync::<B>(self.device);
+    fn with(self, mut optim: ModuleOptimizer) -> Vec<f32> {
+        let sync = || backend::sync(self.device);
         let (mut model, mut host) = (self.model, self.host);
         for _ in 0..PROOF_STEPS {
             let mut meter = PhaseMeter::new(self.probe, &sync);

@@ -1,5 +1,5 @@
 //! The byte model of offload, from the tensors a step keeps (Adam's two moments per parameter,
-//! read in `burn-optim` 0.21's source, [`Optimizer::values_per_param`]) and what crosses
+//! read in `burn-optim` 0.22's source, [`Optimizer::state_values`]) and what crosses
 //! between the backends (every gradient down, every weight up, in f32).
 
 use crate::estimate::F32_BYTES;
@@ -9,13 +9,14 @@ use crate::harness::optim::Optimizer;
 /// Device bytes the offloaded step no longer keeps between steps: the optimizer's state. (The
 /// device keeps the weights it computes with; the host keeps the master copy.)
 pub fn device_saved_between_steps(shape: ModelShape, optimizer: Optimizer) -> f64 {
-    (shape.num_params() * optimizer.values_per_param() * F32_BYTES) as f64
+    let values = optimizer.state_values(&shape.trainable_shapes(), shape.trainable_params());
+    (values * F32_BYTES) as f64
 }
 
 /// Host bytes the offloaded optimizer keeps between steps: its copy of the weights and its
 /// state.
 pub fn host_state(shape: ModelShape, optimizer: Optimizer) -> f64 {
-    (shape.num_params() * (1 + optimizer.values_per_param()) * F32_BYTES) as f64
+    (shape.num_params() * F32_BYTES) as f64 + device_saved_between_steps(shape, optimizer)
 }
 
 /// Bytes one offloaded step moves: every gradient to the host and every weight back.

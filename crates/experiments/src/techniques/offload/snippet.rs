@@ -1,33 +1,26 @@
-use std::marker::PhantomData;
-
-use burn::backend::{Autodiff, Flex};
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param, ParamId};
 use burn::nn::loss::{MseLoss, Reduction};
 use burn::nn::{Linear, LinearConfig};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
-use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::{Tensor, TensorData};
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Tensor, TensorData};
 
-/// The host: Adam steps an autodiff copy of the model here, on the CPU.
-type Host = Autodiff<Flex>;
-
-/// Forward and backward on the device; Adam's state and the master weights on the host.
-fn train<B: AutodiffBackend>(device: &B::Device, x: Tensor<B, 2>, y: Tensor<B, 2>) {
+/// Forward and backward on `device` (autodiff on); Adam's state and the master weights on the
+/// host, on the CPU.
+pub fn train(device: &Device, x: Tensor<2>, y: Tensor<2>) {
     let config = LinearConfig::new(1024, 1024);
-    let mut model: Linear<B> = config.init(device);
-    let host_device = Default::default();
+    let mut model: Linear = config.init(device);
+    let host_device = Device::flex().autodiff();
     // A wgpu read returns the device's mapped staging buffer, which Flex takes without a
     // copy: copy what the host keeps for the whole run into its own memory if that matters.
-    let mut host: Linear<Host> = copy(&model, config.init(&host_device), &host_device);
-    let mut optim = AdamConfig::new().init::<Host, Linear<Host>>();
+    let mut host: Linear = copy(&model, config.init(&host_device), &host_device);
+    let mut optim = AdamConfig::new().init();
     for _ in 0..100 {
         let loss = MseLoss::new().forward(model.forward(x.clone()), y.clone(), Reduction::Mean);
         let mut grads = GradientsParams::from_grads(loss.backward(), &model);
         // Gradients down (each read waits for the device), under the same parameter ids.
-        let mut down = ToHost::<B> {
+        let mut down = ToHost {
             grads: &mut grads,
             host_grads: GradientsParams::new(),
-            device: PhantomData,
         };
         host.visit(&mut down);
         host = optim.step(1e-3, host, down.host_grads);
@@ -37,27 +30,23 @@ fn train<B: AutodiffBackend>(device: &B::Device, x: Tensor<B, 2>, y: Tensor<B, 2
 }
 
 /// Takes each gradient off the device and registers it for the host's optimizer.
-struct ToHost<'a, B: AutodiffBackend> {
+struct ToHost<'a> {
     grads: &'a mut GradientsParams,
     host_grads: GradientsParams,
-    device: PhantomData<B>,
 }
 
-impl<B: AutodiffBackend> ModuleVisitor<Host> for ToHost<'_, B> {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<Host, D>>) {
-        if let Some(g) = self.grads.remove::<B::InnerBackend, D>(param.id) {
-            let g = Tensor::<Flex, D>::from_data(g.into_data(), &Default::default());
-            self.host_grads.register::<Flex, D>(param.id, g);
+impl ModuleVisitor for ToHost<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        if let Some(g) = self.grads.remove::<D>(param.id) {
+            let g = Tensor::<D>::from_data(g.into_data(), &Device::flex());
+            self.host_grads.register::<D>(param.id, g);
         }
     }
 }
 
-/// `to` with `from`'s values and ids, through TensorData (Burn's route between backends).
-fn copy<A: Backend, B: Backend, M: Module<A>, N: Module<B>>(
-    from: &M,
-    to: N,
-    device: &B::Device,
-) -> N {
+/// `to` with `from`'s values and ids, through TensorData (the route between devices that
+/// leaves the copy in the host's own memory).
+fn copy<M: Module, N: Module>(from: &M, to: N, device: &Device) -> N {
     let mut read = Read(Vec::new());
     from.visit(&mut read);
     to.map(&mut Write(read.0.into_iter(), device))
@@ -65,16 +54,16 @@ fn copy<A: Backend, B: Backend, M: Module<A>, N: Module<B>>(
 
 struct Read(Vec<(ParamId, TensorData)>);
 
-impl<B: Backend> ModuleVisitor<B> for Read {
-    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+impl ModuleVisitor for Read {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
         self.0.push((param.id, param.val().into_data()));
     }
 }
 
-struct Write<'a, B: Backend>(std::vec::IntoIter<(ParamId, TensorData)>, &'a B::Device);
+struct Write<'a>(std::vec::IntoIter<(ParamId, TensorData)>, &'a Device);
 
-impl<B: Backend> ModuleMapper<B> for Write<'_, B> {
-    fn map_float<const D: usize>(&mut self, param: Param<Tensor<B, D>>) -> Param<Tensor<B, D>> {
+impl ModuleMapper for Write<'_> {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         let (_, old, mapper) = param.consume();
         let require_grad = old.is_require_grad();
         drop(old);

@@ -108,7 +108,7 @@ fn row_finding(r: &R<'_>) -> Text {
     Text::said(Key::Row)
         .name("point", r.label)
         .number("per_param", state_per_param(r))
-        .count("values", o.values_per_param())
+        .number("values", o.values_per_param_of(&r.config.train.shape))
         .number("fixed_per_param", fixed_per_param(r))
         .number("first", first)
         .number("last", last)
@@ -157,7 +157,7 @@ fn predictions(set: &Set<'_, '_>) -> Vec<Comparison<Text>> {
                 predict::state_bytes(r.config.train.shape, o),
                 r.result.metric(Metric::OptimizerStateBytes),
                 Text::said(Key::StateNote)
-                    .count("values", o.values_per_param())
+                    .number("values", o.values_per_param_of(&r.config.train.shape))
                     .name("optimizer", o.name()),
             )
         })
@@ -180,9 +180,10 @@ fn by_optimizer(rows: &[R<'_>], f: &dyn Fn(&R<'_>) -> f64) -> Vec<(f64, f64)> {
 
 /// State per parameter, per optimizer, beside burn-optim's tensors.
 fn state_chart(set: &Set<'_, '_>) -> Chart<Text> {
+    let shape = set.adam.config.train.shape;
     let rule = Optimizer::ALL
         .iter()
-        .map(|&o| (x_of(o), (o.values_per_param() * 4) as f64))
+        .map(|&o| (x_of(o), o.values_per_param_of(&shape) * 4.0))
         .collect();
     let transformer = (!set.transformer.is_empty()).then(|| {
         Series::line(
@@ -251,7 +252,10 @@ fn published(set: &Set<'_, '_>) -> Vec<PublishedFigure<Text>> {
             claim: Text::said(Key::AccelerateClaim),
             ours: Text::said(Key::AccelerateOurs)
                 .number("adam_fixed", fixed_per_param(adam))
-                .number("predicted", predict::fixed_bytes_per_param(Optimizer::Adam)),
+                .number(
+                    "predicted",
+                    predict::fixed_bytes_per_param(adam.config.train.shape, Optimizer::Adam),
+                ),
         },
         PublishedFigure {
             source: Text::said(Key::HfSource),

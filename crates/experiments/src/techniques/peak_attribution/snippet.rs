@@ -1,24 +1,21 @@
-use burn::optim::{GradientsParams, Optimizer};
-use burn::tensor::backend::AutodiffBackend;
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn_step_monitor::attribution::{Recorder, Report};
+use burn_step_monitor::host::CountingAllocator;
 
 use crate::harness::models::mlp::{self, Mlp};
 
-// Line 1, in your binary (the workbench's binary has it already): every heap byte counted, and
-// the large ones traced while recording.
-//
-// #[global_allocator]
-// static ALLOCATOR: burn_step_monitor::host::CountingAllocator =
-//     burn_step_monitor::host::CountingAllocator;
+/// Line 1, in your binary, marked `#[global_allocator]` (the workbench's binary has one
+/// already): every heap byte counted, and the large ones traced while recording.
+pub static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Line 2: start the recorder before the model is built (so its weights get a name), step
 /// once (Adam makes its state), then record one step, its phases named, and write the page.
-pub fn record<B: AutodiffBackend, O: Optimizer<Mlp<B>, B>>(
+pub fn record(
     recorder: Recorder,
-    mut model: Mlp<B>,
-    optim: &mut O,
-    x: burn::tensor::Tensor<B, 2>,
-    y: burn::tensor::Tensor<B, 2>,
+    mut model: Mlp,
+    optim: &mut ModuleOptimizer,
+    x: burn::tensor::Tensor<2>,
+    y: burn::tensor::Tensor<2>,
 ) -> Report {
     let mut recorder = recorder;
     let grads =

@@ -1,6 +1,6 @@
 //! Quantized weights: what 16-, 8-, 4- and 2-bit weights save at inference.
 //!
-//! Question: how many bytes do a model's weights take in f16, bf16 and Burn 0.21's
+//! Question: how many bytes do a model's weights take in f16, bf16 and Burn 0.22's
 //! quantization schemes (8, 4 and 2-bit values, one scale per tensor or per block of 32), what
 //! does an inference pass then peak at, what does it cost in time, and how far does the output
 //! move from f32's?
@@ -25,11 +25,7 @@ use results::TechniqueId;
 use std::collections::BTreeMap;
 
 use burn::module::{Module, Quantizer};
-use burn::tensor::backend::{AutodiffBackend, Backend};
-use burn::tensor::ops::QuantizedTensor;
-use burn::tensor::quantization::{
-    Calibration, QTensorPrimitive, QuantLevel, QuantParam, QuantScheme, QuantValue,
-};
+use burn::tensor::quantization::{Calibration, QuantScheme, QuantValue, ScaleDtype};
 use burn::tensor::{Distribution, FloatDType, Tensor};
 use results::{
     Check, ComparisonSpec, DeviceKind, FloatStorage, Metric, PointResult, Profile, PutMetric,
@@ -42,6 +38,7 @@ use crate::harness::models::{training_mlp, MlpShape};
 use crate::harness::probe::{evaluation_passes, MemoryProbe};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::tensor::Device;
 
 results::metric_keys! {
     /// What quantized weights measure beyond the shared metrics.
@@ -214,20 +211,22 @@ impl WeightFormat {
         }
     }
 
-    /// The format's scheme on backend `B` (its own storage: Flex keeps one value per byte,
-    /// CubeCL packs values into u32 words), with f32 scales; `None` for a float format.
-    /// Burn's scheme of a quantized format (`None` for floats).
-    pub fn scheme<B: Backend>(self) -> Option<QuantScheme> {
+    /// The format's scheme on `device`, from the device's default (its own storage: Flex
+    /// keeps one value per byte, CubeCL packs values into u32 words), with f32 scales per
+    /// tensor or per block; `None` for a float format.
+    pub fn scheme(self, device: &Device) -> Option<QuantScheme> {
         let Self::Quantized { bits, block } = self else {
             return None;
         };
-        let level = block.map_or(QuantLevel::Tensor, |b| QuantLevel::block([b]));
-        Some(
-            <QuantizedTensor<B> as QTensorPrimitive>::default_scheme()
-                .with_value(bits.value())
-                .with_level(level)
-                .with_param(QuantParam::F32),
-        )
+        let scheme = device
+            .settings()
+            .quantization
+            .scheme
+            .with_value(bits.value());
+        Some(match block {
+            Some(b) => scheme.per_block([b], ScaleDtype::F32),
+            None => scheme.per_tensor(ScaleDtype::F32),
+        })
     }
 }
 
@@ -319,20 +318,20 @@ pub struct QuantPoint {
 impl OnBackend for QuantPoint {
     type Output = PointResult;
 
-    fn run<A: AutodiffBackend>(self, device: A::Device, probe: &dyn MemoryProbe) -> PointResult {
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
         // Inference: the inner backend throughout, no graph.
-        type B<A> = <A as AutodiffBackend>::InnerBackend;
+        let device = device.without_autodiff();
         let c = self.config;
-        let sync = || backend::sync::<A>(&device);
+        let sync = || backend::sync(&device);
         sync();
         let process_bytes = probe.read().in_use_bytes;
 
-        B::<A>::seed(&device, c.seed);
-        let model: Mlp<B<A>> = c.shape.init(&device);
+        device.seed(c.seed);
+        let model: Mlp = c.shape.init(&device);
         mlp::materialize(&model);
         sync();
         let f32_bytes = probe.read().in_use_bytes.saturating_sub(process_bytes);
-        let x = Tensor::<B<A>, 2>::random(
+        let x = Tensor::<2>::random(
             [c.batch, c.shape.width],
             Distribution::Normal(0.0, 1.0),
             &device,
@@ -349,7 +348,7 @@ impl OnBackend for QuantPoint {
         // The conversion, read as the change in live bytes across it.
         sync();
         let before = probe.read().in_use_bytes;
-        let model = convert(model, c.format);
+        let model = convert(model, c.format, &device);
         sync();
         let weight_bytes = (f32_bytes + probe.read().in_use_bytes).saturating_sub(before);
 
@@ -384,15 +383,12 @@ impl OnBackend for QuantPoint {
 
 /// The model with its weights in `format`: cast to a 16-bit float, or quantized with min-max
 /// calibration (every float parameter, biases included, as `quantize_weights` does).
-pub fn convert<B: Backend>(model: Mlp<B>, format: WeightFormat) -> Mlp<B> {
+pub fn convert(model: Mlp, format: WeightFormat, device: &Device) -> Mlp {
     if let Some(dtype) = format.cast_to() {
         return crate::harness::models::cast(model, dtype);
     }
-    match format.scheme::<B>() {
-        Some(scheme) => model.quantize_weights(&mut Quantizer {
-            calibration: Calibration::MinMax,
-            scheme,
-        }),
+    match format.scheme(device) {
+        Some(scheme) => model.quantize_weights(&mut Quantizer::new(Calibration::MinMax, scheme)),
         None => model,
     }
 }
@@ -405,10 +401,10 @@ pub fn output_check(reference: &[f32], candidate: &[f32]) -> Check {
 }
 
 /// A model's output as f32 values (16-bit outputs widen exactly).
-pub fn outputs<B: Backend>(y: Tensor<B, 2>) -> Vec<f32> {
+pub fn outputs(y: Tensor<2>) -> Vec<f32> {
     y.cast(FloatDType::F32)
         .into_data()
-        .to_vec::<f32>()
+        .try_to_vec::<f32>()
         .unwrap_or_default()
 }
 

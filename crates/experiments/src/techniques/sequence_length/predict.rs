@@ -1,7 +1,7 @@
 //! The byte model of a transformer block against sequence length: what burn-autodiff keeps for
 //! backward per token and layer, op by op, beside Korthikanti et al.'s published formula.
 //!
-//! Burn 0.21's autodiff has no layer-norm or softmax op: both are the backend's default
+//! Burn 0.22's autodiff has no layer-norm or softmax op: both are the backend's default
 //! decompositions into basic ops, each of which keeps what its own backward needs
 //! (`burn-backend` `layer_norm` and `softmax`; `burn-autodiff` `ops/tensor.rs`). Per block, in
 //! f32 values per token (`d` = d_model, `h` = heads, `s` = sequence length):
@@ -53,7 +53,7 @@ pub const FIRST_ATTENTION_VALUES_PER_HEAD: f64 = 2.0;
 
 pub use crate::estimate::ATTENTION_VALUES_PER_HEAD;
 
-/// Values per token and layer that a block's forward pass keeps for backward, in Burn 0.21
+/// Values per token and layer that a block's forward pass keeps for backward, in Burn 0.22
 /// (the shared rule of [`crate::estimate`]).
 pub fn burn_values_per_token_layer(shape: &TransformerShape) -> f64 {
     estimate::block_values_per_token(shape, Checkpointing::None)

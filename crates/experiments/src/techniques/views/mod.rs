@@ -16,7 +16,6 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
-use burn::tensor::backend::{AutodiffBackend, Backend};
 use burn::tensor::{s, Tensor};
 use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Metrics, PointResult, Profile, PutMetric};
@@ -28,6 +27,7 @@ use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::{measure_op, normal_inputs};
 use crate::technique::{Measurement, Planned, Row, Technique};
+use burn::tensor::Device;
 use snippet::{first_row_copy, first_row_view};
 
 results::metric_keys! {
@@ -158,10 +158,10 @@ impl Op {
     }
 
     /// Runs the operation. Operations that keep the parent return it beside the result.
-    fn apply<B: Backend>(self, x: Tensor<B, 2>) -> (Tensor<B, 2>, Option<Tensor<B, 2>>) {
+    fn apply(self, x: Tensor<2>) -> (Tensor<2>, Option<Tensor<2>>) {
         let [rows, cols] = x.dims();
         let device = x.device();
-        let keep = |y: Tensor<B, 2>, x: Tensor<B, 2>| (y, Some(x));
+        let keep = |y: Tensor<2>, x: Tensor<2>| (y, Some(x));
         match self {
             Op::SliceRows => keep(x.clone().slice(s![0..rows / 2]), x),
             Op::SliceColumns => keep(x.clone().slice([0..rows, 0..cols / 2]), x),
@@ -291,23 +291,23 @@ pub struct ViewPoint {
 impl OnBackend for ViewPoint {
     type Output = PointResult;
 
-    fn run<AB: AutodiffBackend>(self, device: AB::Device, probe: &dyn MemoryProbe) -> PointResult {
-        type B<AB> = <AB as AutodiffBackend>::InnerBackend;
+    fn run(self, device: Device, probe: &dyn MemoryProbe) -> PointResult {
+        let device = device.without_autodiff();
         let c = self.config;
-        let sync = || backend::sync::<AB>(&device);
-        B::<AB>::seed(&device, c.seed);
-        let input = normal_inputs::<B<AB>>(c.rows, c.cols, &device);
+        let sync = || backend::sync(&device);
+        device.seed(c.seed);
+        let input = normal_inputs(c.rows, c.cols, &device);
         let m = measure_op(probe, &sync, PHASE, self.repeats, c.rows, &input, |x| {
             c.op.apply(x)
         });
 
         let x = input();
-        let parent = x.to_data().to_vec::<f32>().unwrap_or_default();
+        let parent = x.to_data().try_to_vec::<f32>().unwrap_or_default();
         let output =
             c.op.apply(x)
                 .0
                 .into_data()
-                .to_vec::<f32>()
+                .try_to_vec::<f32>()
                 .unwrap_or_default();
         let check = Check::compare(
             "host-op-values",
