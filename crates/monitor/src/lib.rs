@@ -53,7 +53,7 @@ mod trace;
 use std::collections::VecDeque;
 use std::fmt::Write;
 
-pub use growth::{bytes, Growth, NEGLIGIBLE_BYTES_PER_STEP};
+pub use growth::{bytes, Growth, NEGLIGIBLE_BYTES_PER_STEP, SETTLING_SHARE};
 pub use probe::{MemoryReading, ReadMemory};
 
 /// The sync a [`StepMonitor`] of a Burn device needs: waits for `device`'s queued work, so

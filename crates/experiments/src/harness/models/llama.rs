@@ -321,20 +321,12 @@ impl LoraAdapter {
 }
 
 /// One block's key and value cache for generation: `[batch, kv_heads, tokens, head_dim]`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct KvCache {
     key: Option<Tensor<4>>,
     value: Option<Tensor<4>>,
 }
 
-impl Default for KvCache {
-    fn default() -> Self {
-        Self {
-            key: None,
-            value: None,
-        }
-    }
-}
 
 impl KvCache {
     /// The cache with `key` and `value` appended along the tokens; returns the whole of each.
