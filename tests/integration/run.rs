@@ -262,8 +262,9 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     // Tensor handles and bookkeeping: well under 1 KiB per operation.
     const HANDLES: f64 = 1024.0;
 
-    // quantization: every format's weights within 1% of the byte model, plus half a KiB of
-    // bookkeeping per tensor (seen: 446 B); 4-bit values take a
+    // quantization: every format's weights within 1% of the byte model, plus a KiB of
+    // bookkeeping per tensor (seen: 446 B on Burn 0.21, 902 B on 0.22.1, f32 and quantized
+    // alike: Flex's tensor layout on the heap); 4-bit values take a
     // byte each on Flex, as 8-bit ones; a quantized pass holds a layer's weight dequantized to
     // f32 on top of what the f32 pass holds.
     {
@@ -279,7 +280,7 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
             );
             let tensors = 2 * config.shape.depth;
             assert!(
-                (measured - predicted).abs() < 0.01 * predicted + 512.0 * tensors as f64,
+                (measured - predicted).abs() < 0.01 * predicted + 1024.0 * tensors as f64,
                 "{}: {measured} against {predicted}",
                 p.point.id
             );

@@ -165,10 +165,12 @@ pub fn summary(diff: &SetDiff) -> String {
     let changed = diff.changed().count();
     format!(
         "{} point(s) in both sets: {} changed (a status, or the bytes at a phase's peak by more \
-         than the autodiff graph's bookkeeping, 12 KiB + 0.1%), {} the same within it ({} of \
+         than the autodiff graph's bookkeeping, {} + {:.1}%), {} the same within it ({} of \
          them to the byte); {} added, {} removed.",
         diff.points.len(),
         changed,
+        format::bytes(results::diff::BOOKKEEPING_FIXED_BYTES as f64),
+        results::diff::BOOKKEEPING_PER_MILLE as f64 / 10.0,
         diff.points.len() - changed,
         diff.identical(),
         diff.added.len(),

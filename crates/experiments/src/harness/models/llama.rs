@@ -327,7 +327,6 @@ pub struct KvCache {
     value: Option<Tensor<4>>,
 }
 
-
 impl KvCache {
     /// The cache with `key` and `value` appended along the tokens; returns the whole of each.
     fn append(&mut self, key: Tensor<4>, value: Tensor<4>) -> (Tensor<4>, Tensor<4>) {
