@@ -28,5 +28,5 @@ if [ -f "$dir/criterion.tar.gz" ]; then
     tar -xzf "$dir/criterion.tar.gz" -C "$tmp"
     criterion=(--criterion "$tmp/criterion")
 fi
-target/release/workbench render --results site/data --baseline baselines/6be9503 --out site \
+target/release/workbench render --results site/data --baseline baselines/burn-0.21.0 --out site \
     "${criterion[@]}"

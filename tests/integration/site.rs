@@ -549,7 +549,7 @@ fn files_under(root: &std::path::Path) -> std::collections::BTreeMap<String, Vec
 }
 
 /// The committed guide is a pure render of its records: `workbench render` over `site/data`
-/// (the CPU's records and the device sets beside them), against `baselines/6be9503` where the
+/// (the CPU's records and the device sets beside them), against `baselines/burn-0.21.0` where the
 /// guide has its "Changes" page, gives every file of `site/` byte for byte, so a page, chart
 /// or record left stale by a change of wording or analysis fails here. The render runs in a
 /// folder laid out as the repository is (`baselines/` linked in, `--out site`), so that the
@@ -571,7 +571,7 @@ fn the_committed_site_is_a_render_of_its_records() {
             dir.path().join("baselines"),
         )
         .unwrap();
-        render.args(["--baseline", "baselines/6be9503"]);
+        render.args(["--baseline", "baselines/burn-0.21.0"]);
     }
     render.assert().success();
     let (committed, rendered) = (files_under(&site), files_under(&out));
@@ -585,7 +585,7 @@ fn the_committed_site_is_a_render_of_its_records() {
     assert!(
         only(&committed, &rendered).is_empty() && only(&rendered, &committed).is_empty(),
         "only in site/: {:?}; only in the render: {:?} (re-render: `workbench render \
-         --results site/data --baseline baselines/6be9503 --out site`)",
+         --results site/data --baseline baselines/burn-0.21.0 --out site`)",
         only(&committed, &rendered),
         only(&rendered, &committed)
     );
@@ -597,7 +597,7 @@ fn the_committed_site_is_a_render_of_its_records() {
     assert!(
         stale.is_empty(),
         "stale in site/ (re-render: `workbench render --results site/data --baseline \
-         baselines/6be9503 --out site`): {stale:?}"
+         baselines/burn-0.21.0 --out site`): {stale:?}"
     );
 }
 

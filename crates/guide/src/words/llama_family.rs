@@ -3,7 +3,7 @@
 
 use results::keys::llama_family::Key;
 
-use super::Said;
+use super::{signed_bytes, Said};
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     match key {
@@ -52,20 +52,43 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.name("phase"),
         ),
         Key::LoraComposedCost => format!(
-            "Burn's apply_lora against the workbench's adapters, rank {}{}, {} tokens: the \
-             forward pass kept {} more and the backward phase peaked {} higher; the {} adapted \
-             weights composed dense in f32 are {}: autodiff keeps the composed weight for the \
-             input's gradient and computes a gradient of the weight's shape before the factors' \
-             own. The step peaks at {} against {}.",
+            "Burn's apply_lora against the workbench's adapters, rank {}{}, {} tokens, {} \
+             block(s): Burn's form kept {} beside the workbench's ({}); the rule gives {}: \
+             Burn's form keeps each composed weight where the layer's input needs a gradient \
+             ({} of the {} adapted weights, every block's but the first: {}), the workbench's \
+             keeps x·A ({}). The backward peak differs by {}; the steps peak at {} and {}.",
             s.count("rank"),
             base_bits(s.count("bits")),
             s.count("tokens"),
-            s.bytes("kept"),
-            s.bytes("backward"),
+            s.count("blocks"),
+            signed_bytes(s.num("kept")),
+            match s.num("direction") {
+                d if d > 0.0 => "more".to_string(),
+                d if d < 0.0 => "less".to_string(),
+                _ => format!("the same within the run-to-run {}", s.bytes("tolerance")),
+            },
+            signed_bytes(s.num("predicted")),
+            s.count("tracked"),
             s.count("adapted"),
             s.bytes("composed"),
+            s.bytes("x_a"),
+            signed_bytes(s.num("backward")),
             s.bytes("burn_peak"),
             s.bytes("path_peak"),
+        ),
+        Key::LoraFormChoice => format!(
+            "Which form: for each adapted weight whose input needs a gradient (every block's \
+             but the first), Burn's apply_lora keeps the weight composed dense in f32 (at d_model \
+             {}: the query's {}, the value's {}); the workbench's adapters keep x·A instead, {} a \
+             token at rank {}. The adapters on the activation path are the lighter form below \
+             {} tokens a step; apply_lora is one call on any module and freezes \
+             every other parameter, norms included.",
+            s.count("d_model"),
+            s.bytes("query"),
+            s.bytes("value"),
+            s.bytes("per_token"),
+            s.count("rank"),
+            s.count("crossover"),
         ),
         Key::KvQuantity => format!(
             "key/value cache per generated token, {} key/value heads",

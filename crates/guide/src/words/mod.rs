@@ -184,7 +184,7 @@ fn change(before: f64, after: f64) -> String {
 }
 
 /// Bytes with their sign, `+` included (`+1.50 KiB`).
-fn signed_bytes(b: f64) -> String {
+pub(crate) fn signed_bytes(b: f64) -> String {
     let text = format::bytes(b);
     if b >= 0.0 {
         format!("+{text}")

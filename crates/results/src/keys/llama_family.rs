@@ -13,6 +13,7 @@ crate::word_keys! {
         AttentionStepSame = "attention-step-same",
         AttentionStepDiffers = "attention-step-differs",
         LoraComposedCost = "lora-composed-cost",
+        LoraFormChoice = "lora-form-choice",
         PrefillQuantity = "prefill-quantity",
         PrefillNote = "prefill-note",
         ChartAttention = "chart-attention",

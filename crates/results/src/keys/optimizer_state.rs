@@ -4,6 +4,7 @@ crate::word_keys! {
     /// What the optimizer state analysis says.
     pub enum Key {
         AccelerateClaim = "accelerate-claim",
+        AdafactorProjected = "adafactor-projected",
         AccelerateOurs = "accelerate-ours",
         AccelerateSource = "accelerate-source",
         Dampening = "dampening",

@@ -120,6 +120,15 @@ fn loras<'r, 'a>(rows: &'r [R<'a>]) -> Vec<(&'r R<'a>, LlamaShape)> {
         .collect()
 }
 
+/// The blocks of a cell's or a LoRA step's model.
+fn layers(r: &R<'_>) -> Option<usize> {
+    match r.config {
+        LlamaConfig::Cell(c) => c.train.shape.llama().map(|s| s.layers),
+        LlamaConfig::Lora(t) => t.shape.llama().map(|s| s.layers),
+        _ => None,
+    }
+}
+
 fn plain<'r, 'a>(rows: &'r [R<'a>]) -> Option<&'r R<'a>> {
     rows.iter()
         .find(|r| matches!(r.config, LlamaConfig::Cell(c) if c.fix == Fix::Plain))
@@ -158,8 +167,10 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
                 + metric(Metric::OptimizerStateBytes)
                 + metric(Metric::ActivationBytes);
             let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
-            let same_step =
-                plain.filter(|p| p.result.samples_per_step == r.result.samples_per_step);
+            let same_step = plain.filter(|p| {
+                p.result.samples_per_step == r.result.samples_per_step
+                    && layers(p) == Some(shape.layers)
+            });
             let text = Text::said(Key::LoraFinding)
                 .name("form", form_name(shape.lora_form))
                 .count("rank", shape.lora_rank.unwrap_or(0))
@@ -192,44 +203,102 @@ fn form_name(form: LoraForm) -> String {
     }
 }
 
-/// Each step of Burn's form against the workbench's at the same rank, base and size: what the
-/// forward pass kept and the backward phase's peak more, against the composed weights' bytes
-/// (each adapted weight `d_in x d_out` in f32): what `base + scale * (a @ b)` holds that the
-/// activation path never makes.
+/// Each step of Burn's form against the workbench's at the same rank, base, blocks and size:
+/// what the forward pass kept more, against the rule read from Burn's autodiff (`float_matmul`
+/// keeps its right operand only where its left one is tracked, its left one only where the
+/// right one is): Burn's form keeps each composed weight (`base + scale * (a @ b)`, `d_in x
+/// d_out` in f32) where the layer's input needs a gradient, every block's but the first; the
+/// workbench's keeps `x @ a`, rank values a token per adapted weight. Then which form to use.
 fn lora_form_findings(rows: &[R<'_>]) -> Vec<Text> {
     let all = loras(rows);
     let twin = |shape: &LlamaShape, units: u64| {
         all.iter().find(|(r, s)| {
             s.lora_form == LoraForm::ActivationPath
-                && (s.lora_rank, s.base_bits, s.seq)
-                    == (shape.lora_rank, shape.base_bits, shape.seq)
+                && (s.lora_rank, s.base_bits, s.seq, s.layers)
+                    == (shape.lora_rank, shape.base_bits, shape.seq, shape.layers)
                 && r.result.samples_per_step == units
         })
     };
-    all.iter()
+    let pairs: Vec<Text> = all
+        .iter()
         .filter(|(_, s)| s.lora_form == LoraForm::Composed)
         .filter_map(|(burn, shape)| {
             let (path, _) = twin(shape, burn.result.samples_per_step)?;
-            let backward = |r: &R<'_>| {
-                r.result
-                    .phase(results::Phase::Backward)
-                    .map_or(f64::NAN, |p| p.peak_bytes as f64)
-            };
-            let kept = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
-            Some(
-                Text::said(Key::LoraComposedCost)
-                    .count("rank", shape.lora_rank.unwrap_or(0))
-                    .count("bits", shape.base_bits.map_or(32, u64::from))
-                    .count("tokens", burn.result.samples_per_step)
-                    .count("adapted", 2 * shape.layers)
-                    .bytes("composed", composed_weight_bytes(shape))
-                    .bytes("kept", kept(burn) - kept(path))
-                    .bytes("backward", backward(burn) - backward(path))
-                    .bytes("burn_peak", peak(burn))
-                    .bytes("path_peak", peak(path)),
-            )
+            Some(form_finding(burn, path, shape))
         })
-        .collect()
+        .collect();
+    let choice = all
+        .iter()
+        .find(|(_, s)| s.lora_form == LoraForm::Composed && s.layers > 1)
+        .map(|(_, shape)| form_choice(shape));
+    pairs.into_iter().chain(choice).collect()
+}
+
+/// Burn's form `burn` against the workbench's `path` on `shape`: what the forward pass kept
+/// more (the rule and the measurement), the backward peak's difference and the two peaks.
+fn form_finding(burn: &R<'_>, path: &R<'_>, shape: &LlamaShape) -> Text {
+    let backward = |r: &R<'_>| {
+        r.result
+            .phase(results::Phase::Backward)
+            .map_or(f64::NAN, |p| p.peak_bytes as f64)
+    };
+    let kept = |r: &R<'_>| r.result.metric(Metric::ActivationBytes);
+    let kept_more = kept(burn) - kept(path);
+    let tolerance = results::diff::bookkeeping_tolerance_bytes(peak(burn) as u64) as f64;
+    let tracked = tracked_blocks(shape);
+    let tokens = burn.result.samples_per_step;
+    let x_a = tokens as f64 * shape.lora_rank.unwrap_or(0) as f64 * 4.0 * 2.0 * shape.layers as f64;
+    let composed = composed_weight_bytes(&tracked);
+    Text::said(Key::LoraComposedCost)
+        .count("rank", shape.lora_rank.unwrap_or(0))
+        .count("bits", shape.base_bits.map_or(32, u64::from))
+        .count("tokens", tokens)
+        .count("blocks", shape.layers)
+        .count("tracked", 2 * tracked.layers)
+        .count("adapted", 2 * shape.layers)
+        .bytes("composed", composed)
+        .bytes("x_a", x_a)
+        .bytes("predicted", composed - x_a)
+        .bytes("kept", kept_more)
+        .number("direction", direction(kept_more, tolerance))
+        .bytes("tolerance", tolerance)
+        .bytes("backward", backward(burn) - backward(path))
+        .bytes("burn_peak", peak(burn))
+        .bytes("path_peak", peak(path))
+}
+
+/// -1, 0 or 1: `bytes` below, within or above `tolerance` of nothing.
+fn direction(bytes: f64, tolerance: f64) -> f64 {
+    if bytes.abs() <= tolerance {
+        0.0
+    } else {
+        bytes.signum()
+    }
+}
+
+/// The blocks whose adapted layers take an input that needs a gradient: every block but the
+/// first, whose input comes from the frozen embedding and norm.
+fn tracked_blocks(shape: &LlamaShape) -> LlamaShape {
+    LlamaShape {
+        layers: shape.layers.saturating_sub(1),
+        ..*shape
+    }
+}
+
+/// Which form to use at `shape`'s width and rank: per adapted weight whose input needs a
+/// gradient, Burn's form keeps the composed weight, the workbench's `x @ a` per token; the
+/// workbench's is the lighter below `d_in x d_out / rank` tokens a step (the value
+/// projection's, the smaller).
+fn form_choice(shape: &LlamaShape) -> Text {
+    let (d, k) = (shape.d_model as f64, shape.kv_width() as f64);
+    let rank = shape.lora_rank.unwrap_or(1).max(1) as f64;
+    Text::said(Key::LoraFormChoice)
+        .count("rank", rank as u64)
+        .count("d_model", shape.d_model)
+        .bytes("query", d * d * 4.0)
+        .bytes("value", d * k * 4.0)
+        .bytes("per_token", rank * 4.0)
+        .count("crossover", (d * k / rank) as u64)
 }
 
 /// Bytes of the adapted weights composed dense in f32: per block the query's `d x d` and the

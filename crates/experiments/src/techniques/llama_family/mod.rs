@@ -203,8 +203,9 @@ fn lora(
 /// The LoRA steps: each form (the workbench's adapters on the activation path, Burn's
 /// `apply_lora` composing the weight) at ranks 8 and 64 on an f32 base and at rank 8 on an 8-
 /// and a 4-bit base (QLoRA), at the block's sequence; then rank 8 on f32 and 4-bit bases at
-/// four times the block's sequence (one sequence: twice the tokens), where the activations grow and the
-/// composed weights do not.
+/// four times the block's sequence (one sequence: twice the tokens), where the activations grow
+/// and the composed weights do not; then rank 8 on [`DEEP_LAYERS`] blocks, where the second
+/// block's adapted layers take an input that needs a gradient.
 fn loras(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
     let forms = [LoraForm::ActivationPath, LoraForm::Composed];
     let at_seq = forms.into_iter().flat_map(move |form| {
@@ -219,8 +220,22 @@ fn loras(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
     let longer = forms
         .into_iter()
         .flat_map(move |form| [None, Some(4)].map(|bits| lora(long, RANKS[0], form, bits, 1)));
-    at_seq.chain(longer)
+    let deep = LlamaShape {
+        layers: DEEP_LAYERS,
+        ..shape
+    };
+    let deeper = forms
+        .into_iter()
+        .filter(move |_| shape.layers < DEEP_LAYERS)
+        .map(move |form| lora(deep, RANKS[0], form, None, BATCH));
+    at_seq.chain(longer).chain(deeper)
 }
+
+/// Blocks of the LoRA forms' deeper cell. In one block the adapted layers' input comes from the
+/// frozen embedding and norm and needs no gradient, and Burn's autodiff matmul keeps its right
+/// operand (the composed weight) only for the left one's gradient: the composed form's cost
+/// shows from the second block on.
+pub const DEEP_LAYERS: usize = 2;
 
 /// The longer sequence of the LoRA forms: four times the block's.
 fn long_seq(shape: LlamaShape) -> usize {
@@ -290,7 +305,12 @@ fn lora_names(t: &TrainConfig) -> (String, String) {
             format!("LoRA, {form}, rank {rank}"),
         ),
     };
-    if t.batch == BATCH {
+    if shape.layers == DEEP_LAYERS {
+        (
+            format!("{id}-{DEEP_LAYERS}blocks"),
+            format!("{label}, {DEEP_LAYERS} blocks"),
+        )
+    } else if t.batch == BATCH {
         (id, label)
     } else {
         (

@@ -147,6 +147,39 @@ fn findings(set: &Set<'_, '_>, paired: &[PairedComparison]) -> Vec<Text> {
         .collect()
 }
 
+/// The presets Adafactor's saving is projected onto: GPT-2 small's widths and two Llama ones.
+const PROJECTED: [&str; 3] = ["gpt2-124m", "tinyllama-1.1b", "llama-2-7b"];
+
+/// Adafactor's state against Adam's at real widths, which this run does not train with either:
+/// projected by burn-optim's factored rule and labelled so, beside the rule's largest error
+/// where this page measured it (its MLP and transformer).
+fn adafactor_projections(set: &Set<'_, '_>) -> Vec<Text> {
+    let error_pct = set
+        .all()
+        .filter(|r| r.config.optimizer() == Optimizer::Adafactor)
+        .map(|r| {
+            let rule = predict::state_bytes(r.config.train.shape, Optimizer::Adafactor);
+            (r.result.metric(Metric::OptimizerStateBytes) / rule - 1.0) * 100.0
+        })
+        .max_by(|a, b| a.abs().total_cmp(&b.abs()));
+    let Some(error_pct) = error_pct else {
+        return Vec::new();
+    };
+    PROJECTED
+        .iter()
+        .filter_map(|id| crate::capacity::preset(id))
+        .map(|p| {
+            let state = |o: Optimizer| predict::state_bytes(p.shape, o);
+            Text::said(Key::AdafactorProjected)
+                .name("model", p.id)
+                .count("params", p.shape.trainable_params())
+                .bytes("adafactor", state(Optimizer::Adafactor))
+                .bytes("adam", state(Optimizer::Adam))
+                .number("error_pct", error_pct)
+        })
+        .collect()
+}
+
 /// Each row's state beside burn-optim's tensors.
 fn predictions(set: &Set<'_, '_>) -> Vec<Comparison<Text>> {
     set.all()
@@ -297,6 +330,7 @@ impl Analyse for OptimizerState {
             momentum,
         };
         let mut findings = findings(&set, paired);
+        findings.extend(adafactor_projections(&set));
         let mut charts = vec![
             state_chart(&set),
             peak_chart(&set),
