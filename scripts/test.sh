@@ -53,6 +53,13 @@ cargo test --workspace --features wgpu "$@"
 echo "== the monitor crate, packaged as crates.io would take it (cargo publish --dry-run)"
 # --allow-dirty: a working copy under edit packages too; CI's checkout is clean.
 cargo publish --dry-run -p burn-step-monitor --allow-dirty --quiet
+echo "== the monitor crate without its default feature: builds, and no Burn in its tree"
+cargo check -p burn-step-monitor --no-default-features --quiet
+if cargo tree -p burn-step-monitor --no-default-features -e normal --prefix none \
+    | grep -E '^burn(-[a-z0-9-]+)? v' | grep -v '^burn-step-monitor v'; then
+    echo "burn-step-monitor --no-default-features depends on Burn (above)"
+    exit 1
+fi
 
 echo "== benches: every benchmark once, quick sizes, CPU (cargo test --benches)"
 cargo test --workspace --features wgpu --benches

@@ -9,7 +9,7 @@
 //! Answer: a page a reader links from a pull request, or reads before upgrading Burn;
 //! `workbench diff` prints the same diff.
 
-use results::diff::{PointChange, SetDiff, SetSide};
+use results::diff::{PhaseChange, PointChange, SetDiff, SetSide};
 use results::format;
 use serde::Serialize;
 
@@ -93,11 +93,29 @@ fn side(s: &SetSide) -> SideWords {
     }
 }
 
-fn rows(p: &PointChange, upgrade: bool) -> Vec<ChangeRow> {
-    let reason = if upgrade {
-        crate::words::upgrade::reason(&p.at).unwrap_or_default()
-    } else {
-        String::new()
+/// Why a phase of `p` moved: the point's known reason, else on the CPU the share of the
+/// process's start-up bytes (`startup`, their change between the sets) in the phase's change.
+fn reason(p: &PointChange, ph: Option<&PhaseChange>, startup: Option<f64>) -> String {
+    if let Some(known) = crate::words::upgrade::reason(&p.at) {
+        return known;
+    }
+    match (ph, startup) {
+        (Some(ph), Some(startup)) if p.at.device == results::DeviceKind::Cpu && startup != 0.0 => {
+            let rest = ph.change_bytes() - startup;
+            let tolerance = results::diff::bookkeeping_tolerance_bytes(ph.new_bytes) as f64;
+            crate::words::upgrade::startup_share(startup, rest, tolerance)
+        }
+        _ => String::new(),
+    }
+}
+
+fn rows(p: &PointChange, upgrade: bool, startup: Option<f64>) -> Vec<ChangeRow> {
+    let reason_of = |ph: Option<&PhaseChange>| {
+        if upgrade {
+            reason(p, ph, startup)
+        } else {
+            String::new()
+        }
     };
     let row = |phase: String, old: String, new: String, change: String, rose: bool| ChangeRow {
         point: p.at.name(),
@@ -107,7 +125,7 @@ fn rows(p: &PointChange, upgrade: bool) -> Vec<ChangeRow> {
         new,
         change,
         rose,
-        reason: reason.clone(),
+        reason: String::new(),
         order: f64::INFINITY,
     };
     let mut rows = Vec::new();
@@ -119,7 +137,10 @@ fn rows(p: &PointChange, upgrade: bool) -> Vec<ChangeRow> {
             String::new(),
             false,
         );
-        rows.push(status);
+        rows.push(ChangeRow {
+            reason: reason_of(None),
+            ..status
+        });
     }
     for ph in p.phases.iter().filter(|ph| !ph.within_bookkeeping()) {
         let change = format!(
@@ -139,6 +160,7 @@ fn rows(p: &PointChange, upgrade: bool) -> Vec<ChangeRow> {
             ph.new_bytes > ph.old_bytes,
         );
         r.order = ph.change_pct().abs();
+        r.reason = reason_of(Some(ph));
         rows.push(r);
     }
     rows
@@ -160,10 +182,28 @@ fn signed(bytes: f64) -> String {
     }
 }
 
-/// How many points both sets hold, how many changed, how many are the same.
+/// The change of the CPU process's start-up bytes between the sets, where both measured them.
+fn startup_change(diff: &SetDiff) -> Option<f64> {
+    diff.cpu_startup_bytes
+        .map(|(old, new)| new as f64 - old as f64)
+}
+
+/// How many points both sets hold, how many changed, how many are the same; and the CPU
+/// process's start-up bytes in each set, where they moved.
 pub fn summary(diff: &SetDiff) -> String {
+    let startup = match diff.cpu_startup_bytes {
+        Some((old, new)) if old != new => format!(
+            " The CPU process held {} before any model in the baseline and {} here \
+             (process_baseline_bytes, the smallest over the points): every CPU peak counts \
+             them, so every CPU point moved by {} before anything of its own.",
+            format::bytes(old as f64),
+            format::bytes(new as f64),
+            signed(new as f64 - old as f64)
+        ),
+        _ => String::new(),
+    };
     let changed = diff.changed().count();
-    format!(
+    let counts = format!(
         "{} point(s) in both sets: {} changed (a status, or the bytes at a phase's peak by more \
          than the autodiff graph's bookkeeping, {} + {:.1}%), {} the same within it ({} of \
          them to the byte); {} added, {} removed.",
@@ -175,7 +215,8 @@ pub fn summary(diff: &SetDiff) -> String {
         diff.identical(),
         diff.added.len(),
         diff.removed.len()
-    )
+    );
+    counts + &startup
 }
 
 /// Points by device and experiment, each group in one line.
@@ -206,7 +247,7 @@ impl ChangesPage {
         let upgrade = upgrade(diff);
         let mut rows: Vec<ChangeRow> = diff
             .changed()
-            .flat_map(|p| rows(p, upgrade.is_some()))
+            .flat_map(|p| rows(p, upgrade.is_some(), startup_change(diff)))
             .collect();
         // The largest changes first, rises and falls alike (a stable sort keeps a point's
         // phases in order among equals).

@@ -172,6 +172,9 @@ pub struct SetDiff {
     pub added: Vec<PointRef>,
     /// Points only the old set holds.
     pub removed: Vec<PointRef>,
+    /// The bytes the CPU process held before any model, old and new, where both sets measured
+    /// it: every CPU peak counts them, so a change of the backend's start-up moves every point.
+    pub cpu_startup_bytes: Option<(u64, u64)>,
 }
 
 /// One entry of github-action-benchmark's `customSmallerIsBetter` input.
@@ -237,6 +240,20 @@ fn points(records: &[ExperimentRecord]) -> BTreeMap<PointRef, (&ExperimentRecord
         }
     }
     map
+}
+
+/// The bytes the CPU process held before any model: the smallest `process_baseline_bytes` over
+/// the set's CPU points (one process each, the same start-up).
+fn cpu_startup_bytes(records: &[ExperimentRecord]) -> Option<u64> {
+    records
+        .iter()
+        .filter(|r| r.device.kind == DeviceKind::Cpu)
+        .flat_map(|r| &r.points)
+        .filter_map(|p| p.result())
+        .map(|r| r.metric(crate::Metric::ProcessBaselineBytes))
+        .filter(|b| b.is_finite())
+        .map(|b| b as u64)
+        .min()
 }
 
 fn change(
@@ -308,6 +325,7 @@ impl SetDiff {
                 .filter(|k| !after.contains_key(*k))
                 .cloned()
                 .collect(),
+            cpu_startup_bytes: cpu_startup_bytes(old).zip(cpu_startup_bytes(new)),
         }
     }
 

@@ -1,8 +1,8 @@
 //! The words of optimizer state: the bytes each optimizer keeps per parameter, the proof that
 //! each trains, and the published per-parameter rules beside ours.
 
+use super::values_per_param;
 use super::Said;
-use super::{share, values_per_param};
 use results::keys::optimizer_state::Key;
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
@@ -44,14 +44,17 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         ),
         Key::AdafactorProjected => format!(
             "Adafactor at {} ({} parameters), projected, not measured: burn-optim's factored \
-             rule gives {} of state against Adam's {} ({} of it); the rule's largest error on \
-             this page's measured Adafactor steps is {}.",
+             rule gives {} of state against Adam's {} ({:.2}% of it). The rule counts values \
+             only: on this page's measured Adafactor step the state was {} off it ({} over {} \
+             state tensors, the backend's bookkeeping per tensor).",
             s.name("model"),
             s.count("params"),
             s.bytes("adafactor"),
             s.bytes("adam"),
-            share(s.num("adafactor"), s.num("adam")),
+            s.num("adafactor") / s.num("adam") * 100.0,
             results::format::pct(s.num("error_pct")),
+            super::signed_bytes(s.num("gap")),
+            s.count("tensors"),
         ),
         Key::Price => format!(
             "The price is training progress, not bytes: over the proof's {} steps from the same \

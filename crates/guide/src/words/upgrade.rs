@@ -18,9 +18,8 @@ const REASONS: &[Reason] = &[Reason {
     device: None,
     experiment: "llama-family",
     prefix: "qlora-",
-    words: "the workbench's code: Burn 0.21's autodiff refused a quantized base (a todo!()), so \
-            the point was Burn's refusal; on 0.22 the same LoRA step trains on the quantized \
-            base and is measured",
+    words: "Burn: 0.21's autodiff refused a quantized base (a todo!()), so the point was \
+            Burn's refusal; 0.22.1 trains the adapters over it, and the same step is measured",
 }];
 
 /// The reason `at` moved, where it is known.
@@ -33,4 +32,18 @@ pub fn reason(at: &PointRef) -> Option<String> {
                 && at.point.starts_with(r.prefix)
         })
         .map(|r| r.words.to_string())
+}
+
+/// The reason of a CPU phase whose change is (`rest` within `tolerance` of nothing) or holds
+/// the process's start-up change `startup`.
+pub fn startup_share(startup: f64, rest: f64, tolerance: f64) -> String {
+    let startup = super::signed_bytes(startup);
+    if rest.abs() <= tolerance {
+        format!("the CPU process's start-up alone ({startup} before any model)")
+    } else {
+        format!(
+            "{startup} of it the CPU process's start-up; the point's own: {}",
+            super::signed_bytes(rest)
+        )
+    }
 }

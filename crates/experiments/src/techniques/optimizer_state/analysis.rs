@@ -154,15 +154,21 @@ const PROJECTED: [&str; 3] = ["gpt2-124m", "tinyllama-1.1b", "llama-2-7b"];
 /// projected by burn-optim's factored rule and labelled so, beside the rule's largest error
 /// where this page measured it (its MLP and transformer).
 fn adafactor_projections(set: &Set<'_, '_>) -> Vec<Text> {
-    let error_pct = set
+    let worst = set
         .all()
         .filter(|r| r.config.optimizer() == Optimizer::Adafactor)
         .map(|r| {
-            let rule = predict::state_bytes(r.config.train.shape, Optimizer::Adafactor);
-            (r.result.metric(Metric::OptimizerStateBytes) / rule - 1.0) * 100.0
+            let shape = r.config.train.shape;
+            let rule = predict::state_bytes(shape, Optimizer::Adafactor);
+            let gap = r.result.metric(Metric::OptimizerStateBytes) - rule;
+            (
+                gap / rule * 100.0,
+                gap,
+                state_tensors(&shape.trainable_shapes()),
+            )
         })
-        .max_by(|a, b| a.abs().total_cmp(&b.abs()));
-    let Some(error_pct) = error_pct else {
+        .max_by(|a, b| a.0.abs().total_cmp(&b.0.abs()));
+    let Some((error_pct, gap, tensors)) = worst else {
         return Vec::new();
     };
     PROJECTED
@@ -176,8 +182,19 @@ fn adafactor_projections(set: &Set<'_, '_>) -> Vec<Text> {
                 .bytes("adafactor", state(Optimizer::Adafactor))
                 .bytes("adam", state(Optimizer::Adam))
                 .number("error_pct", error_pct)
+                .bytes("gap", gap)
+                .count("tensors", tensors)
         })
         .collect()
+}
+
+/// Adafactor's state tensors for parameters of `shapes`: a row and a column statistic for a
+/// matrix, one whole tensor for a vector.
+fn state_tensors(shapes: &[Vec<usize>]) -> u64 {
+    shapes
+        .iter()
+        .map(|dims| if dims.len() >= 2 { 2 } else { 1 })
+        .sum()
 }
 
 /// Each row's state beside burn-optim's tensors.
