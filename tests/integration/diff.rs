@@ -60,6 +60,15 @@ fn the_committed_set_against_itself_has_no_change_and_exits_0() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains(": 0 changed"), "{text}");
     assert!(text.contains("0 added, 0 removed"), "{text}");
+    assert!(text.contains("on the same CPU model"), "{text}");
+    // A set of several devices and machines (the 0.21 CPU, wgpu and CUDA sets) against itself
+    // is on the same machines too: decided point by point.
+    let several = repo().join("baselines/burn-0.21.0");
+    let out = diff(&[several.as_os_str(), several.as_os_str()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("on the same CPU model"), "{text}");
+    assert!(!text.contains("different machines"), "{text}");
 }
 
 #[test]
@@ -79,6 +88,10 @@ fn a_peak_raised_by_a_tenth_is_named_and_fails_above_5_percent() {
     let text = String::from_utf8(out.stdout).unwrap();
     let name = format!("cpu/batch-size/{id}");
     assert!(text.contains(&name) && text.contains("+10.0%"), "{text}");
+    // In units, as the Changes page prints it, and counted.
+    let line = text.lines().find(|l| l.contains(&name)).unwrap();
+    assert!(line.contains("MiB ->") || line.contains("KiB ->"), "{line}");
+    assert!(text.contains("1 phase peak(s) rose, 0 fell"), "{text}");
     let error = String::from_utf8(out.stderr).unwrap();
     assert_eq!(error.trim().lines().count(), 1, "{error}");
     assert!(

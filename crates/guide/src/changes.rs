@@ -9,6 +9,7 @@
 //! Answer: a page a reader links from a pull request, or reads before upgrading Burn;
 //! `workbench diff` prints the same diff.
 
+use crate::words::signed_bytes;
 use results::diff::{PhaseChange, PointChange, SetDiff, SetSide};
 use results::format;
 use serde::Serialize;
@@ -145,7 +146,7 @@ fn rows(p: &PointChange, upgrade: bool, startup: Option<f64>) -> Vec<ChangeRow> 
     for ph in p.phases.iter().filter(|ph| !ph.within_bookkeeping()) {
         let change = format!(
             "{} ({})",
-            signed(ph.change_bytes()),
+            signed_bytes(ph.change_bytes()),
             format::pct(ph.change_pct())
         );
         let (old, new) = (
@@ -174,14 +175,6 @@ fn upgrade(diff: &SetDiff) -> Option<String> {
     }
 }
 
-fn signed(bytes: f64) -> String {
-    if bytes > 0.0 {
-        format!("+{}", format::bytes(bytes))
-    } else {
-        format::bytes(bytes)
-    }
-}
-
 /// The change of the CPU process's start-up bytes between the sets, where both measured them.
 fn startup_change(diff: &SetDiff) -> Option<f64> {
     diff.cpu_startup_bytes
@@ -198,19 +191,32 @@ pub fn summary(diff: &SetDiff) -> String {
              them, so every CPU point moved by {} before anything of its own.",
             format::bytes(old as f64),
             format::bytes(new as f64),
-            signed(new as f64 - old as f64)
+            signed_bytes(new as f64 - old as f64)
         ),
         _ => String::new(),
     };
     let changed = diff.changed().count();
+    let moved = diff
+        .changed()
+        .flat_map(|p| &p.phases)
+        .filter(|ph| !ph.within_bookkeeping());
+    let (rose, fell) = moved.fold((0, 0), |(r, f), ph| {
+        if ph.new_bytes > ph.old_bytes {
+            (r + 1, f)
+        } else {
+            (r, f + 1)
+        }
+    });
     let counts = format!(
         "{} point(s) in both sets: {} changed (a status, or the bytes at a phase's peak by more \
-         than the autodiff graph's bookkeeping, {} + {:.1}%), {} the same within it ({} of \
-         them to the byte); {} added, {} removed.",
+         than the autodiff graph's bookkeeping, {} + {:.1}%; {} phase peak(s) rose, {} fell), \
+         {} the same within it ({} of them to the byte); {} added, {} removed.",
         diff.points.len(),
         changed,
         format::bytes(results::diff::BOOKKEEPING_FIXED_BYTES as f64),
         results::diff::BOOKKEEPING_PER_MILLE as f64 / 10.0,
+        rose,
+        fell,
         diff.points.len() - changed,
         diff.identical(),
         diff.added.len(),
@@ -227,17 +233,37 @@ pub fn groups(points: &[results::diff::PointRef]) -> Vec<String> {
         .collect()
 }
 
-/// Times: why they are or are not set side by side.
-pub fn times_words(diff: &SetDiff) -> &'static str {
+/// Times: why they are or are not set side by side, decided point by point.
+pub fn times_words(diff: &SetDiff) -> String {
+    let apart = "measured apart (minutes or days), not interleaved, so a difference between \
+                 them is not a comparison; this page compares bytes only.";
     if diff.same_machine {
-        "Both sets come from the same CPU model, cores, OS and device: their step times are in \
-         the records side by side, but they were measured apart (minutes or days), not \
-         interleaved, so a difference between them is not a comparison; this page compares \
-         bytes only."
-    } else {
+        format!(
+            "Both sets measured every point they share on the same CPU model, cores, OS and \
+             device: their step times are in the records side by side, but {apart}"
+        )
+    } else if diff.same_machine_points == 0 {
         "The sets come from different machines or devices: their times are not set side by \
          side at all; bytes are (on the CPU they repeat to the byte without an autodiff graph, \
          within its bookkeeping with one)."
+            .into()
+    } else {
+        format!(
+            "{} of the {} points both sets hold were measured on the same CPU model, cores, OS \
+             and device in both: their step times are side by side, {apart} The other points' \
+             times are not set side by side.",
+            diff.same_machine_points,
+            diff.points.len()
+        )
+    }
+}
+
+/// Where a row goes: status changes first, then rises, then falls.
+fn rank(row: &ChangeRow) -> u8 {
+    match (row.phase == "status", row.rose) {
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => 2,
     }
 }
 
@@ -249,9 +275,9 @@ impl ChangesPage {
             .changed()
             .flat_map(|p| rows(p, upgrade.is_some(), startup_change(diff)))
             .collect();
-        // The largest changes first, rises and falls alike (a stable sort keeps a point's
-        // phases in order among equals).
-        rows.sort_by(|a, b| b.order.total_cmp(&a.order));
+        // A reader deciding to upgrade looks for what rose: status changes, then rises, then
+        // falls, each the largest first (a stable sort keeps a point's phases in order).
+        rows.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.order.total_cmp(&a.order)));
         Self {
             title: match &upgrade {
                 Some(versions) => format!("What the upgrade from Burn {versions} changed"),
@@ -261,7 +287,7 @@ impl ChangesPage {
             old: side(&diff.old),
             new: side(&diff.new),
             summary: summary(diff),
-            times: times_words(diff).into(),
+            times: times_words(diff),
             rows,
             added: groups(&diff.added),
             removed: groups(&diff.removed),

@@ -162,8 +162,9 @@ impl HtmlRenderer {
 
     /// Renders the "Changes" page to a string (the context must hold it).
     pub fn changes_html(&self, context: &SiteContext) -> Result<String, RenderError> {
+        let title = context.changes.as_ref().map(|c| c.title.as_str());
         Ok(with_terms(environment().get_template("changes.html")?.render(
-            minijinja::context! { site => context, changes => &context.changes, runs_page => true, page_title => "Changes against a baseline" },
+            minijinja::context! { site => context, changes => &context.changes, runs_page => true, page_title => title.unwrap_or("Changes against a baseline") },
         )?))
     }
 

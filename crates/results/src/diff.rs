@@ -133,6 +133,8 @@ pub struct PointChange {
     pub phases: Vec<PhaseChange>,
     /// Median step time in each set, where both sets come from one machine (unpaired).
     pub step_s: Option<(f64, f64)>,
+    /// Whether both records of the point come from one machine and device.
+    pub same_machine: bool,
 }
 
 impl PointChange {
@@ -163,9 +165,13 @@ pub struct SetDiff {
     pub old: SetSide,
     /// The set compared with it.
     pub new: SetSide,
-    /// Whether both come from one machine and device, so that their times may be set side by
-    /// side (still unpaired: measured apart).
+    /// Whether every point both sets hold was measured on one machine and device in both, so
+    /// that their times may be set side by side (still unpaired: measured apart). Decided point
+    /// by point: a set of several devices (the CPU's here, CUDA's on a lent GPU) compared with
+    /// itself is on the same machines.
     pub same_machine: bool,
+    /// How many of `points` were measured on one machine and device in both sets.
+    pub same_machine_points: usize,
     /// Points both hold, in device, experiment and point order.
     pub points: Vec<PointChange>,
     /// Points only the new set holds.
@@ -260,8 +266,8 @@ fn change(
     at: PointRef,
     old: (&ExperimentRecord, usize),
     new: (&ExperimentRecord, usize),
-    same_machine: bool,
 ) -> PointChange {
+    let same_machine = machine(old.0) == machine(new.0) && device(old.0) == device(new.0);
     let (o, n) = (&old.0.points[old.1], &new.0.points[new.1]);
     let (or, nr) = (o.result(), n.result());
     let phases = match (or, nr) {
@@ -290,6 +296,7 @@ fn change(
         new_status: n.outcome.status().into(),
         phases,
         step_s,
+        same_machine,
     }
 }
 
@@ -302,18 +309,17 @@ impl SetDiff {
         new: &[ExperimentRecord],
     ) -> Self {
         let (old_side, new_side) = (SetSide::of(old_dir, old), SetSide::of(new_dir, new));
-        let same_machine = old_side.machines.len() == 1
-            && old_side.machines == new_side.machines
-            && old_side.devices == new_side.devices;
         let (before, after) = (points(old), points(new));
-        let points = after
+        let points: Vec<PointChange> = after
             .iter()
-            .filter_map(|(at, &n)| Some(change(at.clone(), *before.get(at)?, n, same_machine)))
+            .filter_map(|(at, &n)| Some(change(at.clone(), *before.get(at)?, n)))
             .collect();
+        let same_machine_points = points.iter().filter(|p| p.same_machine).count();
         Self {
             old: old_side,
             new: new_side,
-            same_machine,
+            same_machine: !points.is_empty() && same_machine_points == points.len(),
+            same_machine_points,
             points,
             added: after
                 .keys()

@@ -111,31 +111,23 @@ pub fn text(diff: &SetDiff) -> String {
     side(&mut out, "new", &diff.new);
     let _ = writeln!(out, "{}", guide::changes::summary(diff));
     let _ = writeln!(out, "{}", guide::changes::times_words(diff));
+    // The page's rows, in the page's order and units: one table, read by both.
+    for r in guide::changes::ChangesPage::of(diff).rows {
+        let _ = writeln!(
+            out,
+            "  {} {}: {} -> {} {}",
+            r.point, r.phase, r.old, r.new, r.change
+        );
+        if !r.reason.is_empty() {
+            let _ = writeln!(out, "    why: {}", r.reason);
+        }
+    }
     for p in diff.changed() {
-        if p.old_status != p.new_status {
-            let _ = writeln!(
-                out,
-                "  {}: {} -> {}",
-                p.at.name(),
-                p.old_status,
-                p.new_status
-            );
-        }
-        for ph in p.phases.iter().filter(|ph| !ph.within_bookkeeping()) {
-            let _ = writeln!(
-                out,
-                "  {} {}: {} -> {} ({})",
-                p.at.name(),
-                ph.phase,
-                ph.old_bytes,
-                ph.new_bytes,
-                format::pct(ph.change_pct())
-            );
-        }
         if let Some((old_s, new_s)) = p.step_s {
             let _ = writeln!(
                 out,
-                "    step (unpaired, measured apart): {} -> {}",
+                "  {} step (unpaired, measured apart): {} -> {}",
+                p.at.name(),
                 format::seconds(old_s),
                 format::seconds(new_s)
             );

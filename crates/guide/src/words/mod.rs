@@ -186,7 +186,8 @@ fn change(before: f64, after: f64) -> String {
 /// Bytes with their sign, `+` included (`+1.50 KiB`).
 pub(crate) fn signed_bytes(b: f64) -> String {
     let text = format::bytes(b);
-    if b >= 0.0 {
+    // Zero carries no sign: "+0 B" reads as a rise.
+    if b > 0.0 {
         format!("+{text}")
     } else {
         text
