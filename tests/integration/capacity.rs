@@ -234,11 +234,16 @@ fn the_fine_tuning_reader_gets_each_way_on_their_card_first() {
     ]);
     let first: Vec<&str> = text.lines().take(5).collect();
     assert!(
-        first[0].starts_with("tinyllama-1.1b + LoRA rank 16 on a 22.35 GiB card"),
+        first[0]
+            .starts_with("--card 24GB: the guide's 24 GB card (RTX 4090, RTX 3090), 24,564 MiB"),
         "{text}"
     );
     assert!(
-        first[1].contains("plain") && first[1].contains("the largest batch is"),
+        first[1].starts_with("tinyllama-1.1b + LoRA rank 16 on a 23.99 GiB card"),
+        "{text}"
+    );
+    assert!(
+        first[2].contains("plain") && first[2].contains("the largest batch is"),
         "{text}"
     );
     // LoRA trains only the adapters: 22 blocks x 16 x (3 x 2048 + 256) parameters.
@@ -257,7 +262,7 @@ fn the_fine_tuning_reader_gets_each_way_on_their_card_first() {
     let full = text_of(&["estimate", "--preset", "tinyllama-1.1b", "--card", "24GB"]);
     assert!(full
         .lines()
-        .nth(1)
+        .nth(2)
         .unwrap()
         .contains("does not fit: one sequence peaks at"));
     let err = one_line_error(
@@ -282,9 +287,9 @@ fn the_inference_reader_gets_7b_at_16_8_and_4_bits_on_a_12_gb_card() {
         "--card",
         "12GB",
     ]);
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<&str> = text.lines().skip(1).collect();
     assert!(
-        lines[0].starts_with("llama-2-7b inference on a 11.18 GiB card"),
+        lines[0].starts_with("llama-2-7b inference on a 12.00 GiB card"),
         "{text}"
     );
     assert!(
@@ -293,6 +298,19 @@ fn the_inference_reader_gets_7b_at_16_8_and_4_bits_on_a_12_gb_card() {
     );
     assert!(lines[2].contains("8-bit weights: fits"), "{text}");
     assert!(lines[3].contains("4-bit weights: fits"), "{text}");
+    // A size that is no box's is taken as written, and the first line says so.
+    let written = text_of(&[
+        "estimate",
+        "--preset",
+        "llama-2-7b",
+        "--inference",
+        "--card",
+        "11000MiB",
+    ]);
+    assert!(
+        written.starts_with("--card 11000MiB: taken as written"),
+        "{written}"
+    );
     // The cache: 32 blocks x 2 x 4,096 values x 2 bytes x 2,048 tokens = 1 GiB.
     let a = json_of(&[
         "estimate",
@@ -396,4 +414,64 @@ fn fit_runs_the_reader_s_own_shape() {
     assert_eq!(r["model"]["tied_head"], true, "{r}");
     let found = r["found_batch"].as_u64().expect("a batch fits 24 MiB");
     assert_eq!(r["next_fails_at"].as_u64(), Some(found + 1));
+}
+
+/// The README's two reader commands, run as written, print What fits' figures: one card, one
+/// usable size, one answer per way (What fits renders `capacity::tables().readers`).
+#[test]
+fn the_readme_reader_commands_print_what_fits_figures() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    // The README wraps its lines: compare words.
+    let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    let command = |text: &str| -> Vec<String> {
+        assert!(readme.contains(text), "the README no longer runs `{text}`");
+        text.split_whitespace().skip(1).map(String::from).collect()
+    };
+    let readers = experiments::capacity::tables().readers;
+
+    let mut infer = command("workbench estimate --preset llama-2-7b --inference --card 12GB");
+    let first = text_of(&infer.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        first.starts_with("--card 12GB: the guide's 12 GB card"),
+        "{first}"
+    );
+    infer.push("--json".into());
+    let a = json_of(&infer.iter().map(String::as_str).collect::<Vec<_>>());
+    let rows = a["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), readers.inference.len());
+    for (cli, page) in rows.iter().zip(&readers.inference) {
+        assert_eq!(cli["weight_bits"].as_u64(), Some(page.weight_bits as u64));
+        assert_eq!(
+            cli["card_bytes"].as_f64(),
+            Some(readers.inference_card.bytes())
+        );
+        assert_eq!(cli["usable_bytes"].as_f64(), Some(page.usable_bytes));
+        assert_eq!(cli["peak_bytes"].as_f64(), Some(page.peak_bytes));
+        assert_eq!(cli["longest_context"].as_u64(), page.longest_context);
+    }
+
+    let tune = command(
+        "workbench estimate --preset tinyllama-1.1b --lora-rank 16 --precision bf16 --card 24GB",
+    );
+    let text = text_of(&tune.iter().map(String::as_str).collect::<Vec<_>>());
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("checkpointing "))
+        .unwrap_or_else(|| panic!("no checkpointing line:\n{text}"));
+    let page = readers
+        .fine_tune
+        .iter()
+        .find(|r| r.way == "LoRA rank 16, bf16, checkpointing")
+        .expect("What fits' LoRA bf16 row");
+    let batch = page.largest_batch.expect("What fits says it fits");
+    assert!(
+        line.ends_with(&format!("the largest batch is {batch}")),
+        "CLI `{line}` against What fits' {batch}"
+    );
+    assert!(
+        text.contains(&results::format::bytes(page.usable_bytes)),
+        "What fits' usable {} not in:\n{text}",
+        results::format::bytes(page.usable_bytes)
+    );
 }

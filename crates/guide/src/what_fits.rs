@@ -416,7 +416,7 @@ impl WhatFits {
                     claim: crate::claims::card(&c.name),
                 })
                 .collect(),
-            card_source: card_source(tables),
+            card_source: card_source(),
             many_cards: tables.many_cards.name.clone(),
             shardings: tables.shardings.clone(),
             sharding_source: SHARDING_SOURCE.into(),
@@ -534,18 +534,20 @@ impl WhatFits {
 }
 
 /// Where each card's figure comes from, in a sentence.
-fn card_source(tables: &EstimatorTables) -> String {
+fn card_source() -> String {
     format!(
         "Each card is the memory its driver reports (nvidia-smi's memory.total, as public logs \
-         of each card print it): {}.",
-        tables
-            .cards
+         of each card print it; where cards of one size differ, the smaller): {}. `workbench \
+         estimate --card` reads a size printed on the box (12GB) as that card, and any other \
+         size as written.",
+        results::cards::ALL
             .iter()
             .map(|c| format!(
-                "{}, {} MiB ({})",
+                "{} ({}), {} MiB ({})",
+                c.class,
                 c.models,
                 format::thousands(c.reported_mib),
-                format::bytes(c.bytes)
+                format::bytes(c.bytes())
             ))
             .collect::<Vec<_>>()
             .join("; ")

@@ -294,8 +294,9 @@ pub struct EstimateArgs {
     /// The step's precision, optimizer and micro-batches.
     #[command(flatten)]
     pub step: StepArgs,
-    /// A card's memory (24GB, 12GiB, bytes): the first lines answer for it; without it, the
-    /// common cards.
+    /// A card's memory: a size printed on the box (8GB to 141GB) is that card as its driver
+    /// reports it; any other (12GiB, 12e9 bytes) is taken as written. The first lines answer
+    /// for it; without it, the common cards.
     #[arg(long)]
     pub card: Option<String>,
     /// Generation instead of training: the weights at 16, 8 and 4 bits, the key/value cache
@@ -314,13 +315,51 @@ pub struct EstimateArgs {
     pub json: bool,
 }
 
+/// A `--card` as read: its bytes, and the line that says how it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CardRead {
+    /// The card's bytes.
+    pub bytes: u64,
+    /// How the text was read, the answer's first line.
+    pub how: String,
+}
+
+impl CardRead {
+    /// `text` read as a card: a size on the box names the guide's card of that class (one
+    /// definition, [`results::cards`]), so that the CLI and What fits answer for the same
+    /// bytes; any other size is taken as written.
+    pub fn of(text: &str) -> Result<Self, BadInput> {
+        if let Some(c) = results::cards::on_the_box(text) {
+            return Ok(Self {
+                bytes: c.bytes() as u64,
+                how: format!(
+                    "--card {text}: the guide's {} card ({}), {} MiB as nvidia-smi reports it ({})",
+                    c.class,
+                    c.models,
+                    format::thousands(c.reported_mib),
+                    format::bytes(c.bytes())
+                ),
+            });
+        }
+        let bytes = parse_bytes("card", text)?;
+        let known: Vec<&str> = results::cards::ALL.iter().map(|c| c.class).collect();
+        Ok(Self {
+            bytes,
+            how: format!(
+                "--card {text}: taken as written, {} bytes ({}); the sizes printed on a box \
+                 ({}) read as those cards",
+                format::thousands(bytes),
+                format::bytes(bytes as f64),
+                known.join(", ")
+            ),
+        })
+    }
+}
+
 impl EstimateArgs {
-    /// `--card`'s bytes, where given.
-    pub fn card_bytes(&self) -> Result<Option<u64>, BadInput> {
-        self.card
-            .as_deref()
-            .map(|c| parse_bytes("card", c))
-            .transpose()
+    /// `--card` as read, where given.
+    pub fn card(&self) -> Result<Option<CardRead>, BadInput> {
+        self.card.as_deref().map(CardRead::of).transpose()
     }
 
     /// The estimate these options ask for.
@@ -348,13 +387,13 @@ impl EstimateArgs {
 
 /// Runs `workbench estimate`.
 pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
-    let card = args.card_bytes()?;
+    let card = args.card()?;
     let e = args.estimate()?;
     let text = if args.json {
         serde_json::to_string_pretty(&e)? + "\n"
     } else {
         match card {
-            Some(bytes) => card_answer(&e, bytes as f64) + "\n" + &table(&e),
+            Some(c) => c.how + "\n" + &card_answer(&e, c.bytes as f64) + "\n" + &table(&e),
             None => table(&e),
         }
     };

@@ -196,11 +196,12 @@ pub fn text(a: &InferenceAnswer) -> String {
 
 /// Runs `workbench estimate --inference`.
 pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
-    let a = answer(args, args.card_bytes()?)?;
+    let card = args.card()?;
+    let a = answer(args, card.as_ref().map(|c| c.bytes))?;
     let out = if args.json {
         serde_json::to_string_pretty(&a)? + "\n"
     } else {
-        text(&a)
+        card.map(|c| c.how + "\n").unwrap_or_default() + &text(&a)
     };
     emit(&out)
 }
