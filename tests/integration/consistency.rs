@@ -297,7 +297,7 @@ fn contradiction_problems(index: &str, fixes: &[&str]) -> Vec<String> {
             continue;
         };
         let (_, labelled, words) = &order[at];
-        if !labelled || !words.contains("contradicted on ") {
+        if !labelled || !words.contains("contradicted (") {
             problems.push(format!(
                 "{fix}'s row does not say its rule is contradicted: {words}"
             ));
@@ -436,7 +436,7 @@ fn a_contradicted_rule_is_labelled_in_its_row_and_ranked_below_the_rest() {
     );
 
     // The same page without the label, and with the row ranked first: both found.
-    let unlabelled = index.replace("contradicted on ", "measured on ");
+    let unlabelled = index.replace("contradicted (", "measured (");
     assert!(!contradiction_problems(&unlabelled, &[Fix::MixedBf16.id()]).is_empty());
     let first = Regex::new(r#"(?s)(<tr data-fix="mixed-bf16") class="off">(.*?)</tr>"#)
         .unwrap()

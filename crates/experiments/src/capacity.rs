@@ -860,6 +860,7 @@ fn readers() -> results::capacity::ReaderTables {
                 one_sequence_bytes: a.smallest_peak_bytes,
                 largest_batch: a.largest_batch,
                 longest_seq: longest_seq(plan, a.usable_bytes),
+                bf16_storage: plan.precision == Precision::Bf16,
             }
         })
         .collect();

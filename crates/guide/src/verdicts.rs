@@ -192,6 +192,27 @@ impl SiteVerdicts {
         )
     }
 
+    /// "its check failed on cpu: loss curve within f32's drift", over every device where a
+    /// check of `fix` failed: the words a recommendation of `fix` carries beside it.
+    pub fn failure(&self, fix: Fix) -> Option<String> {
+        let each: Vec<String> = self
+            .by_device
+            .keys()
+            .filter_map(|&d| {
+                let v = self.of(fix, d).filter(|v| v.failed)?;
+                let mut names: Vec<&str> = v
+                    .checks
+                    .iter()
+                    .filter(|c| !c.passed)
+                    .map(|c| c.short.as_str())
+                    .collect();
+                names.dedup();
+                Some(format!("on {}: {}", d.name(), names.join("; ")))
+            })
+            .collect();
+        (!each.is_empty()).then(|| format!("its check failed {}", each.join("; ")))
+    }
+
     /// Whether `technique`'s page made any check of `fix` (a test's guard).
     pub fn made_by(&self, fix: Fix, device: DeviceKind, technique: TechniqueId) -> bool {
         self.by_device

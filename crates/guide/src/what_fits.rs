@@ -4,7 +4,10 @@
 
 use results::capacity::{AnalysedCapacity, EstimatorTables, FitModel, MeasuredFit};
 use results::format;
+use results::Fix;
 use serde::Serialize;
+
+use crate::verdicts::SiteVerdicts;
 
 /// The page's file name.
 pub const HREF: &str = "what-fits.html";
@@ -80,10 +83,25 @@ pub struct ReaderRow {
     pub why: String,
     /// How far it stretches (the longest sequence or context).
     pub stretch: String,
+    /// The failed check of the technique it rests on, where one failed (bf16 storage, 8- or
+    /// 4-bit weights), carried where the answer recommends it.
+    pub warning: String,
+}
+
+/// The fix whose checks measure weights stored at `bits`.
+fn weights_fix(bits: u32) -> Option<Fix> {
+    match bits {
+        8 => Some(Fix::InferInt8),
+        4 => Some(Fix::InferInt4),
+        _ => None,
+    }
 }
 
 /// The readers' rows from the estimator's tables.
-fn readers(r: &results::capacity::ReaderTables) -> ReadersView {
+fn readers(r: &results::capacity::ReaderTables, verdicts: &SiteVerdicts) -> ReadersView {
+    let bf16 = verdicts
+        .failure(Fix::Bf16Storage)
+        .map(|f| format!("bf16 storage: {f}"));
     let tokens = |n: Option<u64>| {
         n.map_or_else(
             || "not one token".into(),
@@ -115,6 +133,7 @@ fn readers(r: &results::capacity::ReaderTables) -> ReadersView {
                 )
             },
             stretch: tokens(f.longest_seq),
+            warning: bf16.clone().filter(|_| f.bf16_storage).unwrap_or_default(),
         })
         .collect();
     let inference = r
@@ -144,6 +163,12 @@ fn readers(r: &results::capacity::ReaderTables) -> ReadersView {
                 format::bytes(i.kv_cache_bytes)
             ),
             stretch: tokens(i.longest_context),
+            warning: weights_fix(i.weight_bits)
+                .and_then(|fix| {
+                    let f = verdicts.failure(fix)?;
+                    Some(format!("{}-bit weights: {f}", i.weight_bits))
+                })
+                .unwrap_or_default(),
         })
         .collect();
     ReadersView {
@@ -400,8 +425,8 @@ fn fit_view(f: &MeasuredFit) -> FitView {
 }
 
 impl WhatFits {
-    /// The page of `capacity`.
-    pub fn new(capacity: &AnalysedCapacity) -> Self {
+    /// The page of `capacity`; `verdicts` for the failed checks its answers carry.
+    pub fn new(capacity: &AnalysedCapacity, verdicts: &SiteVerdicts) -> Self {
         let (record, tables) = (&capacity.record, &capacity.tables);
         let p = &record.provenance;
         Self {
@@ -457,7 +482,7 @@ impl WhatFits {
                 })
                 .collect(),
             decisions: decisions(tables),
-            readers: readers(&tables.readers),
+            readers: readers(&tables.readers, verdicts),
             fits: record.fits.iter().map(fit_view).collect(),
             fits_note: fits_note(capacity),
             per_param: PerParam {

@@ -133,6 +133,9 @@ pub struct WorkloadTable {
     pub order: Vec<String>,
     /// The same cells measured on other devices, one line each.
     pub elsewhere: Vec<String>,
+    /// What the triage sends a reader to when the fixed part alone is over the card, each
+    /// fix with its failed check where it has one.
+    pub fixed_part_fixes: String,
 }
 
 fn href(fix: Fix) -> Option<String> {
@@ -219,15 +222,21 @@ pub fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> S
     }
 }
 
-/// Why a contradiction holds, in a clause; `gpu` says whether a GPU's set checked the rule.
-fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu: bool) -> String {
-    let cause = match c {
+fn cause_words(c: Contradiction) -> &'static str {
+    match c {
         Contradiction::Bf16MatmulViaF32 => "Flex multiplies bf16 in f32 buffers",
         Contradiction::Unexplained => "no cause traced",
-    };
+    }
+}
+
+/// Why a contradiction holds, in a clause, with the tolerance that decides it; `gpu` says
+/// whether a GPU's set checked the rule.
+fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu: bool) -> String {
+    let cause = cause_words(c);
     format!(
-        "contradicted on {} at sequence {}, batch {} (activations {:.0}%): rule {}, measured {} \
-         ({cause}); projected for a GPU: {projected}, {}",
+        "contradicted ({}) on {} at sequence {}, batch {} (activations {:.0}%): rule {}, \
+         measured {} ({cause}); projected for a GPU: {projected}, {}",
+        RuleCheck::TOLERANCE_WORDS,
         rule.device.name(),
         rule.seq,
         rule.batch,
@@ -239,6 +248,22 @@ fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu:
         } else {
             "not measured"
         }
+    )
+}
+
+/// A rule contradicted outside the regime, said beside the regime's figures without labelling
+/// the row: the measurement, its regime and the cause.
+fn outside_words(rule: &RuleCheck) -> String {
+    format!(
+        "; outside the regime ({} at sequence {}, activations {:.0}%): {} against the rule's \
+         {}, {} there ({})",
+        rule.device.name(),
+        rule.seq,
+        rule.activation_share_pct,
+        format::pct(rule.measured_change_pct),
+        format::pct(rule.predicted_change_pct),
+        RuleCheck::TOLERANCE_WORDS,
+        rule.contradiction.map_or("", cause_words)
     )
 }
 
@@ -278,6 +303,33 @@ fn rules<'a>(tables: &'a [(&'a Analysed, &'a FixTable)], fix: Fix) -> Vec<&'a Ru
         .collect()
 }
 
+/// "check failed: ..." with the failed checks' names alone, where `v` failed (their page and
+/// point are in the measured table's verdict and the row's tooltip).
+fn failed_words(v: &VerdictView) -> Option<String> {
+    if !v.failed {
+        return None;
+    }
+    let mut failed: Vec<&str> = v
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.short.as_str())
+        .collect();
+    failed.dedup();
+    Some(format!("check failed: {}", failed.join("; ")))
+}
+
+/// The fixes for a fixed part over the card, the triage's second answer: bf16 storage carries
+/// its failed check where it has one, so that no page recommends it without the failure.
+fn fixed_part_fixes(verdicts: &SiteVerdicts) -> String {
+    let bf16 = fix_name(Fix::Bf16Storage);
+    let bf16 = match verdicts.failure(Fix::Bf16Storage) {
+        Some(failed) => format!("{bf16} ({failed})"),
+        None => bf16.to_string(),
+    };
+    format!("a lighter optimizer, more cards, or {bf16}")
+}
+
 /// The order's rows: plain first (unranked), then every fix, ranked.
 fn projected_rows(
     projection: &Projection,
@@ -311,7 +363,12 @@ fn projected_rows(
     };
     let row = |rank: Option<usize>, c: &ProjectedCell| {
         let all = rules(tables, c.fix);
-        let (measured, error) = measured_words(&all);
+        let (mut measured, error) = measured_words(&all);
+        if c.contradiction().is_none() {
+            if let Some(outside) = c.contradicted_outside.as_ref() {
+                measured.push_str(&outside_words(outside));
+            }
+        }
         let change = match (rank, plain) {
             (Some(_), Some(p)) => {
                 format::pct((c.predicted_bytes - p.predicted_bytes) / p.predicted_bytes * 100.0)
@@ -321,17 +378,8 @@ fn projected_rows(
         let gpu = all.iter().any(|r| r.device == DeviceKind::Cuda);
         let mut warnings = Vec::new();
         let verdict = verdicts.of(c.fix, device);
-        if let Some(v) = verdict.as_ref().filter(|v| v.failed) {
-            // The check's name alone on the landing page (its page and point are in the
-            // measured table's verdict below and in the row's tooltip).
-            let mut failed: Vec<&str> = v
-                .checks
-                .iter()
-                .filter(|c| !c.passed)
-                .map(|c| c.short.as_str())
-                .collect();
-            failed.dedup();
-            warnings.push(format!("check failed: {}", failed.join("; ")));
+        if let Some(failed) = verdict.as_ref().and_then(failed_words) {
+            warnings.push(failed);
         }
         if let Some(r) = contradicted(c) {
             let cause = r.contradiction.expect("a contradicted rule has a cause");
@@ -367,8 +415,9 @@ fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
         .iter()
         .filter_map(|(r, t)| {
             let rule = t.projection.as_ref()?.cells.iter().find_map(|c| c.rule)?;
+            let short = rule.activation_share_pct < RuleCheck::REGIME_SHARE_PCT;
             Some(format!(
-                "on {} at sequence {}, batch {} ({}, activations {:.0}% of its peak)",
+                "on {} at sequence {}, batch {} ({}, activations {:.0}% of its peak{})",
                 r.device.kind.name(),
                 rule.seq,
                 rule.batch,
@@ -377,7 +426,15 @@ fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
                 } else {
                     "table model"
                 },
-                rule.activation_share_pct
+                rule.activation_share_pct,
+                if short {
+                    format!(
+                        ": the nearest measured, under the {:.0}% that stands for the regime",
+                        RuleCheck::REGIME_SHARE_PCT
+                    )
+                } else {
+                    String::new()
+                }
             ))
         })
         .collect::<Vec<_>>()
@@ -447,6 +504,7 @@ impl WorkloadTable {
                 .collect(),
             projected,
             elsewhere: elsewhere(&tables, device),
+            fixed_part_fixes: fixed_part_fixes(verdicts),
         })
     }
 }

@@ -114,6 +114,9 @@ pub struct FineTuneRow {
     pub largest_batch: Option<u64>,
     /// The longest sequence at batch 1.
     pub longest_seq: Option<u64>,
+    /// Whether it stores the model in bf16 (the guide carries bf16 storage's verdict beside
+    /// it).
+    pub bf16_storage: bool,
 }
 
 /// One weight width for inference on the card.

@@ -151,6 +151,9 @@ impl RuleCheck {
     /// The share of the peak activations must reach for a set to stand for the order's regime.
     pub const REGIME_SHARE_PCT: f64 = 75.0;
 
+    /// The tolerance [`RuleCheck::contradicts`] uses, in words for the row it labels.
+    pub const TOLERANCE_WORDS: &'static str = "less than half the rule's saving measured";
+
     /// Whether the measured change contradicts the predicted one: a predicted saving of which
     /// less than half was measured.
     pub fn contradicts(predicted_change_pct: f64, measured_change_pct: f64) -> bool {
@@ -182,13 +185,12 @@ pub struct ProjectedCell {
 }
 
 impl ProjectedCell {
-    /// The first check of its rule that a measurement contradicts: the regime's, else one
-    /// outside it.
+    /// Its rule's check in the regime, where that measurement contradicts it: the only
+    /// measurement that labels the row (one outside the regime is said beside it, see
+    /// [`ProjectedCell::contradicted_outside`], but a rule may hold in one regime and not in
+    /// another).
     pub fn contradiction(&self) -> Option<&RuleCheck> {
-        self.rule
-            .iter()
-            .chain(&self.contradicted_outside)
-            .find(|r| r.contradiction.is_some())
+        self.rule.as_ref().filter(|r| r.contradiction.is_some())
     }
 }
 

@@ -27,6 +27,11 @@ pub fn fix_name(fix: Fix) -> &'static str {
 }
 
 /// The name of the fix whose id is the argument `name`.
+/// Whether the workload said is GPT-2 small's shape (12 blocks of d_model 768, 12 heads).
+fn gpt2_shape(s: &Said<'_>) -> bool {
+    (s.count("layers"), s.count("d_model"), s.count("heads")) == (12, 768, 12)
+}
+
 fn fix(s: &Said<'_>, name: &str) -> &'static str {
     Fix::from_id(&s.name(name)).map_or("an unknown fix", fix_name)
 }
@@ -63,9 +68,16 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             }
             note
         }
+        // One model, one name: "GPT-2 small" only for its shape (12 blocks of d_model 768);
+        // the quick profile's decoder is named for what it is.
         Key::Workload => format!(
-            "GPT-2 small's shape: {} blocks, d_model {}, {} heads, vocabulary {}, sequence {}, \
-             batch {}, an untied head: {} parameters (GPT-2 ties it: 124,439,808).",
+            "{}: {} blocks, d_model {}, {} heads, vocabulary {}, sequence {}, batch {}, an \
+             untied head: {} parameters{}.",
+            if gpt2_shape(s) {
+                "GPT-2 small's shape"
+            } else {
+                "A small decoder in GPT-2 small's layout (the quick profile, not GPT-2 small)"
+            },
             s.count("layers"),
             s.count("d_model"),
             s.count("heads"),
@@ -73,11 +85,21 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.count("seq"),
             s.count("batch"),
             format::thousands(s.count("params")),
+            if gpt2_shape(s) {
+                " (GPT-2 ties it: 124,439,808)"
+            } else {
+                ""
+            },
         ),
         Key::RegimeWorkload => format!(
-            "The order's regime: GPT-2 small's block ({} blocks, d_model {}, {} heads) at sequence \
+            "The order's regime: {} ({} blocks, d_model {}, {} heads) at sequence \
              {}, batch {}, with a vocabulary of {} so that the blocks, not the embedding and \
              head, make the step: {} parameters.",
+            if s.count("d_model") == 768 {
+                "GPT-2 small's block"
+            } else {
+                "a small decoder's block (the quick profile)"
+            },
             s.count("layers"),
             s.count("d_model"),
             s.count("heads"),
@@ -122,7 +144,9 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.bytes("f32"),
             if s.num("matmul_via_f32") > 0.0 {
                 " This backend (Flex) multiplies bf16 through f32 copies of both operands and of \
-                 the result, which the forward pass keeps: on it the rule is contradicted."
+                 the result, which the forward pass keeps: on it, at this sequence, the rule's \
+                 saving is not seen (outside the order's regime: said beside the order's row, \
+                 which only a measurement in the regime labels)."
             } else {
                 ""
             },

@@ -758,7 +758,14 @@ mod tests {
         let p = projection(Some(&verify(&regime_set, true)), Some(&outside)).unwrap();
         let mixed = p.cell(Fix::MixedBf16).unwrap();
         assert_eq!(mixed.rule.and_then(|r| r.contradiction), None);
-        let elsewhere = mixed.contradiction().expect("the table contradicts it");
+        assert!(
+            mixed.contradiction().is_none(),
+            "only the regime's check labels"
+        );
+        let elsewhere = mixed
+            .contradicted_outside
+            .as_ref()
+            .expect("the table contradicts it");
         assert!(!elsewhere.regime_set);
         assert_eq!(
             elsewhere.contradiction,
