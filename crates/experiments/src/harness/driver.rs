@@ -85,7 +85,10 @@ fn wgpu_identity() -> Result<DeviceIdentity, DriverError> {
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 fn cubecl_settings(keeps_kernels: bool) -> results::CubeclSettings {
     use cubecl::config::{autotune::AutotuneLevel, CubeClRuntimeConfig, RuntimeConfig};
-    let config = CubeClRuntimeConfig::get();
+    // Read as `get` would, without installing it: CubeCL 0.11 freezes its configuration on the
+    // first `get`, and a point child identifies its device before the point may set its own
+    // (Memory over many steps' `max_streams = 1`, which panicked here on 0.22.1).
+    let config = CubeClRuntimeConfig::from_current_dir().override_from_env();
     // CubeCL 0.11 keeps autotune results and compiled kernels in one environment database.
     let environment = cubecl_environment::environment::path()
         .display()
