@@ -489,9 +489,21 @@ impl StepPlan {
                 None => micro * backward_transient_bytes_per_sample(shape) * act,
             },
             grads,
+            update_transient: largest_trainable_values(shape) * p.param_bytes() as f64,
             accumulated: if self.micro_batches > 1 { grads } else { 0.0 },
         }
     }
+}
+
+/// Values of the largest tensor a step trains (the embedding or head at a real vocabulary,
+/// an adapter under LoRA).
+pub fn largest_trainable_values(shape: ModelShape) -> f64 {
+    shape
+        .trainable_shapes()
+        .iter()
+        .map(|s| s.iter().product::<usize>())
+        .max()
+        .unwrap_or(0) as f64
 }
 
 /// The components of one training step that its peaks are made of, in bytes.
@@ -514,6 +526,15 @@ pub struct StepBytes {
     pub backward_transient: f64,
     /// The parameter gradients.
     pub grads: f64,
+    /// Beside every gradient, one tensor the size of the largest trained parameter: Burn
+    /// 0.22.1's Adam (`AdaptiveMomentum::transform`) multiplies `grad.clone()` by `1 - beta_1`,
+    /// and a shared handle cannot be written in place, so each parameter's update allocates a
+    /// copy of its gradient while every gradient is live; the embedding's backward makes a
+    /// zeroed tensor of its shape the same way. Measured on Flex with two blocks of
+    /// TinyLlama's width at a 32,000-token vocabulary: the optimizer phase's peak is weights,
+    /// state and gradients plus 262.14 MB, the head's 32,000 x 2,048 f32 values.
+    #[serde(default)]
+    pub update_transient: f64,
     /// The accumulated gradients held across micro-batches (none without accumulation).
     pub accumulated: f64,
 }
@@ -540,6 +561,9 @@ pub struct PeakSplit {
     pub transient: f64,
     /// The parameter gradients, where they set the peak.
     pub grads: f64,
+    /// The optimizer's copy of the largest parameter, where the gradients set the peak.
+    #[serde(default)]
+    pub update_transient: f64,
 }
 
 impl PeakSplit {
@@ -547,7 +571,8 @@ impl PeakSplit {
     pub fn total(&self) -> f64 {
         (self.weights + self.optimizer)
             + self.inputs
-            + ((self.kept + self.weight_copies + self.transient).max(self.grads))
+            + ((self.kept + self.weight_copies + self.transient)
+                .max(self.grads + self.update_transient))
             + self.accumulated
     }
 }
@@ -555,7 +580,7 @@ impl PeakSplit {
 impl StepBytes {
     /// The step's peak in parts that add up to it.
     pub fn at_peak(&self) -> PeakSplit {
-        let activations = self.activations_at_peak() >= self.grads;
+        let activations = self.activations_at_peak() >= self.gradients_at_peak();
         let when = |on: bool, v: f64| if on { v } else { 0.0 };
         PeakSplit {
             weights: self.weights,
@@ -569,7 +594,14 @@ impl StepBytes {
                 self.loss_transient.max(self.backward_transient),
             ),
             grads: when(!activations, self.grads),
+            update_transient: when(!activations, self.update_transient),
         }
+    }
+
+    /// The gradient side of backward's peak: every gradient and the optimizer's copy of the
+    /// largest parameter.
+    pub fn gradients_at_peak(&self) -> f64 {
+        self.grads + self.update_transient
     }
 
     /// Model and optimizer state: held through the whole step.
@@ -603,10 +635,13 @@ impl StepBytes {
     /// The step's peak: model, optimizer state and inputs, plus the largest of one
     /// micro-batch's activations with the loss's transient (the forward pass's end), the same
     /// activations with backward's transient (backward's start, every activation alive), and
-    /// the parameter gradients (backward frees activations as it produces gradients), plus the
-    /// accumulated gradients.
+    /// the parameter gradients with the optimizer's copy of the largest parameter (backward
+    /// frees activations as it produces gradients), plus the accumulated gradients.
     pub fn step_peak(&self) -> f64 {
-        self.fixed() + self.inputs + self.activations_at_peak().max(self.grads) + self.accumulated
+        self.fixed()
+            + self.inputs
+            + self.activations_at_peak().max(self.gradients_at_peak())
+            + self.accumulated
     }
 }
 

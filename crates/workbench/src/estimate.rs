@@ -470,7 +470,8 @@ pub fn table(e: &Estimate) -> String {
         "the peak, in parts that add up to it: held the whole step (weights, optimizer state, \
          inputs, accumulated gradients), then at backward's peak either the activations (what \
          the forward pass kept, the 16-bit weight copies, the larger transient) or the \
-         gradients, whichever is larger (- : the other)"
+         gradients with the optimizer's copy of the largest parameter (in the transient \
+         column), whichever is larger (- : the other)"
     );
     let _ = writeln!(
         out,
@@ -505,7 +506,8 @@ pub fn table(e: &Estimate) -> String {
             part(p.accumulated),
             part(p.kept),
             part(p.weight_copies),
-            part(p.transient),
+            // One of the two is zero: the activations' transient or the optimizer's copy.
+            part(p.transient + p.update_transient),
             part(p.grads),
             format::bytes(r.peak_bytes),
         );
