@@ -255,14 +255,11 @@ fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu:
 /// the row: the measurement, its regime and the cause.
 fn outside_words(rule: &RuleCheck) -> String {
     format!(
-        "; outside the regime ({} at sequence {}, activations {:.0}%): {} against the rule's \
-         {}, {} there ({})",
+        "outside the regime ({}, sequence {}): {} against the rule's {} ({})",
         rule.device.name(),
         rule.seq,
-        rule.activation_share_pct,
         format::pct(rule.measured_change_pct),
         format::pct(rule.predicted_change_pct),
-        RuleCheck::TOLERANCE_WORDS,
         rule.contradiction.map_or("", cause_words)
     )
 }
@@ -363,12 +360,7 @@ fn projected_rows(
     };
     let row = |rank: Option<usize>, c: &ProjectedCell| {
         let all = rules(tables, c.fix);
-        let (mut measured, error) = measured_words(&all);
-        if c.contradiction().is_none() {
-            if let Some(outside) = c.contradicted_outside.as_ref() {
-                measured.push_str(&outside_words(outside));
-            }
-        }
+        let (measured, error) = measured_words(&all);
         let change = match (rank, plain) {
             (Some(_), Some(p)) => {
                 format::pct((c.predicted_bytes - p.predicted_bytes) / p.predicted_bytes * 100.0)
@@ -396,7 +388,18 @@ fn projected_rows(
             measured,
             error,
             off: !warnings.is_empty(),
-            warning: warnings.join("; "),
+            // A rule contradicted outside the regime is said under the fix, as a caution that
+            // neither labels the row nor moves it.
+            warning: warnings
+                .into_iter()
+                .chain(
+                    c.contradicted_outside
+                        .as_ref()
+                        .filter(|_| c.contradiction().is_none())
+                        .map(outside_words),
+                )
+                .collect::<Vec<_>>()
+                .join("; "),
             verdict: verdict.map_or_else(String::new, |v| v.verdict),
             verdict_claim: crate::claims::verdict(c.fix, device),
             batch_claim: batch_claim(c),
@@ -428,10 +431,7 @@ fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
                 },
                 rule.activation_share_pct,
                 if short {
-                    format!(
-                        ": the nearest measured, under the {:.0}% that stands for the regime",
-                        RuleCheck::REGIME_SHARE_PCT
-                    )
+                    format!(", under the regime's {:.0}%", RuleCheck::REGIME_SHARE_PCT)
                 } else {
                     String::new()
                 }
