@@ -97,80 +97,79 @@ fn weights_fix(bits: u32) -> Option<Fix> {
     }
 }
 
+fn tokens(n: Option<u64>) -> String {
+    n.map_or_else(
+        || "not one token".into(),
+        |n| format!("{} tokens", format::thousands(n)),
+    )
+}
+
+/// One way to fine-tune, worded; `bf16` is bf16 storage's failed check, where it failed.
+fn fine_tune_row(f: &results::capacity::FineTuneRow, bf16: Option<&str>) -> ReaderRow {
+    ReaderRow {
+        way: f.way.clone(),
+        answer: match f.largest_batch {
+            Some(b) => format!("batch {}", format::thousands(b)),
+            None => "no".into(),
+        },
+        fits: f.largest_batch.is_some(),
+        why: if f.fixed_bytes > f.usable_bytes {
+            format!(
+                "fixed part {} alone over {}",
+                format::bytes(f.fixed_bytes),
+                format::bytes(f.usable_bytes)
+            )
+        } else {
+            format!(
+                "one sequence {} of {} (fixed {})",
+                format::bytes(f.one_sequence_bytes),
+                format::bytes(f.usable_bytes),
+                format::bytes(f.fixed_bytes)
+            )
+        },
+        stretch: tokens(f.longest_seq),
+        warning: bf16
+            .filter(|_| f.bf16_storage)
+            .map(|w| format!("bf16 storage: {w}"))
+            .unwrap_or_default(),
+    }
+}
+
+/// One weight width for inference, worded, with its weights' failed check where one failed.
+fn inference_row(
+    i: &results::capacity::InferenceRow,
+    context: usize,
+    verdicts: &SiteVerdicts,
+) -> ReaderRow {
+    let context = format::thousands(context as u64);
+    ReaderRow {
+        way: format!("{}-bit weights", i.weight_bits),
+        answer: if i.peak_bytes <= i.usable_bytes {
+            format!("fits at {context} tokens")
+        } else if i.weight_bytes > i.usable_bytes {
+            "no: the weights alone".into()
+        } else {
+            format!("does not fit at {context} tokens")
+        },
+        fits: i.peak_bytes <= i.usable_bytes,
+        why: format!(
+            "{} of {} (weights {}, cache {})",
+            format::bytes(i.peak_bytes),
+            format::bytes(i.usable_bytes),
+            format::bytes(i.weight_bytes),
+            format::bytes(i.kv_cache_bytes)
+        ),
+        stretch: tokens(i.longest_context),
+        warning: weights_fix(i.weight_bits)
+            .and_then(|fix| verdicts.failure(fix))
+            .map(|f| format!("{}-bit weights: {f}", i.weight_bits))
+            .unwrap_or_default(),
+    }
+}
+
 /// The readers' rows from the estimator's tables.
 fn readers(r: &results::capacity::ReaderTables, verdicts: &SiteVerdicts) -> ReadersView {
-    let bf16 = verdicts
-        .failure(Fix::Bf16Storage)
-        .map(|f| format!("bf16 storage: {f}"));
-    let tokens = |n: Option<u64>| {
-        n.map_or_else(
-            || "not one token".into(),
-            |n| format!("{} tokens", format::thousands(n)),
-        )
-    };
-    let fine_tune = r
-        .fine_tune
-        .iter()
-        .map(|f| ReaderRow {
-            way: f.way.clone(),
-            answer: match f.largest_batch {
-                Some(b) => format!("batch {}", format::thousands(b)),
-                None => "no".into(),
-            },
-            fits: f.largest_batch.is_some(),
-            why: if f.fixed_bytes > f.usable_bytes {
-                format!(
-                    "fixed part {} alone over {}",
-                    format::bytes(f.fixed_bytes),
-                    format::bytes(f.usable_bytes)
-                )
-            } else {
-                format!(
-                    "one sequence {} of {} (fixed {})",
-                    format::bytes(f.one_sequence_bytes),
-                    format::bytes(f.usable_bytes),
-                    format::bytes(f.fixed_bytes)
-                )
-            },
-            stretch: tokens(f.longest_seq),
-            warning: bf16.clone().filter(|_| f.bf16_storage).unwrap_or_default(),
-        })
-        .collect();
-    let inference = r
-        .inference
-        .iter()
-        .map(|i| ReaderRow {
-            way: format!("{}-bit weights", i.weight_bits),
-            answer: if i.peak_bytes <= i.usable_bytes {
-                format!(
-                    "fits at {} tokens",
-                    format::thousands(r.inference_context as u64)
-                )
-            } else if i.weight_bytes > i.usable_bytes {
-                "no: the weights alone".into()
-            } else {
-                format!(
-                    "does not fit at {} tokens",
-                    format::thousands(r.inference_context as u64)
-                )
-            },
-            fits: i.peak_bytes <= i.usable_bytes,
-            why: format!(
-                "{} of {} (weights {}, cache {})",
-                format::bytes(i.peak_bytes),
-                format::bytes(i.usable_bytes),
-                format::bytes(i.weight_bytes),
-                format::bytes(i.kv_cache_bytes)
-            ),
-            stretch: tokens(i.longest_context),
-            warning: weights_fix(i.weight_bits)
-                .and_then(|fix| {
-                    let f = verdicts.failure(fix)?;
-                    Some(format!("{}-bit weights: {f}", i.weight_bits))
-                })
-                .unwrap_or_default(),
-        })
-        .collect();
+    let bf16 = verdicts.failure(Fix::Bf16Storage);
     ReadersView {
         fine_tune_question: format!(
             "Fine-tuning {} on a {} card, sequence {}:",
@@ -178,7 +177,11 @@ fn readers(r: &results::capacity::ReaderTables, verdicts: &SiteVerdicts) -> Read
             r.fine_tune_card.class,
             format::thousands(r.fine_tune_seq as u64)
         ),
-        fine_tune,
+        fine_tune: r
+            .fine_tune
+            .iter()
+            .map(|f| fine_tune_row(f, bf16.as_deref()))
+            .collect(),
         inference_question: format!(
             "Running {} on a {} card ({}), {} tokens:",
             r.inference_model,
@@ -186,7 +189,11 @@ fn readers(r: &results::capacity::ReaderTables, verdicts: &SiteVerdicts) -> Read
             r.inference_card.models,
             format::thousands(r.inference_context as u64)
         ),
-        inference,
+        inference: r
+            .inference
+            .iter()
+            .map(|i| inference_row(i, r.inference_context, verdicts))
+            .collect(),
     }
 }
 

@@ -327,6 +327,21 @@ fn fixed_part_fixes(verdicts: &SiteVerdicts) -> String {
     format!("a lighter optimizer, more cards, or {bf16}")
 }
 
+/// The row's labels, then a rule contradicted outside the regime, said under the fix as a
+/// caution that neither labels the row nor moves it.
+fn with_outside_note(labels: Vec<String>, c: &ProjectedCell) -> String {
+    let outside = c
+        .contradicted_outside
+        .as_ref()
+        .filter(|_| c.contradiction().is_none())
+        .map(outside_words);
+    labels
+        .into_iter()
+        .chain(outside)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The order's rows: plain first (unranked), then every fix, ranked.
 fn projected_rows(
     projection: &Projection,
@@ -388,18 +403,7 @@ fn projected_rows(
             measured,
             error,
             off: !warnings.is_empty(),
-            // A rule contradicted outside the regime is said under the fix, as a caution that
-            // neither labels the row nor moves it.
-            warning: warnings
-                .into_iter()
-                .chain(
-                    c.contradicted_outside
-                        .as_ref()
-                        .filter(|_| c.contradiction().is_none())
-                        .map(outside_words),
-                )
-                .collect::<Vec<_>>()
-                .join("; "),
+            warning: with_outside_note(warnings, c),
             verdict: verdict.map_or_else(String::new, |v| v.verdict),
             verdict_claim: crate::claims::verdict(c.fix, device),
             batch_claim: batch_claim(c),
