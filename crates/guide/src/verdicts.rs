@@ -69,6 +69,18 @@ pub struct VerdictView {
 }
 
 impl VerdictView {
+    /// The failed checks' short names, each once (empty where none failed).
+    pub fn failed_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| c.short.as_str())
+            .collect();
+        names.dedup();
+        names
+    }
+
     fn new(verdict: &str, class: &str, failed: bool, checks: Vec<CheckLine>) -> Self {
         let detail = Self::join(checks.iter());
         // In a table's cell, each failed check once by what it checks (its pages and points
@@ -200,14 +212,7 @@ impl SiteVerdicts {
             .keys()
             .filter_map(|&d| {
                 let v = self.of(fix, d).filter(|v| v.failed)?;
-                let mut names: Vec<&str> = v
-                    .checks
-                    .iter()
-                    .filter(|c| !c.passed)
-                    .map(|c| c.short.as_str())
-                    .collect();
-                names.dedup();
-                Some(format!("on {}: {}", d.name(), names.join("; ")))
+                Some(format!("on {}: {}", d.name(), v.failed_names().join("; ")))
             })
             .collect();
         (!each.is_empty()).then(|| format!("its check failed {}", each.join("; ")))

@@ -222,6 +222,9 @@ pub fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> S
     }
 }
 
+/// The tolerance [`RuleCheck::contradicts`] decides by, in words for the row it labels.
+const TOLERANCE_WORDS: &str = "less than half the rule's saving measured";
+
 fn cause_words(c: Contradiction) -> &'static str {
     match c {
         Contradiction::Bf16MatmulViaF32 => "Flex multiplies bf16 in f32 buffers",
@@ -236,7 +239,7 @@ fn contradiction_words(c: Contradiction, rule: &RuleCheck, projected: &str, gpu:
     format!(
         "contradicted ({}) on {} at sequence {}, batch {} (activations {:.0}%): rule {}, \
          measured {} ({cause}); projected for a GPU: {projected}, {}",
-        RuleCheck::TOLERANCE_WORDS,
+        TOLERANCE_WORDS,
         rule.device.name(),
         rule.seq,
         rule.batch,
@@ -303,17 +306,8 @@ fn rules<'a>(tables: &'a [(&'a Analysed, &'a FixTable)], fix: Fix) -> Vec<&'a Ru
 /// "check failed: ..." with the failed checks' names alone, where `v` failed (their page and
 /// point are in the measured table's verdict and the row's tooltip).
 fn failed_words(v: &VerdictView) -> Option<String> {
-    if !v.failed {
-        return None;
-    }
-    let mut failed: Vec<&str> = v
-        .checks
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| c.short.as_str())
-        .collect();
-    failed.dedup();
-    Some(format!("check failed: {}", failed.join("; ")))
+    v.failed
+        .then(|| format!("check failed: {}", v.failed_names().join("; ")))
 }
 
 /// The fixes for a fixed part over the card, the triage's second answer: bf16 storage carries

@@ -151,9 +151,6 @@ impl RuleCheck {
     /// The share of the peak activations must reach for a set to stand for the order's regime.
     pub const REGIME_SHARE_PCT: f64 = 75.0;
 
-    /// The tolerance [`RuleCheck::contradicts`] uses, in words for the row it labels.
-    pub const TOLERANCE_WORDS: &'static str = "less than half the rule's saving measured";
-
     /// Whether the measured change contradicts the predicted one: a predicted saving of which
     /// less than half was measured.
     pub fn contradicts(predicted_change_pct: f64, measured_change_pct: f64) -> bool {
