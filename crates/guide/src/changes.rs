@@ -143,7 +143,7 @@ fn rows(p: &PointChange, upgrade: bool, startup: Option<f64>) -> Vec<ChangeRow> 
             ..status
         });
     }
-    for ph in p.phases.iter().filter(|ph| !ph.within_bookkeeping()) {
+    for ph in p.moved_phases() {
         let change = format!(
             "{} ({})",
             signed_bytes(ph.change_bytes()),
@@ -196,10 +196,7 @@ pub fn summary(diff: &SetDiff) -> String {
         _ => String::new(),
     };
     let changed = diff.changed().count();
-    let moved = diff
-        .changed()
-        .flat_map(|p| &p.phases)
-        .filter(|ph| !ph.within_bookkeeping());
+    let moved = diff.changed().flat_map(PointChange::moved_phases);
     let (rose, fell) = moved.fold((0, 0), |(r, f), ph| {
         if ph.new_bytes > ph.old_bytes {
             (r + 1, f)
@@ -271,9 +268,10 @@ impl ChangesPage {
     /// The page of `diff`.
     pub fn of(diff: &SetDiff) -> Self {
         let upgrade = upgrade(diff);
+        let startup = startup_change(diff);
         let mut rows: Vec<ChangeRow> = diff
             .changed()
-            .flat_map(|p| rows(p, upgrade.is_some(), startup_change(diff)))
+            .flat_map(|p| rows(p, upgrade.is_some(), startup))
             .collect();
         // A reader deciding to upgrade looks for what rose: status changes, then rises, then
         // falls, each the largest first (a stable sort keeps a point's phases in order).

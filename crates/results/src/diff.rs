@@ -141,7 +141,12 @@ impl PointChange {
     /// Whether anything measured differs: a status, or a phase's bytes beyond the autodiff
     /// graph's bookkeeping.
     pub fn changed(&self) -> bool {
-        self.old_status != self.new_status || self.phases.iter().any(|p| !p.within_bookkeeping())
+        self.old_status != self.new_status || self.moved_phases().next().is_some()
+    }
+
+    /// The phases whose bytes moved beyond the autodiff graph's bookkeeping.
+    pub fn moved_phases(&self) -> impl Iterator<Item = &PhaseChange> {
+        self.phases.iter().filter(|p| !p.within_bookkeeping())
     }
 
     /// Whether every phase's bytes are equal to the byte (and the status too).

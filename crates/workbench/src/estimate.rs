@@ -295,7 +295,7 @@ pub struct EstimateArgs {
     #[command(flatten)]
     pub step: StepArgs,
     /// A card's memory: a size printed on the box (8GB to 141GB) is that card as its driver
-    /// reports it; any other (12GiB, 12e9 bytes) is taken as written. The first lines answer
+    /// reports it; any other (12GiB, 12000000000) is taken as written. The first lines answer
     /// for it; without it, the common cards.
     #[arg(long)]
     pub card: Option<String>,
