@@ -13,7 +13,7 @@ use results::{DeviceKind, FloatStorage};
 use serde::{Deserialize, Serialize};
 
 use crate::harness::backend::Checkpointing;
-use crate::harness::models::{LlamaShape, ModelShape, TransformerShape};
+use crate::harness::models::{LlamaShape, LoraForm, ModelShape, TransformerShape};
 use crate::harness::train::TrainConfig;
 
 /// Whose rules decide which buffers a computation makes: the backend's operations and its
@@ -54,6 +54,18 @@ impl Allocator {
     /// `matmul_bf16`); burn-cubecl multiplies bf16 in its kernel.
     pub fn bf16_matmul_via_f32(self) -> bool {
         self == Self::Flex
+    }
+
+    /// Bytes a quantized weight's value takes at `bits`: Flex unpacks every quantized tensor
+    /// to one `i8` a value (burn-flex 0.22.1 `q_from_data`, `QuantStore::Native`), whatever
+    /// the bits; CubeCL's default scheme packs the values into `u32` words
+    /// (`QuantStore::PackedU32`), `bits / 8` bytes a value. Scales are apart: one f32 per
+    /// tensor or per block.
+    pub fn quantized_value_bytes(self, bits: u8) -> f64 {
+        match self {
+            Self::Flex => 1.0,
+            Self::CubeCl => f64::from(bits) / 8.0,
+        }
     }
 }
 
@@ -155,9 +167,11 @@ pub fn llama_block_values_per_token(shape: &LlamaShape, checkpointing: Checkpoin
         shape.seq as f64,
     );
     let scores = ATTENTION_VALUES_PER_HEAD * h * s + h;
-    let full = match shape.lora_rank {
-        None => 10.0 * d + 5.0 * m + scores + 4.0,
-        Some(r) => 4.0 * d + 4.0 * m + scores + 4.0 + 2.0 * r as f64,
+    let full = match (shape.lora_rank, shape.lora_form) {
+        (None, _) => 10.0 * d + 5.0 * m + scores + 4.0,
+        // Burn's form keeps no `x @ a`: it composes the weight ([`llama_frozen_kept_bytes`]).
+        (Some(_), LoraForm::Composed) => 4.0 * d + 4.0 * m + scores + 4.0,
+        (Some(r), LoraForm::ActivationPath) => 4.0 * d + 4.0 * m + scores + 4.0 + 2.0 * r as f64,
     };
     match checkpointing {
         Checkpointing::None => full,
@@ -185,11 +199,8 @@ pub fn llama_block_values_per_token(shape: &LlamaShape, checkpointing: Checkpoin
 ///   TinyLlama-width blocks, batch 2 x 256: three backward matmul blocks of 1,052.77 MB at the
 ///   peak, against `2 x 2 x 2048 x 32000 x 4` = 1,048.58 MB; the step's peak within 0.3%).
 ///
-/// Under LoRA the frozen projections make no weight gradient: SwiGLU's intermediate gradients
-/// (`5 m` values a token) and the block's adapter gradients. Fitted to those measurements
-/// (the peak above what was kept within 5% at each of the seven shapes; each of the Llama
-/// page's 15 step peaks within 3.5%): written after measuring, an explanation and not a
-/// prediction.
+/// Under LoRA the frozen projections make no weight gradient: [`lora_backward_bytes`] and the
+/// block's adapter gradients.
 ///
 /// `via_f32`: the matmul runs on f32 copies (Flex's `matmul_bf16`, for 16-bit storage): the
 /// two copies of the product are f32, and so are the operands, the input and the output's
@@ -205,7 +216,7 @@ pub fn llama_backward_bytes(
     let tokens = micro * seq;
     let block_grads = llama_block_trainable_params(s) * param_bytes;
     if s.lora_rank.is_some() {
-        return tokens * 5.0 * m * act_bytes + block_grads;
+        return lora_backward_bytes(s, tokens, act_bytes) + block_grads;
     }
     let dm = d * m;
     let f32_bytes = F32_BYTES as f64;
@@ -228,6 +239,88 @@ pub fn llama_backward_bytes(
     let attention = (3.0 * dm + d * d) * param_bytes + 2.0 * micro * h * seq * seq * act_bytes
         - 5.0 * m * tokens * act_bytes;
     first.max(last).max(attention)
+}
+
+/// Bytes backward holds at its peak above what the forward pass kept under LoRA, whose base
+/// is frozen (no weight gradient but the adapters'), for `tokens` tokens of `s`: the larger of
+/// - the loss's backward over the vocabulary: the cross-entropy's gradient (its gather
+///   scattered into a zeroed `[tokens, v]` tensor) and log-softmax's gradient beside it
+///   (`2 v` values a token; burn-nn's `CrossEntropyLoss`, burn-autodiff's `log_softmax`);
+/// - attention's backward: the gradient of the scores and a quarter of them again
+///   ([`LORA_ATTENTION_BACKWARD`] `h s` values a token).
+///
+/// Measured on Flex, backward's peak above what was kept: two blocks of TinyLlama's width at
+/// a 32,000-token vocabulary, 65.5 MB at 256 tokens and 262.3 MB at 1,024 (`2 v` a token
+/// to 0.1%); one such block at a 512-token vocabulary, 22.0 MB at 2 x 256 tokens and 165.7 MB
+/// at 1 x 1,024 (`1.25 h s` to 5%, with one or two blocks, adapters on an f32 or quantized
+/// base). Written after measuring: the `2 v` read in the source, the quarter fitted. On a
+/// quantized base at 1 x 1,024 tokens (one block, vocabulary 512) the moment measured 44 MB,
+/// a quarter of this rule's: the estimate is high there, the safe way.
+pub fn lora_backward_bytes(s: &LlamaShape, tokens: f64, act_bytes: f64) -> f64 {
+    let (h, seq, v) = (s.heads as f64, s.seq as f64, s.vocab as f64);
+    let loss = 2.0 * v;
+    let attention = LORA_ATTENTION_BACKWARD * h * seq;
+    tokens * loss.max(attention) * act_bytes
+}
+
+/// Score-sized values a token that attention's backward holds under LoRA, per head and key
+/// (fitted: see [`lora_backward_bytes`]).
+pub const LORA_ATTENTION_BACKWARD: f64 = 1.25;
+
+/// Values of one block's projection weights: the query, key, value and output projections and
+/// the SwiGLU's three (QLoRA's quantized base).
+pub fn llama_block_projection_values(s: &LlamaShape) -> f64 {
+    let (d, m, k) = (s.d_model as f64, s.mlp as f64, s.kv_width() as f64);
+    2.0 * d * d + 2.0 * d * k + 3.0 * d * m
+}
+
+/// Bytes of a Llama-family model's weights at `param_bytes` a value; under QLoRA
+/// (`base_bits`) the blocks' projections at their quantized bytes on `allocator`'s backend
+/// ([`Allocator::quantized_value_bytes`]; per-tensor scales, a few bytes, not counted).
+pub fn llama_weight_bytes(s: &LlamaShape, param_bytes: f64, allocator: Allocator) -> f64 {
+    let all = s.num_params() as f64 * param_bytes;
+    match s.base_bits {
+        Some(bits) => {
+            let base = s.layers as f64 * llama_block_projection_values(s);
+            all - base * (param_bytes - allocator.quantized_value_bytes(bits))
+        }
+        None => all,
+    }
+}
+
+/// Weight-sized bytes a LoRA step's forward pass keeps, beyond its per-token rule. Burn's
+/// autodiff matmul keeps its right operand for its left one's gradient, so a weight made for
+/// the step (not the parameter itself) is kept where the layer's input needs a gradient:
+/// - in Burn's form (`apply_lora`), each adapted weight composed dense, the query's `d x d`
+///   and the value's `d x kv_width`, in every block but the first (whose query and value read
+///   the frozen embedding's output);
+/// - on a quantized base (QLoRA), the copy of each frozen projection dequantized for its
+///   matmul: in the first block the output projection and the SwiGLU's three (the adapters'
+///   output makes the residual stream tracked), in every later block all seven, less the
+///   composed query and value.
+///
+/// Read in burn-autodiff's `float_matmul` and burn-nn's LoRA; measured on Flex with two
+/// blocks of TinyLlama's width: Burn's form kept 18.9 MB more than the workbench's (the
+/// second block's two composed weights), and Burn's QLoRA at 4 bits held the dequantized
+/// copies as counted here (the step's peak within 0.1%).
+pub fn llama_frozen_kept_bytes(s: &LlamaShape, value_bytes: f64) -> f64 {
+    if s.lora_rank.is_none() {
+        return 0.0;
+    }
+    let (d, m, k) = (s.d_model as f64, s.mlp as f64, s.kv_width() as f64);
+    let later = s.layers.saturating_sub(1) as f64;
+    let composed = match s.lora_form {
+        LoraForm::Composed => later * (d * d + d * k),
+        LoraForm::ActivationPath => 0.0,
+    };
+    let dequantized = match s.base_bits {
+        Some(_) => {
+            let first = d * d + 3.0 * d * m;
+            first + later * llama_block_projection_values(s) - composed
+        }
+        None => 0.0,
+    };
+    (composed + dequantized) * value_bytes
 }
 
 /// The trainable parameters of one Llama-family block (its adapters under LoRA).
@@ -332,6 +425,82 @@ pub fn backward_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 
 /// Copies of the per-sequence weight gradient alive at backward's peak (fitted: see
 /// [`backward_transient_bytes_per_sample`]).
 pub const BACKWARD_WEIGHT_GRADIENT_COPIES: f64 = 2.0;
+
+/// Values a token the last block's MLP backward has freed when attention's backward runs, in
+/// units of `d_model` (fitted: see [`transformer_backward_bytes`]).
+pub const FREED_BEFORE_ATTENTION_D: f64 = 15.0;
+
+/// Score-sized values per head a token that the first block's backward holds under
+/// `BalancedCheckpointing` (fitted: see [`transformer_backward_bytes`]).
+pub const BALANCED_FIRST_BLOCK_SCORES: f64 = 2.5;
+
+/// Bytes backward holds at its peak above what the forward pass kept, for `micro` sequences of
+/// a GPT-style transformer (`d` = d_model, `h` = heads, `s` = sequence, `T` = `micro s`
+/// tokens, `L` = blocks), activations at `act_bytes` and gradients at `param_bytes` a value:
+/// the largest of three moments.
+/// - The largest weight gradient computed per sequence
+///   ([`backward_transient_bytes_per_sample`]): short sequences. In 16-bit storage on Flex
+///   (`matmul_bf16` through f32) its two copies are f32 and so are the operands (`T (d +
+///   out)`), as [`llama_backward_bytes`] reads, under mixed bf16 too. Measured on GPT-2 small
+///   at 2 x 256 tokens: 690.4 MiB in bf16 storage against 688.6 by this rule, 567.6 under
+///   mixed bf16 against 688.6 (high by 4% of the step's peak; on the mixed-precision page's
+///   transformer of d_model 64 the operand copies are needed). Flex multiplies f16 natively:
+///   f16 storage, estimated as bf16, is estimated high.
+/// - Attention's backward in the last block, as in [`llama_backward_bytes`]: the block's
+///   gradients made (`12 d^2`), the gradient of the scores and of their softmax
+///   (`2 micro h s^2`), less what the MLP's backward has freed by then
+///   ([`FREED_BEFORE_ATTENTION_D`] `d` a token: the MLP's 4 d-wide values and its norm's, of the
+///   `18 d` a block keeps). Fitted on Flex at sequence 1,024: one block of d_model 256 (15.1)
+///   and two of GPT-2 small's width (14.5). Where Flex multiplies bf16 through f32 the two
+///   score gradients are f32 (two GPT-2-small blocks at 2 x 1,024 tokens: the step's peak to
+///   3% in bf16 storage and under mixed bf16).
+/// - Under `BalancedCheckpointing`, the first block's backward, every later block's kept
+///   values freed: it recomputes what the strategy dropped and holds
+///   [`BALANCED_FIRST_BLOCK_SCORES`] score-sized values per head a token above its kept ones
+///   (fitted on one block of d_model 256 at sequences 256 to 1,024; a later block's recompute
+///   measured no rise above the forward pass's end, which this rule does not explain).
+///
+/// Written after measuring: an explanation of the sequence-length sweep and the regime's
+/// cells, not a prediction.
+pub fn transformer_backward_bytes(
+    s: &TransformerShape,
+    micro: f64,
+    precision: Precision,
+    allocator: Allocator,
+    checkpointing: Checkpointing,
+) -> f64 {
+    let (d, h, seq) = (s.d_model as f64, s.heads as f64, s.seq as f64);
+    let (act, param) = (
+        precision.activation_bytes() as f64,
+        precision.param_bytes() as f64,
+    );
+    let f32_bytes = F32_BYTES as f64;
+    let tokens = micro * seq;
+    let via_f32 = precision != Precision::F32 && allocator.bf16_matmul_via_f32();
+    let out = (4.0 * d).max(s.vocab as f64);
+    // The weight gradient is made at the parameters' bytes, and through f32 copies of the
+    // product and its operands where Flex multiplies bf16.
+    let per_sequence = if via_f32 {
+        BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * f32_bytes
+            + tokens * (d + out) * f32_bytes
+    } else {
+        BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * param
+    };
+    // The gradients of the scores and of their softmax: two at the activations' bytes, in f32
+    // where Flex multiplies bf16.
+    let score_bytes = 2.0 * if via_f32 { f32_bytes } else { act };
+    let attention = 12.0 * d * d * param + micro * h * seq * seq * score_bytes
+        - FREED_BEFORE_ATTENTION_D * d * tokens * act;
+    let first_block = match checkpointing {
+        Checkpointing::None => 0.0,
+        Checkpointing::Balanced => {
+            let later =
+                s.layers.saturating_sub(1) as f64 * block_values_per_token(s, checkpointing);
+            (BALANCED_FIRST_BLOCK_SCORES * h * seq - later) * tokens * act
+        }
+    };
+    per_sequence.max(attention).max(first_block)
+}
 
 /// Bytes of one sample's inputs and targets: two f32 rows of the MLP's width, or two sequences
 /// of token ids.
@@ -481,14 +650,21 @@ impl StepPlan {
         // Activation rules are counted in f32 values; a precision that keeps them at fewer
         // bytes scales them (the mixed-precision page's rule, measured on the MLP).
         let act = p.activation_bytes() as f64 / F32_BYTES as f64;
-        let weights = params * p.param_bytes() as f64;
+        let weights = match shape.llama() {
+            Some(s) => llama_weight_bytes(&s, p.param_bytes() as f64, allocator),
+            None => params * p.param_bytes() as f64,
+        };
         let grads = trainable * p.param_bytes() as f64;
+        let frozen_kept = shape
+            .llama()
+            .map_or(0.0, |s| llama_frozen_kept_bytes(&s, p.param_bytes() as f64));
         StepBytes {
             weights,
             optimizer: self.optimizer_bytes(),
             weight_copies: params * p.weight_copy_bytes() as f64,
             inputs: self.batch * input_bytes_per_sample(shape),
-            kept: micro * activation_bytes_per_sample(shape, self.checkpointing) * act,
+            kept: micro * activation_bytes_per_sample(shape, self.checkpointing) * act
+                + frozen_kept,
             loss_transient: micro * loss_transient_bytes_per_sample(shape) * act,
             backward_transient: match shape.llama() {
                 Some(s) => llama_backward_bytes(
@@ -498,7 +674,12 @@ impl StepPlan {
                     p.param_bytes() as f64,
                     p == Precision::Bf16 && allocator.bf16_matmul_via_f32(),
                 ),
-                None => micro * backward_transient_bytes_per_sample(shape) * act,
+                None => match shape.transformer() {
+                    Some(s) => {
+                        transformer_backward_bytes(&s, micro, p, allocator, self.checkpointing)
+                    }
+                    None => micro * backward_transient_bytes_per_sample(shape) * act,
+                },
             },
             grads,
             update_transient: largest_trainable_values(shape) * p.param_bytes() as f64,

@@ -329,6 +329,7 @@ impl<T: Analyse> Experiment for T {
                         estimator_note(&plan, &bytes, row.result, measured),
                     )
                     .bracketed(row.peak_upper_above_process())
+                    .in_regime(plan.precision.name())
                 })
             })
             .collect()

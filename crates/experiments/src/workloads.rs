@@ -178,6 +178,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             measured_bytes: forward_above_process(r),
             measured_upper_bytes: forward_upper_above_process(r),
             note: axis.note.clone(),
+            regime: None,
         };
         worse(
             &mut worst_forward,
@@ -192,6 +193,7 @@ pub fn transformer_section<C: HasModel>(rows: &[Row<'_, C>], axis: &Axis<'_, C>)
             measured_upper_bytes: r.peak_upper_above_process(),
             note: Text::said(TransformerKey::StepNote)
                 .bytes("excess", backward_excess_per_token(r).unwrap_or(f64::NAN)),
+            regime: None,
         };
         worse(&mut worst_step, step.predicted_bytes, step.measured_bytes);
         comparisons.push(step);

@@ -1250,7 +1250,7 @@ impl SiteContext {
                 })
                 .collect(),
             estimator_worst,
-            what_fits: capacity.map(|c| crate::what_fits::WhatFits::new(c, &verdicts)),
+            what_fits: capacity.map(|c| crate::what_fits::WhatFits::new(c, &verdicts, records)),
             fix_order: crate::fix_order::FixOrder::new(records, &verdicts),
             workload: crate::workload_table::WorkloadTable::new(records, &verdicts),
             provenance: crate::fix_order::provenance_lines(records),

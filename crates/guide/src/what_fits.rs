@@ -2,7 +2,7 @@
 //! `fit`'s measured searches, and the decision list, worded here from an [`AnalysedCapacity`].
 //! Templates do no arithmetic.
 
-use results::capacity::{AnalysedCapacity, EstimatorTables, FitModel, MeasuredFit};
+use results::capacity::{AnalysedCapacity, EstimatorTables, FitModel, MeasuredFit, PrecisionRule};
 use results::format;
 use results::Fix;
 use serde::Serialize;
@@ -51,8 +51,11 @@ pub struct WhatFits {
     pub calculator_json: String,
     /// The CUDA context every "fits" answer leaves out, in words.
     pub context: String,
-    /// The safety margins, in words.
+    /// The safety margins, each beside the worst under-estimate measured in its precision, in
+    /// words.
     pub margins: String,
+    /// Whether a margin is smaller than an under-estimate the guide's sets measured.
+    pub margin_short: bool,
     /// The two questions people bring most often, answered.
     pub readers: ReadersView,
 }
@@ -432,8 +435,13 @@ fn fit_view(f: &MeasuredFit) -> FitView {
 }
 
 impl WhatFits {
-    /// The page of `capacity`; `verdicts` for the failed checks its answers carry.
-    pub fn new(capacity: &AnalysedCapacity, verdicts: &SiteVerdicts) -> Self {
+    /// The page of `capacity`; `verdicts` for the failed checks its answers carry, `records`
+    /// for the estimator's errors its margins are set beside.
+    pub fn new(
+        capacity: &AnalysedCapacity,
+        verdicts: &SiteVerdicts,
+        records: &[results::Analysed],
+    ) -> Self {
         let (record, tables) = (&capacity.record, &capacity.tables);
         let p = &record.provenance;
         Self {
@@ -548,9 +556,12 @@ impl WhatFits {
                 .calculator
                 .precisions
                 .iter()
-                .map(|p| format!("{:.0}% in {}", 100.0 * p.margin, p.name))
+                .map(|p| margin_words(p, worst_under(records, &p.name)))
                 .collect::<Vec<_>>()
-                .join(", "),
+                .join("; "),
+            margin_short: tables.calculator.precisions.iter().any(|p| {
+                worst_under(records, &p.name).is_some_and(|w| -w.error_pct > 100.0 * p.margin)
+            }),
             made_by: format!(
                 "workbench {} at {}, {} profile, fit on {}, {} ({} cores), {}",
                 p.workbench_version,
@@ -562,6 +573,64 @@ impl WhatFits {
                 p.started_at
             ),
         }
+    }
+}
+
+/// The step the guide's sets under-estimated most in the estimator's precision `regime`: its
+/// error (negative), its name and its page's title and device; none where no step of that
+/// regime ran above its estimate.
+pub struct WorstUnder {
+    /// The estimate's error, in percent of the measurement.
+    pub error_pct: f64,
+    /// What was estimated (`step peak, regime, bf16 storage`).
+    pub quantity: String,
+    /// The page's title.
+    pub page: String,
+    /// The device measured.
+    pub device: String,
+}
+
+/// The worst under-estimate of the steps in `regime` over `records`.
+pub fn worst_under(records: &[results::Analysed], regime: &str) -> Option<WorstUnder> {
+    records
+        .iter()
+        .flat_map(|r| r.estimator.iter().map(move |c| (r, c)))
+        .filter(|(_, c)| c.regime.as_deref() == Some(regime) && c.error_pct() < 0.0)
+        .min_by(|a, b| a.1.error_pct().total_cmp(&b.1.error_pct()))
+        .map(|(r, c)| WorstUnder {
+            error_pct: c.error_pct(),
+            quantity: c.quantity.clone(),
+            page: r.title.clone(),
+            device: r.device.kind.name().into(),
+        })
+}
+
+/// A precision's margin beside the worst under-estimate measured in it, and whether the
+/// margin covers it.
+fn margin_words(p: &PrecisionRule, worst: Option<WorstUnder>) -> String {
+    let margin = format!("{:.0}% in {}", 100.0 * p.margin, p.name);
+    match worst {
+        None => format!(
+            "{margin} (no step in {} measured above its estimate)",
+            p.name
+        ),
+        Some(w) if -w.error_pct > 100.0 * p.margin => format!(
+            "{margin}, smaller than the {} the estimate missed by on {} ({}, {}): an answer \
+             in {} may not fit",
+            format::pct(w.error_pct),
+            w.page,
+            w.device,
+            w.quantity,
+            p.name
+        ),
+        Some(w) => format!(
+            "{margin}, covering the worst under-estimate measured in {}: {} on {} ({}, {})",
+            p.name,
+            format::pct(w.error_pct),
+            w.page,
+            w.device,
+            w.quantity
+        ),
     }
 }
 

@@ -350,6 +350,10 @@ pub struct Comparison<S = String> {
     pub measured_upper_bytes: Option<f64>,
     /// How the prediction was made, and why it may differ.
     pub note: S,
+    /// The estimator's precision regime of a step peak (`f32`, `bf16`, `mixed-bf16`): the
+    /// "fits" margin that covers its error. None for any other prediction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regime: Option<String>,
 }
 
 impl<S> Comparison<S> {
@@ -366,7 +370,14 @@ impl<S> Comparison<S> {
             measured_bytes,
             measured_upper_bytes: None,
             note: note.into(),
+            regime: None,
         }
+    }
+
+    /// The same comparison as a step peak in the estimator's precision `regime`.
+    pub fn in_regime(mut self, regime: &str) -> Self {
+        self.regime = Some(regime.to_string());
+        self
     }
 
     /// The same comparison with the measurement read as a bracket up to `upper_bytes` (none:
@@ -703,6 +714,7 @@ impl<S> MapText<S> for Comparison<S> {
             measured_bytes: self.measured_bytes,
             measured_upper_bytes: self.measured_upper_bytes,
             note: word(&self.note),
+            regime: self.regime.clone(),
         }
     }
 }

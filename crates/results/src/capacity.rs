@@ -177,6 +177,12 @@ pub struct CalculatorRules {
     pub attention_values_per_head: f64,
     /// Copies of the per-sequence weight gradient alive at backward's peak.
     pub backward_weight_gradient_copies: f64,
+    /// Score-sized values a token that attention's backward holds under LoRA, per head and key.
+    pub lora_attention_backward: f64,
+    /// Values a token, in units of d_model, the MLP's backward has freed when attention's runs.
+    pub freed_before_attention_d: f64,
+    /// Score-sized values per head a token the first block holds under checkpointing.
+    pub balanced_first_block_scores: f64,
     /// Bytes a CUDA card loses before the first tensor.
     pub context_bytes: f64,
     /// The largest batch a search tries.

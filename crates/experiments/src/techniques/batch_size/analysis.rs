@@ -494,6 +494,7 @@ fn transformer_section(rows: &[Row<'_, TrainConfig>]) -> workloads::Section {
             note: Text::said(Key::TransformerKeptNote)
                 .count("layers", shape.layers)
                 .count("seq", shape.seq),
+            regime: None,
         });
     }
     section

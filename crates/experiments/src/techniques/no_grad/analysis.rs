@@ -324,6 +324,7 @@ fn transformer_section(rows: &[R<'_>]) -> workloads::Section {
             measured_bytes: retained,
             measured_upper_bytes: None,
             note: Text::said(Key::TransformerNote),
+            regime: None,
         });
     }
     let line = |name: Text, rows: &[&R<'_>]| {
