@@ -32,7 +32,7 @@ pub struct ComparisonSpec {
     /// The point applying the technique (B).
     pub technique: String,
     /// A supporting comparison (one point of a chart), not a headline: it gets a quarter of
-    /// the time budget.
+    /// the time budget and two builds at least (the headline's four).
     #[serde(default)]
     pub supporting: bool,
     /// Builds to run at least, where fewer than the settings' (four) are enough: a step of

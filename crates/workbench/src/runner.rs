@@ -238,7 +238,9 @@ impl Runner {
                     };
                 let mut settings = pair_settings(self.profile, interleaving);
                 if spec.supporting {
+                    // One point of a chart: a quarter of the budget and half the builds.
                     settings.budget_s /= 4.0;
+                    settings.min_builds = settings.min_builds.min(2);
                 }
                 if let Some(builds) = spec.min_builds {
                     settings.min_builds = builds;

@@ -187,7 +187,7 @@ pub(crate) fn named_cell_set(rows: &[&R<'_>], workload: Text) -> Option<CellSet<
 /// The model of a set, in words.
 fn workload_text(shape: TransformerShape, batch: usize, workload: Workload) -> Text {
     Text::said(match workload {
-        Workload::Table => Key::Workload,
+        Workload::Table | Workload::Long => Key::Workload,
         Workload::Regime => Key::RegimeWorkload,
     })
     .count("layers", shape.layers)

@@ -155,6 +155,9 @@ pub enum Workload {
     Table,
     /// The order's regime.
     Regime,
+    /// GPT-2 small at its context: one sequence of 1,024 tokens under checkpointing, where the
+    /// estimator's checkpointing rule meets a reader's model and length ([`long`]).
+    Long,
 }
 
 /// Configuration of one cell.
@@ -210,7 +213,30 @@ fn cell_names(config: &CellConfig) -> (String, String) {
             format!("regime-{id}"),
             format!("regime, {}", id.replace('-', " ")),
         ),
+        Workload::Long => {
+            let seq = config.train.shape.seq().unwrap_or(0);
+            (
+                format!("seq{seq}-{id}"),
+                format!("one sequence of {seq}, {}", id.replace('-', " ")),
+            )
+        }
     }
+}
+
+/// GPT-2 small's checkpointing at its context, one sequence of 1,024 tokens, on the CPU: the
+/// estimator's checkpointing rule, fitted on small models, at a reader's depth, vocabulary and
+/// length (a step of about 20 s on 2 cores; one cell, its gradients checked by the table's and
+/// the regime's checkpointing cells, which run the same strategy). None elsewhere: CUDA's table
+/// is at 1,024 already, the quick run's models are small.
+pub fn long(sizes: Sizes) -> Option<CellConfig> {
+    (sizes == Sizes::Full).then(|| {
+        let (shape, _) = workload(sizes);
+        let shape = TransformerShape { seq: 1024, ..shape };
+        CellConfig {
+            workload: Workload::Long,
+            ..CellConfig::of(Fix::Checkpointing, shape, 1)
+        }
+    })
 }
 
 /// The TinyLlama-like preset's block (d_model 2048, 32 heads; the estimator gives every preset
@@ -314,6 +340,7 @@ impl Technique for Gpt2Small {
             .into_iter()
             .map(|fix| CellConfig::of(fix, shape, batch))
             .chain(regime)
+            .chain(long(sizes))
             .chain(std::iter::once(block))
             .map(|config| {
                 let (id, label) = cell_names(&config);

@@ -120,13 +120,18 @@ fn loras<'r, 'a>(rows: &'r [R<'a>]) -> Vec<(&'r R<'a>, LlamaShape)> {
         .collect()
 }
 
-/// The blocks of a cell's or a LoRA step's model.
-fn layers(r: &R<'_>) -> Option<usize> {
-    match r.config {
-        LlamaConfig::Cell(c) => c.train.shape.llama().map(|s| s.layers),
-        LlamaConfig::Lora(t) => t.shape.llama().map(|s| s.layers),
-        _ => None,
-    }
+/// The full-training step of the same model and tokens as a LoRA step of `shape`: the block's
+/// plain cell, or the reader's-scale full step.
+fn full_twin<'r, 'a>(rows: &'r [R<'a>], shape: &LlamaShape, units: u64) -> Option<&'r R<'a>> {
+    rows.iter().find(|r| {
+        let model = match r.config {
+            LlamaConfig::Cell(c) if c.fix == Fix::Plain => c.train.shape.llama(),
+            LlamaConfig::Reader(t) => t.shape.llama(),
+            _ => None,
+        };
+        model.is_some_and(|m| (m.layers, m.vocab) == (shape.layers, shape.vocab))
+            && r.result.samples_per_step == units
+    })
 }
 
 fn plain<'r, 'a>(rows: &'r [R<'a>]) -> Option<&'r R<'a>> {
@@ -156,7 +161,6 @@ fn headline(rows: &[R<'_>], paired: &[PairedComparison]) -> Option<Headline<Text
 /// held, the base's and the adapters' share of them, the adapters' gradients, Adam's state,
 /// what the forward pass kept, and the peak phase's transients).
 fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
-    let plain = plain(rows);
     loras(rows)
         .into_iter()
         .map(|(r, shape)| {
@@ -167,10 +171,7 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
                 + metric(Metric::OptimizerStateBytes)
                 + metric(Metric::ActivationBytes);
             let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
-            let same_step = plain.filter(|p| {
-                p.result.samples_per_step == r.result.samples_per_step
-                    && layers(p) == Some(shape.layers)
-            });
+            let same_step = full_twin(rows, &shape, r.result.samples_per_step);
             let text = Text::said(Key::LoraFinding)
                 .name("form", form_name(shape.lora_form))
                 .count("rank", shape.lora_rank.unwrap_or(0))

@@ -88,6 +88,8 @@ pub enum LlamaConfig {
     /// A training step, attention written out or fused (the shape says): Burn 0.22's autodiff
     /// decomposes the fused kernel.
     AttentionStep(TrainConfig),
+    /// Full training with Adam at the reader's scale ([`reader`]).
+    Reader(TrainConfig),
 }
 
 /// A generation loop.
@@ -160,13 +162,15 @@ const RANKS: [usize; 2] = [8, 64];
 const GENERATED: usize = 16;
 /// The sequences of fused attention against the written-out scores, in tokens, in inference
 /// and in training: 512 to 2,048 in inference on the CPU and wgpu, to 4,096 on CUDA, and 512
-/// and 1,024 in training; the quick run's are short. On 2 cores the two passes at 4,096 (the
-/// written-out scores of 32 heads are 2 GiB a copy) took 1.9 of the full run's minutes and
-/// answered nothing 2,048 did not: the same rule, verified at every length below it.
+/// in training (512 and 1,024 on CUDA); the quick run's are short. On 2 cores the two passes
+/// at 4,096 (the written-out scores of 32 heads are 2 GiB a copy) took 1.9 of the full run's
+/// minutes and answered nothing 2,048 did not: the same rule, verified at every length below
+/// it; the two training steps at 1,024 (18 s) measured the same peaks to the kilobyte, as at
+/// 512, and gave their time to the reader's-scale cells.
 fn attention_seqs(sizes: Sizes) -> (&'static [usize], &'static [usize]) {
     match sizes {
         Sizes::Quick => (&[128, 256], &[128]),
-        Sizes::Full => (&[512, 1024, 2048], &[512, 1024]),
+        Sizes::Full => (&[512, 1024, 2048], &[512]),
         Sizes::FullCuda => (&[512, 1024, 2048, 4096], &[512, 1024]),
     }
 }
@@ -200,46 +204,80 @@ fn lora(
     })
 }
 
-/// The LoRA steps: each form (the workbench's adapters on the activation path, Burn's
-/// `apply_lora` composing the weight) at ranks 8 and 64 on an f32 base and at rank 8 on an 8-
-/// and a 4-bit base (QLoRA), at the block's sequence; then rank 8 on f32 and 4-bit bases at
-/// four times the block's sequence (one sequence: twice the tokens), where the activations grow
-/// and the composed weights do not; then rank 8 on [`DEEP_LAYERS`] blocks, where the second
-/// block's adapted layers take an input that needs a gradient.
-fn loras(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
-    let forms = [LoraForm::ActivationPath, LoraForm::Composed];
-    let at_seq = forms.into_iter().flat_map(move |form| {
-        let ranks = RANKS.map(|r| lora(shape, r, form, None, BATCH));
-        let bits = [8, 4].map(|b| lora(shape, RANKS[0], form, Some(b), BATCH));
-        ranks.into_iter().chain(bits)
-    });
-    let long = LlamaShape {
-        seq: long_seq(shape),
-        ..shape
+/// The LoRA steps of the block: each form (the workbench's adapters on the activation path,
+/// Burn's `apply_lora` composing the weight) at ranks 8 and 64 on an f32 base and at rank 8 on
+/// quantized bases (QLoRA), at the block's sequence. The bases: 8 and 4 bits where the device
+/// packs the values, 4 bits alone on the CPU, where Flex stores every quantized value in a
+/// byte ([`crate::estimate::Allocator::quantized_value_bytes`]: the two steps measured the same
+/// peak to the byte).
+fn loras(shape: LlamaShape, device: DeviceKind) -> impl Iterator<Item = LlamaConfig> {
+    let bits: &'static [u8] = if device == DeviceKind::Cpu {
+        &[4]
+    } else {
+        &[8, 4]
     };
-    let longer = forms
+    [LoraForm::ActivationPath, LoraForm::Composed]
         .into_iter()
-        .flat_map(move |form| [None, Some(4)].map(|bits| lora(long, RANKS[0], form, bits, 1)));
-    let deep = LlamaShape {
-        layers: DEEP_LAYERS,
-        ..shape
-    };
-    let deeper = forms
-        .into_iter()
-        .filter(move |_| shape.layers < DEEP_LAYERS)
-        .map(move |form| lora(deep, RANKS[0], form, None, BATCH));
-    at_seq.chain(longer).chain(deeper)
+        .flat_map(move |form| {
+            let ranks = RANKS.map(|r| lora(shape, r, form, None, BATCH));
+            let quantized = bits
+                .iter()
+                .map(move |&b| lora(shape, RANKS[0], form, Some(b), BATCH));
+            ranks.into_iter().chain(quantized)
+        })
 }
 
-/// Blocks of the LoRA forms' deeper cell. In one block the adapted layers' input comes from the
+/// Blocks of the reader's-scale model. In one block the adapted layers' input comes from the
 /// frozen embedding and norm and needs no gradient, and Burn's autodiff matmul keeps its right
 /// operand (the composed weight) only for the left one's gradient: the composed form's cost
 /// shows from the second block on.
-pub const DEEP_LAYERS: usize = 2;
+pub const READER_LAYERS: usize = 2;
 
-/// The longer sequence of the LoRA forms: four times the block's.
-fn long_seq(shape: LlamaShape) -> usize {
-    4 * shape.seq
+/// The model where readers stand: [`READER_LAYERS`] blocks of the block's width at a real
+/// vocabulary (TinyLlama's and Llama 2's 32,000; 2,048 in the quick run), where the embedding,
+/// the head and the loss over the vocabulary are most of the weights and a large part of the
+/// step, as they are in the models readers train (at the block cells' 512 they are invisible).
+pub fn reader(sizes: Sizes) -> LlamaShape {
+    let (vocab, seq) = match sizes {
+        Sizes::Quick => (2048, block(sizes).seq),
+        Sizes::Full | Sizes::FullCuda => (32000, block(Sizes::Full).seq),
+    };
+    LlamaShape {
+        vocab,
+        seq,
+        layers: READER_LAYERS,
+        ..block(sizes)
+    }
+}
+
+/// The reader's-scale steps, one sequence each: full training with Adam at the block's
+/// sequence and four times it; LoRA rank 8 in both forms and Burn's QLoRA on a 4-bit base at
+/// the block's sequence, the workbench's LoRA at four times it; then a generation loop with an
+/// eight-times prompt (2,048 tokens on the CPU). On 2 cores a full step at 1 x 256 takes
+/// about 10 s: these seven points replace the block's LoRA cells at a longer sequence and on
+/// two blocks at the 512-token vocabulary, which they measure where readers stand.
+fn readers(sizes: Sizes) -> impl Iterator<Item = LlamaConfig> {
+    let shape = reader(sizes);
+    let seq = shape.seq;
+    let at = move |s: usize| LlamaShape { seq: s, ..shape };
+    let full = [seq, 4 * seq].map(|s| {
+        LlamaConfig::Reader(TrainConfig {
+            seed: 11,
+            ..TrainConfig::adam(at(s), 1)
+        })
+    });
+    let adapters = [
+        lora(at(seq), RANKS[0], LoraForm::ActivationPath, None, 1),
+        lora(at(seq), RANKS[0], LoraForm::Composed, None, 1),
+        lora(at(seq), RANKS[0], LoraForm::Composed, Some(4), 1),
+        lora(at(4 * seq), RANKS[0], LoraForm::ActivationPath, None, 1),
+    ];
+    let generate = LlamaConfig::Generate(GenerateConfig {
+        shape: at(8 * seq),
+        tokens: GENERATED,
+        seed: 5,
+    });
+    full.into_iter().chain(adapters).chain([generate])
 }
 
 fn generations(shape: LlamaShape) -> impl Iterator<Item = LlamaConfig> {
@@ -305,19 +343,22 @@ fn lora_names(t: &TrainConfig) -> (String, String) {
             format!("LoRA, {form}, rank {rank}"),
         ),
     };
-    if shape.layers == DEEP_LAYERS {
-        (
-            format!("{id}-{DEEP_LAYERS}blocks"),
-            format!("{label}, {DEEP_LAYERS} blocks"),
-        )
-    } else if t.batch == BATCH {
+    if t.batch == BATCH {
         (id, label)
     } else {
-        (
-            format!("{id}-seq{}", shape.seq),
-            format!("{label}, one sequence of {}", shape.seq),
-        )
+        reader_names(&id, &label, &shape)
     }
+}
+
+/// A reader's-scale point's id and label: `reader-` and its sequence beside the block's.
+fn reader_names(id: &str, label: &str, shape: &LlamaShape) -> (String, String) {
+    (
+        format!("reader-{id}-seq{}", shape.seq),
+        format!(
+            "{label}, {} blocks, vocabulary {}, sequence {}",
+            shape.layers, shape.vocab, shape.seq
+        ),
+    )
 }
 
 /// "written-out" or "fused".
@@ -335,10 +376,17 @@ impl LlamaConfig {
         match self {
             LlamaConfig::Cell(c) => (c.fix.id().into(), c.fix.id().replace('-', " ")),
             LlamaConfig::Lora(t) => lora_names(t),
+            LlamaConfig::Generate(g) if g.shape.layers == READER_LAYERS => {
+                reader_names("generate", "generate", &g.shape)
+            }
             LlamaConfig::Generate(g) => (
                 format!("generate-kv{}", g.shape.kv_heads),
                 format!("generate, {} key/value heads", g.shape.kv_heads),
             ),
+            LlamaConfig::Reader(t) => {
+                let shape = t.shape.llama().unwrap_or_else(|| reader(Sizes::Quick));
+                reader_names("full", "full training, Adam", &shape)
+            }
             LlamaConfig::Attention(a) => {
                 let way = attention_way(&a.shape);
                 (
@@ -367,9 +415,10 @@ impl Technique for LlamaFamily {
         let sizes = Sizes::of(profile, device);
         let shape = block(sizes);
         cells(shape)
-            .chain(loras(shape))
+            .chain(loras(shape, device))
             .chain(generations(shape))
             .chain(attentions(shape, sizes))
+            .chain(readers(sizes))
             .map(|config| {
                 let (id, label) = config.names();
                 let mut planned = Planned::new(id, label, profile, config);
@@ -407,6 +456,14 @@ impl Technique for LlamaFamily {
             LlamaConfig::Lora(train) => {
                 run_train_point_stored(train, FloatStorage::F32, repeats, device, LoraProof, false)
             }
+            LlamaConfig::Reader(train) => run_train_point_stored(
+                train,
+                FloatStorage::F32,
+                repeats,
+                device,
+                CellProof { fix: Fix::Plain },
+                false,
+            ),
             LlamaConfig::Generate(config) => device.dispatch(exclusive, GeneratePoint { config }),
             LlamaConfig::Attention(config) => {
                 device.dispatch(exclusive, AttentionPoint { config, repeats })
@@ -432,7 +489,9 @@ impl Technique for LlamaFamily {
     fn step_plan(&self, config: &LlamaConfig) -> Option<StepPlan> {
         match config {
             LlamaConfig::Cell(c) => c.plan(),
-            LlamaConfig::Lora(t) | LlamaConfig::AttentionStep(t) => Some(StepPlan::of_training(t)),
+            LlamaConfig::Lora(t) | LlamaConfig::AttentionStep(t) | LlamaConfig::Reader(t) => {
+                Some(StepPlan::of_training(t))
+            }
             _ => None,
         }
     }
