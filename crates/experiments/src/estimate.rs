@@ -110,10 +110,23 @@ pub fn block_values_per_token(shape: &TransformerShape, checkpointing: Checkpoin
 /// sequence-length sweep had measured about 1,286 values per token outside the blocks at
 /// d_model 256 and vocabulary 512 (`v + 3 d + 5` = 1,285): an explanation read in
 /// burn-nn's cross-entropy and burn-tensor's `log_softmax` after the measurement, not a
-/// prediction. The balanced strategy's effect outside the blocks is not modelled (the same
-/// count is used).
+/// prediction.
 pub fn outside_values_per_token(shape: &TransformerShape) -> f64 {
     (shape.vocab + 3 * shape.d_model + 5) as f64
+}
+
+/// Values per token kept outside the blocks beyond [`outside_values_per_token`] (or the Llama
+/// model's) under `checkpointing`: under `BalancedCheckpointing` one more over the vocabulary,
+/// held from the forward pass's end to backward's start. Measured on GPT-2 small (vocabulary
+/// 50,257): 98 MiB more kept at 2 x 256 tokens and 206 MiB at 1 x 1,024, `v` a token to 3%;
+/// the step's first backward moment frees it ([`transformer_backward_bytes`]). The Llama
+/// model's loss is the same code (burn-nn's cross-entropy over log-softmax): counted there
+/// too, not measured there at a real vocabulary.
+pub fn checkpointed_loss_values_per_token(vocab: usize, checkpointing: Checkpointing) -> f64 {
+    match checkpointing {
+        Checkpointing::None => 0.0,
+        Checkpointing::Balanced => vocab as f64,
+    }
 }
 
 /// Bytes the forward pass keeps per sample for backward, in f32, with `checkpointing`: the
@@ -135,13 +148,15 @@ pub fn activation_bytes_per_sample(
         ModelShape::Transformer(s) => {
             s.seq as f64
                 * (s.layers as f64 * block_values_per_token(&s, checkpointing)
-                    + outside_values_per_token(&s))
+                    + outside_values_per_token(&s)
+                    + checkpointed_loss_values_per_token(s.vocab, checkpointing))
                 * F32_BYTES as f64
         }
         ModelShape::Llama(s) => {
             s.seq as f64
                 * (s.layers as f64 * llama_block_values_per_token(&s, checkpointing)
-                    + llama_outside_values_per_token(&s))
+                    + llama_outside_values_per_token(&s)
+                    + checkpointed_loss_values_per_token(s.vocab, checkpointing))
                 * F32_BYTES as f64
         }
     }
@@ -445,7 +460,10 @@ pub const BALANCED_FIRST_BLOCK_SCORES: f64 = 2.5;
 ///   at 2 x 256 tokens: 690.4 MiB in bf16 storage against 688.6 by this rule, 567.6 under
 ///   mixed bf16 against 688.6 (high by 4% of the step's peak; on the mixed-precision page's
 ///   transformer of d_model 64 the operand copies are needed). Flex multiplies f16 natively:
-///   f16 storage, estimated as bf16, is estimated high.
+///   f16 storage, estimated as bf16, is estimated high. Under `BalancedCheckpointing`, less
+///   the value over the vocabulary a token kept till then
+///   ([`checkpointed_loss_values_per_token`]): on GPT-2 small at 1 x 1,024 backward's peak was
+///   its start.
 /// - Attention's backward in the last block, as in [`llama_backward_bytes`]: the block's
 ///   gradients made (`12 d^2`), the gradient of the scores and of their softmax
 ///   (`2 micro h s^2`), less what the MLP's backward has freed by then
@@ -480,12 +498,13 @@ pub fn transformer_backward_bytes(
     let out = (4.0 * d).max(s.vocab as f64);
     // The weight gradient is made at the parameters' bytes, and through f32 copies of the
     // product and its operands where Flex multiplies bf16.
-    let per_sequence = if via_f32 {
-        BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * f32_bytes
-            + tokens * (d + out) * f32_bytes
-    } else {
-        BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * param
-    };
+    let per_sequence =
+        if via_f32 {
+            BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * f32_bytes
+                + tokens * (d + out) * f32_bytes
+        } else {
+            BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * param
+        } - tokens * checkpointed_loss_values_per_token(s.vocab, checkpointing) * act;
     // The gradients of the scores and of their softmax: two at the activations' bytes, in f32
     // where Flex multiplies bf16.
     let score_bytes = 2.0 * if via_f32 { f32_bytes } else { act };

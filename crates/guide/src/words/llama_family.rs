@@ -51,6 +51,25 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.bytes("rest"),
             s.name("phase"),
         ),
+        Key::ReaderFinding => format!(
+            "Full training with Adam where readers stand: {} blocks of TinyLlama's width at a \
+             vocabulary of {} ({} parameters, the embedding and the head {} of them), {} \
+             tokens: the step peaks at {} in its {} phase. Its parts as measured: weights {}, \
+             gradients {}, Adam's state {}, what the forward pass kept for backward {}; the \
+             other {} are the phase's transients.",
+            s.count("blocks"),
+            s.count("vocab"),
+            s.count("params"),
+            super::share(s.num("vocab_params"), s.num("params")),
+            s.count("tokens"),
+            s.bytes("peak"),
+            s.name("phase"),
+            s.bytes("weights"),
+            s.bytes("grads"),
+            s.bytes("optimizer"),
+            s.bytes("activations"),
+            s.bytes("rest"),
+        ),
         Key::LoraComposedCost => format!(
             "Burn's apply_lora against the workbench's adapters, rank {}{}, {} tokens, {} \
              block(s): Burn's form kept {} beside the workbench's ({}); the rule gives {}: \

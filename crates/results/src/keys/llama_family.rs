@@ -6,6 +6,7 @@ crate::word_keys! {
         Headline = "headline",
         Workload = "workload",
         LoraFinding = "lora-finding",
+        ReaderFinding = "reader-finding",
         KvQuantity = "kv-quantity",
         KvNote = "kv-note",
         AttentionFinding = "attention-finding",

@@ -196,6 +196,38 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
         .collect()
 }
 
+/// Each full step at the reader's scale, split into its parts as the point measured them.
+fn reader_findings(rows: &[R<'_>]) -> Vec<Text> {
+    rows.iter()
+        .filter_map(|r| match r.config {
+            LlamaConfig::Reader(t) => Some((r, t.shape.llama()?)),
+            _ => None,
+        })
+        .map(|(r, shape)| {
+            let metric = |m: Metric| r.result.metric(m);
+            let parts = metric(Metric::ParamBytes)
+                + metric(Metric::GradBytes)
+                + metric(Metric::OptimizerStateBytes)
+                + metric(Metric::ActivationBytes);
+            let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
+            let head = if shape.tied_head { 1 } else { 2 };
+            Text::said(Key::ReaderFinding)
+                .count("blocks", shape.layers)
+                .count("vocab", shape.vocab)
+                .count("params", shape.num_params())
+                .number("vocab_params", (head * shape.vocab * shape.d_model) as f64)
+                .count("tokens", r.result.samples_per_step)
+                .bytes("peak", peak(r))
+                .name("phase", peak_phase.map_or("", |p| &p.phase).to_string())
+                .bytes("weights", metric(Metric::ParamBytes))
+                .bytes("grads", metric(Metric::GradBytes))
+                .bytes("optimizer", metric(Metric::OptimizerStateBytes))
+                .bytes("activations", metric(Metric::ActivationBytes))
+                .bytes("rest", peak(r) - parts)
+        })
+        .collect()
+}
+
 /// `form` as the page names it.
 fn form_name(form: LoraForm) -> String {
     match form {
@@ -496,6 +528,7 @@ impl Analyse for LlamaFamily {
             .count("batch", batch)
             .count("params", shape.num_params());
         let mut analysis = Analysis::new(headline)
+            .findings(reader_findings(&rows))
             .findings(lora_findings(&rows))
             .findings(lora_form_findings(&rows))
             .findings(attention_findings(&rows))
