@@ -52,8 +52,10 @@ pub struct WhatFits {
     /// The CUDA context every "fits" answer leaves out, in words.
     pub context: String,
     /// The safety margins, each beside the worst under-estimate measured in its precision, in
-    /// words.
+    /// a few words.
     pub margins: String,
+    /// Where each precision's worst under-estimate was measured, in words.
+    pub margin_sources: String,
     /// Whether a margin is smaller than an under-estimate the guide's sets measured.
     pub margin_short: bool,
     /// The two questions people bring most often, answered.
@@ -556,7 +558,14 @@ impl WhatFits {
                 .calculator
                 .precisions
                 .iter()
-                .map(|p| margin_words(p, worst_under(records, &p.name)))
+                .map(|p| margin_words(p, worst_under(records, &p.name).as_ref()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            margin_sources: tables
+                .calculator
+                .precisions
+                .iter()
+                .filter_map(|p| worst_under(records, &p.name).map(|w| margin_source(p, w)))
                 .collect::<Vec<_>>()
                 .join("; "),
             margin_short: tables.calculator.precisions.iter().any(|p| {
@@ -605,33 +614,31 @@ pub fn worst_under(records: &[results::Analysed], regime: &str) -> Option<WorstU
         })
 }
 
-/// A precision's margin beside the worst under-estimate measured in it, and whether the
-/// margin covers it.
-fn margin_words(p: &PrecisionRule, worst: Option<WorstUnder>) -> String {
+/// A precision's margin beside the worst under-estimate measured in it (`15% in bf16 (worst
+/// measured -11.8%)`), said to be smaller where it is.
+fn margin_words(p: &PrecisionRule, worst: Option<&WorstUnder>) -> String {
     let margin = format!("{:.0}% in {}", 100.0 * p.margin, p.name);
     match worst {
-        None => format!(
-            "{margin} (no step in {} measured above its estimate)",
-            p.name
-        ),
+        None => format!("{margin} (none measured under)"),
         Some(w) if -w.error_pct > 100.0 * p.margin => format!(
-            "{margin}, smaller than the {} the estimate missed by on {} ({}, {}): an answer \
-             in {} may not fit",
+            "{margin}, smaller than the {} measured: an answer in {} may not fit",
             format::pct(w.error_pct),
-            w.page,
-            w.device,
-            w.quantity,
             p.name
         ),
-        Some(w) => format!(
-            "{margin}, covering the worst under-estimate measured in {}: {} on {} ({}, {})",
-            p.name,
-            format::pct(w.error_pct),
-            w.page,
-            w.device,
-            w.quantity
-        ),
+        Some(w) => format!("{margin} (worst measured {})", format::pct(w.error_pct)),
     }
+}
+
+/// Where a precision's worst under-estimate was measured.
+fn margin_source(p: &PrecisionRule, w: WorstUnder) -> String {
+    format!(
+        "{} in {}: {} on {} ({})",
+        format::pct(w.error_pct),
+        p.name,
+        w.quantity,
+        w.page,
+        w.device
+    )
 }
 
 /// Where each card's figure comes from, in a sentence.

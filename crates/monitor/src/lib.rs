@@ -53,7 +53,9 @@ mod trace;
 use std::collections::VecDeque;
 use std::fmt::Write;
 
-pub use growth::{bytes, Growth, NEGLIGIBLE_BYTES_PER_STEP, SETTLING_SHARE};
+pub use growth::{
+    bytes, Growth, NEGLIGIBLE_BYTES_PER_STEP, POOL_NEGLIGIBLE_BYTES_PER_STEP, SETTLING_SHARE,
+};
 pub use probe::{MemoryReading, ReadMemory};
 
 /// The sync a [`StepMonitor`] of a Burn device needs: waits for `device`'s queued work, so
@@ -222,7 +224,9 @@ impl<'a> StepMonitor<'a> {
                 g.words()
             ));
         }
-        let g = self.reserved_growth().filter(Growth::grows)?;
+        let g = self
+            .reserved_growth()
+            .filter(|g| g.grows() && g.bytes_per_step > POOL_NEGLIGIBLE_BYTES_PER_STEP)?;
         Some(format!(
             "the pool's reserved memory grows by {} while memory in use does not: the \
              allocator keeps memory no tensor holds. Likely causes: a data loader whose threads \
