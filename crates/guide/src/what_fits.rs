@@ -625,7 +625,7 @@ fn margin_words(p: &PrecisionRule, worst: Option<&WorstUnder>) -> String {
             format::pct(w.error_pct),
             p.name
         ),
-        Some(w) => format!("{margin} (worst measured {})", format::pct(w.error_pct)),
+        Some(w) => format!("{margin} (worst {})", format::pct(w.error_pct)),
     }
 }
 
