@@ -620,11 +620,9 @@ fn margin_words(p: &PrecisionRule, worst: Option<&WorstUnder>) -> String {
     let margin = format!("{:.0}% in {}", 100.0 * p.margin, p.name);
     match worst {
         None => format!("{margin} (none measured under)"),
-        Some(w) if -w.error_pct > 100.0 * p.margin => format!(
-            "{margin}, smaller than the {} measured: an answer in {} may not fit",
-            format::pct(w.error_pct),
-            p.name
-        ),
+        Some(w) if -w.error_pct > 100.0 * p.margin => {
+            format!("{margin} (worst {}: may not fit)", format::pct(w.error_pct))
+        }
         Some(w) => format!("{margin} (worst {})", format::pct(w.error_pct)),
     }
 }
