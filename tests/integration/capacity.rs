@@ -428,7 +428,7 @@ fn the_readme_reader_commands_print_what_fits_figures() {
         assert!(readme.contains(text), "the README no longer runs `{text}`");
         text.split_whitespace().skip(1).map(String::from).collect()
     };
-    let readers = experiments::capacity::tables().readers;
+    let readers = estimator::capacity::tables().readers;
 
     let mut infer = command("workbench estimate --preset llama-2-7b --inference --card 12GB");
     let first = text_of(&infer.iter().map(String::as_str).collect::<Vec<_>>());

@@ -3,7 +3,9 @@
 use burn::optim::{GradientsAccumulator, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor};
 use experiments::harness::backend::Checkpointing;
-use experiments::harness::models::{self, Batch, MlpShape, Model, ModelShape, TransformerShape};
+use experiments::harness::models::{
+    self, Batch, BuildMlp, BuildModel, MlpShape, Model, ModelShape, TransformerShape,
+};
 use experiments::harness::probe::host::HostProbe;
 use experiments::harness::probe::PhaseMeter;
 use experiments::harness::train::TrainConfig;

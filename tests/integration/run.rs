@@ -268,7 +268,7 @@ fn techniques_save_what_they_predict(records: &[ExperimentRecord]) {
     // byte each on Flex, as 8-bit ones; a quantized pass holds a layer's weight dequantized to
     // f32 on top of what the f32 pass holds.
     {
-        use experiments::estimate::Allocator;
+        use estimator::estimate::Allocator;
         use experiments::harness::models::MlpShape;
         use experiments::techniques::quantization::{predict, QuantConfig};
         for p in &record("quantization").points {

@@ -6,18 +6,15 @@
 //! - [`harness`]: what every technique shares and none is named in: backends and the device
 //!   dispatch, memory probes, timing, the training step, models.
 //! - [`technique`]: the typed [`Technique`] trait and the [`Experiment`] the runner drives.
-//! - [`estimate`]: the byte rules every prediction uses, per backend; [`workloads`]: the
-//!   transformer's section of a page, beside the MLP's; [`bracket`]: a device phase's peak,
+//! - the byte rules every prediction uses are the `estimator` crate's (no Burn); [`workloads`]:
+//!   the transformer's section of a page, beside the MLP's; [`bracket`]: a device phase's peak,
 //!   bracketed, beside its rule.
 //!
 //! Results are written as `results` types; nothing here knows how the guide is rendered.
 
 pub mod bracket;
-pub mod capacity;
 pub mod error;
-pub mod estimate;
 pub mod harness;
-
 pub mod technique;
 pub mod techniques;
 pub mod workloads;

@@ -20,9 +20,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::ExperimentError;
-use crate::estimate::{Allocator, StepBytes, StepPlan};
 use crate::harness::paired::{self, ArmRun};
 use crate::harness::profile::Repeats;
+use estimator::estimate::{Allocator, StepBytes, StepPlan};
 
 /// What measuring one point gives: its result, or why it has none.
 pub type Measurement = Measured<PointResult>;

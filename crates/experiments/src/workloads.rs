@@ -5,16 +5,16 @@
 //! Method: the same technique's points on both models, the model part of each point's
 //! configuration; a page splits its rows by model, analyses the MLP's as before, and adds the
 //! transformer's section here: its step peak against the shared byte rules of
-//! [`crate::estimate`] and its throughput in tokens per second.
+//! [`estimator::estimate`] and its throughput in tokens per second.
 //! Answer: each page says it, from its own rows.
 
 use results::keys::{TimelineKey, TransformerKey};
 use results::{AxisUnit, Chart, Comparison, Metric, Phase, PhaseKey, Scale, Series, Text, Trace};
 
-use crate::estimate;
 use crate::harness::models::ModelShape;
 use crate::harness::train::TrainConfig;
 use crate::technique::Row;
+use estimator::estimate;
 
 /// A configuration that names the model it runs.
 pub trait HasModel {
@@ -88,9 +88,9 @@ pub struct Axis<'f, C> {
     /// Where a row belongs to one of several lines (plain and checkpointed), its line's name.
     pub line: &'f dyn Fn(&C) -> Option<Text>,
     /// The predicted peak of a row's forward pass, from the shared rules
-    /// ([`crate::estimate::forward_peak`]).
+    /// ([`estimator::estimate::forward_peak`]).
     pub predicted_forward: &'f dyn Fn(&C) -> f64,
-    /// The predicted peak of a row's step ([`crate::estimate::training_step_peak`]).
+    /// The predicted peak of a row's step ([`estimator::estimate::training_step_peak`]).
     pub predicted_step: &'f dyn Fn(&C) -> f64,
     /// How the forward prediction is made and what it leaves out.
     pub note: Text,

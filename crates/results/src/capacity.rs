@@ -164,26 +164,16 @@ pub struct WayFit {
 }
 
 /// What the "What fits" page's calculator needs to compute the estimator's rules in the
-/// reader's browser: the rules' constants and names. The formulas themselves are the page
-/// script's port of the estimator's; a test holds the two to the same bytes and batches on
-/// random shapes.
+/// reader's browser: the rules themselves as programs (the estimator's rules run on symbols,
+/// every operation recorded: no copy of a rule in the page), and the names and numbers they are
+/// run with. A test holds the page's answers to `workbench estimate --json`'s, bit for bit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalculatorRules {
-    /// Bytes of an f32 value (the unit the activation rules count in).
-    pub f32_bytes: f64,
-    /// Bytes of a token id.
-    pub token_bytes: f64,
-    /// Attention-sized tensors a block keeps per head.
-    pub attention_values_per_head: f64,
-    /// Copies of the per-sequence weight gradient alive at backward's peak.
-    pub backward_weight_gradient_copies: f64,
-    /// Score-sized values a token that attention's backward holds under LoRA, per head and key.
-    pub lora_attention_backward: f64,
-    /// Values a token, in units of d_model, the MLP's backward has freed when attention's runs.
-    pub freed_before_attention_d: f64,
-    /// Score-sized values per head a token the first block holds under checkpointing.
-    pub balanced_first_block_scores: f64,
-    /// Bytes a CUDA card loses before the first tensor.
+    /// The estimator's programs by name (`training/llama-lora/balanced`, `inference/gpt`,
+    /// `usable`): each a list of nodes (a constant, an input, or an operation on earlier nodes)
+    /// and its outputs' nodes.
+    pub programs: serde_json::Value,
+    /// Bytes a CUDA card loses before the first tensor (shown beside the answers).
     pub context_bytes: f64,
     /// The largest batch a search tries.
     pub max_batch: u64,

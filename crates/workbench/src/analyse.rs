@@ -87,6 +87,6 @@ pub(crate) fn known_ids() -> String {
 pub fn analyse_capacity(record: CapacityRecord) -> AnalysedCapacity {
     AnalysedCapacity {
         record,
-        tables: experiments::capacity::tables(),
+        tables: estimator::capacity::tables(),
     }
 }

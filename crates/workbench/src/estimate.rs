@@ -1,9 +1,9 @@
 //! `workbench estimate`: the byte rules the experiments check, carried to the reader's model and
-//! cards ([`experiments::capacity`]), printed as tables or JSON.
+//! cards ([`estimator::capacity`]), printed as tables or JSON.
 
 use clap::Args;
-use experiments::capacity::{self, Estimate, Sharding, CARDS, EIGHT_CARDS};
-use experiments::estimate::{Optimizer, Precision, StepPlan};
+use estimator::capacity::{self, Estimate, Sharding, CARDS, EIGHT_CARDS};
+use estimator::estimate::{Optimizer, Precision, StepPlan};
 use experiments::harness::models::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
 use results::format;
 

@@ -17,8 +17,8 @@
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use experiments::capacity::{self, Sharding};
-use experiments::estimate::{Optimizer, Precision, StepPlan};
+use estimator::capacity::{self, Sharding};
+use estimator::estimate::{Optimizer, Precision, StepPlan};
 use experiments::harness::backend::Checkpointing;
 use experiments::harness::models::{training_mlp, training_transformer, ModelShape};
 use experiments::harness::profile::Sizes;

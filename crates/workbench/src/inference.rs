@@ -10,7 +10,7 @@
 //! the longest context by bisection.
 //! Answer: printed, its first lines one per weight width.
 
-use experiments::capacity::{self, InferencePlan, CARDS};
+use estimator::capacity::{self, InferencePlan, CARDS};
 use results::format;
 use serde::Serialize;
 

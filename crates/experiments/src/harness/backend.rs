@@ -16,22 +16,16 @@ use crate::harness::probe::host::HostProbe;
 use crate::harness::probe::MemoryProbe;
 pub use crate::harness::probe::Pool;
 
-/// Which tensors the autodiff backend keeps for backward.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Checkpointing {
-    /// `Device::autodiff()`: every tensor a backward step needs is kept from the forward pass.
-    #[default]
-    None,
-    /// `Device::autodiff().gradient_checkpointing()` (Burn's balanced strategy): outputs of
-    /// memory-bound ops are recomputed during backward from the nearest kept (compute-bound)
-    /// ancestor instead of being kept.
-    Balanced,
+pub use estimator::Checkpointing;
+
+/// Burn's device for a [`Checkpointing`]: the Burn half of the estimator's plan.
+pub trait AutodiffOf {
+    /// `device` with autodiff on, keeping for backward what this says.
+    fn autodiff(self, device: Device) -> Device;
 }
 
-impl Checkpointing {
-    /// `device` with autodiff on, keeping for backward what this says.
-    pub fn autodiff(self, device: Device) -> Device {
+impl AutodiffOf for Checkpointing {
+    fn autodiff(self, device: Device) -> Device {
         match self {
             Checkpointing::None => device.autodiff(),
             Checkpointing::Balanced => device.autodiff().gradient_checkpointing(),

@@ -2,10 +2,12 @@
 //! warm-up pass, then metered steps, with the model's memory split into its components. A
 //! technique that has something to prove hands its own [`TrainChecks`]; the step names none.
 
+use crate::harness::models::BuildModel;
 use std::collections::BTreeMap;
 
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, FloatDType};
+use estimator::estimate::{Precision, StepPlan};
 use results::{
     Check, DeviceKind, FloatStorage, Metric, Metrics, Phase, PhaseKey, PhaseMemory, PhaseTiming,
     PointResult, PutMetric, Timing, Trace,
@@ -16,7 +18,7 @@ use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
 use crate::harness::models::mlp;
 use crate::harness::models::{self, Batch, Model, ModelShape};
-use crate::harness::optim::{Optimizer, UseOptimizer};
+use crate::harness::optim::{BuildOptimizer, Optimizer, UseOptimizer};
 use crate::harness::probe::{
     bracketed_step, collapse_by_name, delta_spread_bytes, last_repeat, MemoryProbe, PhaseMeter,
     Timeline,
@@ -76,6 +78,23 @@ fn is_exclusive_pages(pool: &Pool) -> bool {
 }
 
 impl TrainConfig {
+    /// The step this point runs, as the estimator sees it: its model, batch, micro-batches,
+    /// checkpointing and optimizer, in f32 or, where its forward pass computes in bf16, mixed
+    /// bf16 (16-bit storage is a process's default float type, not the config's: the caller
+    /// sets it).
+    pub fn step_plan(&self) -> StepPlan {
+        StepPlan {
+            precision: match self.compute {
+                Some(FloatStorage::Bf16) => Precision::MixedBf16,
+                _ => Precision::F32,
+            },
+            micro_batches: self.micro_batches,
+            checkpointing: self.checkpointing,
+            optimizer: self.optimizer,
+            ..StepPlan::f32_adam(self.shape, self.batch as f64)
+        }
+    }
+
     /// One plain Adam step (learning rate 1e-4, seed 42) of `shape` on `batch` samples: no
     /// accumulation, no checkpointing. Techniques change what they vary from here.
     pub fn adam(shape: impl Into<ModelShape>, batch: usize) -> Self {

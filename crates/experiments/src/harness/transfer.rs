@@ -137,7 +137,7 @@ pub fn load_params<M: Module>(module: M, moved: Moved, device: &Device) -> M {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::models::{mlp, MlpShape, ModelShape};
+    use crate::harness::models::{mlp, BuildModel, MlpShape, ModelShape};
 
     #[test]
     fn parameters_and_gradients_cross_with_their_ids() {

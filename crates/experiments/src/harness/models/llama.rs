@@ -21,9 +21,7 @@ use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::quantization::{Calibration, QuantValue, ScaleDtype};
 use burn::tensor::{Int, Tensor};
-use serde::{Deserialize, Serialize};
 
-use super::transformer::{token_sequences, MarkovChain};
 use burn::tensor::Device;
 
 /// LoRA's scale `alpha / r`, with alpha = 2 r (a common choice; the scale does not change
@@ -33,181 +31,26 @@ const LORA_SCALE: f64 = 2.0;
 /// What masked scores are set to before the softmax (burn-nn's `MultiHeadAttention` default).
 const MASKED_SCORE: f32 = -1.0e4;
 
-/// Where a LoRA adapter meets the frozen base.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LoraForm {
-    /// The workbench's adapters: `base(x) + scale * up(down(x))`, each applied to the input;
-    /// no weight-shaped tensor is ever made.
-    #[default]
-    ActivationPath,
-    /// Burn 0.22's own `Module::apply_lora` (`apply_qlora` on a quantized base): the weight
-    /// composed dense, `base + scale * (a @ b)`, then applied to the input.
-    Composed,
-}
+pub use estimator::{LlamaShape, LoraForm};
 
-impl LoraForm {
-    /// Whether this is the activation-path form (the default, left out of records).
-    pub fn is_activation_path(&self) -> bool {
-        *self == LoraForm::ActivationPath
-    }
-}
-
-/// The shape of a [`Llama`] and of the sequences it trains on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LlamaShape {
-    /// Tokens in the vocabulary.
-    pub vocab: usize,
-    /// Width of the residual stream.
-    pub d_model: usize,
-    /// Blocks.
-    pub layers: usize,
-    /// Query heads (`d_model` must be a multiple).
-    pub heads: usize,
-    /// Key/value heads (`heads` must be a multiple; equal to `heads`: multi-head attention).
-    pub kv_heads: usize,
-    /// Width of the SwiGLU MLP's hidden layer.
-    pub mlp: usize,
-    /// Tokens per sequence.
-    pub seq: usize,
-    /// Whether the head reuses the token embedding's weights.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tied_head: bool,
-    /// LoRA rank on the query and value projections, the base frozen (none: full training).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lora_rank: Option<usize>,
-    /// How the adapters of a LoRA rank are applied (the workbench's own on the activation
-    /// path, in records made before Burn had its own).
-    #[serde(default, skip_serializing_if = "LoraForm::is_activation_path")]
-    pub lora_form: LoraForm,
-    /// Bits of the frozen base's block projections under LoRA (QLoRA: 8 or 4), quantized with
-    /// min-max calibration and one f32 scale per tensor; none: f32.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_bits: Option<u8>,
-    /// Whether attention runs Burn's fused `attention` instead of the written-out scores.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub fused_attention: bool,
-}
-
-impl LlamaShape {
-    /// Width of one head.
-    pub fn head_dim(&self) -> usize {
-        self.d_model / self.heads
-    }
-
-    /// Width of the key (and of the value) projection: key/value heads x head width.
-    pub fn kv_width(&self) -> usize {
-        self.kv_heads * self.head_dim()
-    }
-
-    /// Parameters of the base model: the embedding, per block two RMSNorm scales, the query
-    /// and output projections (`d x d`), the key and value projections (`d x kv_width`), the
-    /// SwiGLU MLP (`3 d m`), the final norm and the head (none when tied); no biases.
-    pub fn base_params(&self) -> u64 {
-        let (v, d, l, m, k) = (
-            self.vocab as u64,
-            self.d_model as u64,
-            self.layers as u64,
-            self.mlp as u64,
-            self.kv_width() as u64,
-        );
-        let block = 2 * d + 2 * d * d + 2 * d * k + 3 * d * m;
-        let head = if self.tied_head { 0 } else { d * v };
-        v * d + l * block + d + head
-    }
-
-    /// Parameters of the LoRA adapters: per block `r (d + d)` on the query and `r (d +
-    /// kv_width)` on the value projection (none without a rank).
-    pub fn adapter_params(&self) -> u64 {
-        let (d, k) = (self.d_model as u64, self.kv_width() as u64);
-        self.lora_rank
-            .map_or(0, |r| self.layers as u64 * r as u64 * (2 * d + d + k))
-    }
-
-    /// The shapes of the tensors a step trains: the adapters' factors under LoRA (`[d_in, r]`
-    /// and `[r, d_out]` on the query and value projections), every parameter otherwise.
-    pub fn trainable_shapes(&self) -> Vec<Vec<usize>> {
-        let (v, d, m, k) = (self.vocab, self.d_model, self.mlp, self.kv_width());
-        if let Some(r) = self.lora_rank {
-            let adapters = [vec![d, r], vec![r, d], vec![d, r], vec![r, k]];
-            return (0..self.layers).flat_map(|_| adapters.clone()).collect();
-        }
-        let block = [
-            vec![d],
-            vec![d, d],
-            vec![d, k],
-            vec![d, k],
-            vec![d, d],
-            vec![d],
-            vec![d, m],
-            vec![d, m],
-            vec![m, d],
-        ];
-        let mut shapes = vec![vec![v, d]];
-        (0..self.layers).for_each(|_| shapes.extend(block.clone()));
-        shapes.push(vec![d]);
-        if !self.tied_head {
-            shapes.push(vec![d, v]);
-        }
-        shapes
-    }
-
-    /// Every parameter, adapters included.
-    pub fn num_params(&self) -> u64 {
-        self.base_params() + self.adapter_params()
-    }
-
-    /// The parameters a step trains (gradients and optimizer state): the adapters under LoRA,
-    /// every parameter otherwise.
-    pub fn trainable_params(&self) -> u64 {
-        match self.lora_rank {
-            Some(_) => self.adapter_params(),
-            None => self.num_params(),
-        }
-    }
-
-    /// Floating-point operations of the matrix products of one training step on `batch`
-    /// sequences: forward `2 * tokens * (l (2 d^2 + 2 d k + 3 d m) + 2 l s d + d v)`, backward
-    /// twice that (an approximation under LoRA, whose base needs no weight gradient).
-    pub fn step_matmul_flop(&self, batch: usize) -> u64 {
-        let (v, d, s, l, m, k) = (
-            self.vocab,
-            self.d_model,
-            self.seq,
-            self.layers,
-            self.mlp,
-            self.kv_width(),
-        );
-        let per_token = (l * (2 * d * d + 2 * d * k + 3 * d * m) + 2 * l * s * d + d * v) as u64;
-        6 * (batch * s) as u64 * per_token
-    }
-
-    /// Tokens in a batch of `batch` sequences.
-    pub fn tokens(&self, batch: usize) -> u64 {
-        (batch * self.seq) as u64
-    }
-
-    /// A batch of `batch` sequences from `chain`, the same for a given `seed` on every backend.
-    pub fn batch(
-        &self,
-        chain: &MarkovChain,
-        batch: usize,
-        seed: u64,
-        device: &Device,
-    ) -> (Tensor<2, Int>, Tensor<2, Int>) {
-        token_sequences(chain, self.seq, batch, seed, device)
-    }
-
+/// Builds a [`Llama`] of a shape and its data: the Burn half of [`LlamaShape`].
+pub trait BuildLlama {
     /// Builds the model with Burn's default initialisation on `device` (the base frozen under
-    /// LoRA). Rotary positions cover `max_seq` tokens (at least the shape's sequence).
-    pub fn init(&self, device: &Device) -> Llama {
+    /// LoRA). Rotary positions cover the shape's sequence.
+    fn init(&self, device: &Device) -> Llama;
+    /// [`BuildLlama::init`] with rotary positions for `max_seq` tokens (at least the shape's
+    /// sequence: generation beyond the training sequence).
+    fn init_for(&self, max_seq: usize, device: &Device) -> Llama;
+}
+
+impl BuildLlama for LlamaShape {
+    fn init(&self, device: &Device) -> Llama {
         self.init_for(self.seq, device)
     }
-
-    /// [`LlamaShape::init`] with rotary positions for `max_seq` tokens (generation beyond the
-    /// training sequence).
-    pub fn init_for(&self, max_seq: usize, device: &Device) -> Llama {
-        let blocks = (0..self.layers).map(|_| self.block(device)).collect();
+    fn init_for(&self, max_seq: usize, device: &Device) -> Llama {
+        let blocks = (0..self.layers)
+            .map(|_| llama_block(self, device))
+            .collect();
         let model = Llama {
             tokens: EmbeddingConfig::new(self.vocab, self.d_model).init(device),
             blocks,
@@ -229,36 +72,29 @@ impl LlamaShape {
             (LoraForm::Composed, Some(q)) => model.apply_qlora(QLora::new(burn_lora(rank), q)),
         }
     }
+}
 
-    fn block(&self, device: &Device) -> LlamaBlock {
-        let (d, k) = (self.d_model, self.kv_width());
-        let activation_path = self.lora_form == LoraForm::ActivationPath;
-        let adapter = |out: usize| {
-            self.lora_rank
-                .filter(|_| activation_path)
-                .map(|r| LoraAdapter::new(d, r, out, device))
-        };
-        LlamaBlock {
-            norm_attention: RmsNormConfig::new(d).init(device),
-            query: linear(d, d, device),
-            query_lora: adapter(d),
-            key: linear(d, k, device),
-            value: linear(d, k, device),
-            value_lora: adapter(k),
-            output: linear(d, d, device),
-            norm_mlp: RmsNormConfig::new(d).init(device),
-            mlp: SwiGluConfig::new(d, self.mlp).init(device),
-            down: linear(self.mlp, d, device),
-        }
-    }
-
-    /// The shape in words.
-    pub fn describe(&self) -> String {
-        format!(
-            "Llama-family d_model {}, {} blocks, {} heads ({} key/value), SwiGLU {}, sequence {}, \
-             vocabulary {}",
-            self.d_model, self.layers, self.heads, self.kv_heads, self.mlp, self.seq, self.vocab
-        )
+/// One block of `shape`, with the workbench's adapters where its LoRA form has them.
+fn llama_block(shape: &LlamaShape, device: &Device) -> LlamaBlock {
+    let (d, k) = (shape.d_model, shape.kv_width());
+    let activation_path = shape.lora_form == LoraForm::ActivationPath;
+    let adapter = |out: usize| {
+        shape
+            .lora_rank
+            .filter(|_| activation_path)
+            .map(|r| LoraAdapter::new(d, r, out, device))
+    };
+    LlamaBlock {
+        norm_attention: RmsNormConfig::new(d).init(device),
+        query: linear(d, d, device),
+        query_lora: adapter(d),
+        key: linear(d, k, device),
+        value: linear(d, k, device),
+        value_lora: adapter(k),
+        output: linear(d, d, device),
+        norm_mlp: RmsNormConfig::new(d).init(device),
+        mlp: SwiGluConfig::new(d, shape.mlp).init(device),
+        down: linear(shape.mlp, d, device),
     }
 }
 
@@ -559,6 +395,7 @@ pub fn frozen_values<M: Module>(module: &M) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::models::{token_sequences, MarkovChain};
     use burn::tensor::Device;
 
     fn tiny(kv_heads: usize, lora_rank: Option<usize>) -> LlamaShape {
@@ -602,7 +439,7 @@ mod tests {
             model.visit(&mut quantized);
             assert_eq!(quantized.0, 7 * shape.layers, "{form:?}");
             let chain = MarkovChain::new(shape.vocab, 4, 1);
-            let (inputs, _) = shape.batch(&chain, 2, 3, &device);
+            let (inputs, _) = token_sequences(&chain, shape.seq, 2, 3, &device);
             let grads = model.forward(inputs).mean().backward();
             drop(grads);
         }
@@ -622,7 +459,7 @@ mod tests {
         let shape = tiny(2, None);
         let model = shape.init(&device);
         let chain = MarkovChain::new(shape.vocab, 4, 1);
-        let (inputs, _) = shape.batch(&chain, 1, 3, &device);
+        let (inputs, _) = token_sequences(&chain, shape.seq, 1, 3, &device);
         let whole = model.forward(inputs.clone());
         let mut caches = vec![KvCache::default(); shape.layers];
         let prefill = model.forward_from(inputs.clone().narrow(1, 0, 5), 0, Some(&mut caches));
@@ -640,7 +477,7 @@ mod tests {
         let device = Device::flex();
         let shape = tiny(2, None);
         let chain = MarkovChain::new(shape.vocab, 4, 1);
-        let (inputs, _) = shape.batch(&chain, 2, 3, &device);
+        let (inputs, _) = token_sequences(&chain, shape.seq, 2, 3, &device);
         let model = shape.init(&device);
         let written = model.forward(inputs.clone());
         let fused = model.with_fused_attention(true).forward(inputs);

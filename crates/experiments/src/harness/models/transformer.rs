@@ -21,30 +21,17 @@ use burn::tensor::{Bool, Int, Tensor, TensorData};
 use rand::distr::{weighted::WeightedIndex, Distribution};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
 
-/// The shape of a [`Transformer`] and of the sequences it trains on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TransformerShape {
-    /// Tokens in the vocabulary.
-    pub vocab: usize,
-    /// Width of the residual stream.
-    pub d_model: usize,
-    /// Blocks.
-    pub layers: usize,
-    /// Attention heads (`d_model` must be a multiple).
-    pub heads: usize,
-    /// Tokens per sequence.
-    pub seq: usize,
-    /// Whether the head reuses the token embedding's weights (GPT-2 and most LLMs tie them): no
-    /// head weight or bias of its own. The measured experiments' models are untied.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tied_head: bool,
+pub use estimator::TransformerShape;
+
+/// Builds a [`Transformer`] of a shape and its data: the Burn half of [`TransformerShape`].
+pub trait BuildTransformer {
+    /// Builds the model with Burn's default initialisation on `device`.
+    fn init(&self, device: &Device) -> Transformer;
 }
 
-impl TransformerShape {
-    /// Builds the model with Burn's default initialisation on `device`.
-    pub fn init(&self, device: &Device) -> Transformer {
+impl BuildTransformer for TransformerShape {
+    fn init(&self, device: &Device) -> Transformer {
         let d = self.d_model;
         let blocks = (0..self.layers)
             .map(|_| Block {
@@ -65,65 +52,6 @@ impl TransformerShape {
             norm: LayerNormConfig::new(d).init(device),
             head: (!self.tied_head).then(|| LinearConfig::new(d, self.vocab).init(device)),
         }
-    }
-
-    /// The parameter tensors' shapes, in [`TransformerShape::init`]'s order.
-    pub fn param_shapes(&self) -> Vec<Vec<usize>> {
-        let (v, d, s) = (self.vocab, self.d_model, self.seq);
-        let linear = |i: usize, o: usize| [vec![i, o], vec![o]];
-        let norm = || [vec![d], vec![d]];
-        let block = || {
-            let mut b: Vec<Vec<usize>> = norm().into();
-            (0..4).for_each(|_| b.extend(linear(d, d)));
-            b.extend(norm());
-            b.extend(linear(d, 4 * d));
-            b.extend(linear(4 * d, d));
-            b
-        };
-        let mut shapes = vec![vec![v, d], vec![s, d]];
-        (0..self.layers).for_each(|_| shapes.extend(block()));
-        shapes.extend(norm());
-        if !self.tied_head {
-            shapes.extend(linear(d, v));
-        }
-        shapes
-    }
-
-    /// Parameters: embeddings, per block four `d x d` attention projections and the `d x 4d`
-    /// and `4d x d` MLP (with biases) and two layer norms, the final norm and the head (with its
-    /// bias; none when tied).
-    pub fn num_params(&self) -> u64 {
-        let (v, d, s, l) = (self.vocab, self.d_model, self.seq, self.layers);
-        let block = 4 * (d * d + d) + (d * 4 * d + 4 * d) + (4 * d * d + d) + 2 * (2 * d);
-        let head = if self.tied_head { 0 } else { d * v + v };
-        (v * d + s * d + l * block + 2 * d + head) as u64
-    }
-
-    /// Floating-point operations of the matrix products of one training step on `batch`
-    /// sequences: forward `2 * tokens * (12 l d^2 + 2 l s d + d v)` (projections and MLP,
-    /// attention scores and context, head), backward twice that.
-    pub fn step_matmul_flop(&self, batch: usize) -> u64 {
-        let (v, d, s, l) = (self.vocab, self.d_model, self.seq, self.layers);
-        let tokens = (batch * s) as u64;
-        let per_token = (12 * l * d * d + 2 * l * s * d + d * v) as u64;
-        6 * tokens * per_token
-    }
-
-    /// Tokens in a batch of `batch` sequences.
-    pub fn tokens(&self, batch: usize) -> u64 {
-        (batch * self.seq) as u64
-    }
-
-    /// A batch of `batch` sequences from `chain` (inputs and next-token targets), the same for
-    /// a given `seed` on every backend.
-    pub fn batch(
-        &self,
-        chain: &MarkovChain,
-        batch: usize,
-        seed: u64,
-        device: &Device,
-    ) -> (Tensor<2, Int>, Tensor<2, Int>) {
-        token_sequences(chain, self.seq, batch, seed, device)
     }
 }
 

@@ -24,7 +24,6 @@ use burn::optim::{AdamConfig, SgdConfig};
 use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
-use crate::estimate::StepPlan;
 use crate::harness::models::mlp;
 use crate::harness::models::{
     self, sweeps_the_small_transformer, training_mlp, training_transformer, Batch, Model,
@@ -34,6 +33,7 @@ use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use burn::optim::ModuleOptimizer;
+use estimator::estimate::StepPlan;
 
 /// Relative tolerance of the gradient and parameter comparisons: the same sums in another order
 /// in f32 (measured differences are about 1e-7).
@@ -105,7 +105,7 @@ impl Technique for Accumulation {
     }
 
     fn step_plan(&self, config: &TrainConfig) -> Option<StepPlan> {
-        Some(StepPlan::of_training(config))
+        Some(config.step_plan())
     }
 
     fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {

@@ -32,7 +32,6 @@ use burn::tensor::Tensor;
 use results::{Check, DeviceKind, Metric, PointResult, Profile, PutMetric, Timing, Trace};
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::StepPlan;
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::{training_mlp, MlpShape};
 use crate::harness::probe::{MemoryProbe, MemoryReading, PhaseMeter};
@@ -41,6 +40,7 @@ use crate::harness::timing;
 use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Technique};
 use burn::tensor::Device;
+use estimator::estimate::StepPlan;
 
 results::phase_names! {
     /// The phase allocator settings measures: a sequence of allocations.
@@ -212,7 +212,7 @@ impl Technique for AllocatorSettings {
     }
 
     fn step_plan(&self, config: &AllocConfig) -> Option<StepPlan> {
-        config.train().map(|t| StepPlan::of_training(&t))
+        config.train().map(|t| t.step_plan())
     }
 }
 

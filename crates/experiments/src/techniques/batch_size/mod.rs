@@ -19,11 +19,11 @@ pub mod snippet;
 use results::TechniqueId;
 use results::{ComparisonSpec, DeviceKind, Profile};
 
-use crate::estimate::StepPlan;
 use crate::harness::models::{training_mlp, training_transformer};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, NoChecks, TrainConfig};
 use crate::technique::{Measurement, Planned, Row, Technique};
+use estimator::estimate::StepPlan;
 
 /// The batch-size sweep.
 pub struct BatchSize;
@@ -79,7 +79,7 @@ impl Technique for BatchSize {
     }
 
     fn step_plan(&self, config: &TrainConfig) -> Option<StepPlan> {
-        Some(StepPlan::of_training(config))
+        Some(config.step_plan())
     }
 
     fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {

@@ -1,9 +1,9 @@
 //! The byte model of a training step against batch size: what each component should take,
-//! from shapes and bytes per value (the shared rules of [`crate::estimate`]).
+//! from shapes and bytes per value (the shared rules of [`estimator::estimate`]).
 
-use crate::estimate;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::ModelShape;
+use estimator::estimate;
 
 /// Parameters: 4 bytes each.
 pub fn param_bytes(shape: impl Into<ModelShape>) -> f64 {

@@ -20,7 +20,6 @@ pub mod snippet;
 use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile};
 
-use crate::estimate::StepPlan;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::{
     sweeps_the_small_transformer, training_transformer, MlpShape, TransformerShape,
@@ -31,6 +30,7 @@ use crate::harness::train::{
 };
 use crate::technique::{Measurement, Planned, Row, Technique};
 use burn::tensor::Device;
+use estimator::estimate::StepPlan;
 
 /// Recomputation runs the same kernels on the same values: the gradients must be identical up
 /// to a reordered reduction.
@@ -158,7 +158,7 @@ impl Technique for GradientCheckpointing {
     }
 
     fn step_plan(&self, config: &TrainConfig) -> Option<StepPlan> {
-        Some(StepPlan::of_training(config))
+        Some(config.step_plan())
     }
 
     fn comparisons(&self, rows: &[Row<'_, TrainConfig>]) -> Vec<ComparisonSpec> {

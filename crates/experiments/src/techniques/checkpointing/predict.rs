@@ -1,11 +1,11 @@
 //! The byte model of checkpointing: burn-autodiff's rules for what the forward pass keeps per
 //! sample with and without the balanced strategy (see [`crate::harness::models::MlpShape`]), in the shared step rule
-//! of [`crate::estimate`].
+//! of [`estimator::estimate`].
 
-use crate::estimate;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::ModelShape;
 use crate::harness::train::TrainConfig;
+use estimator::estimate;
 
 /// Bytes the forward pass keeps per sample: `2 x depth` widths without checkpointing,
 /// `depth + 2` with the balanced strategy (each Linear output kept, ReLU's recomputed).

@@ -14,11 +14,11 @@ use results::{
 };
 
 use super::{workload, Cell, CellConfig, Gpt2Metric, Gpt2Small, Workload};
-use crate::capacity::{largest_batch, usable_bytes, Sharding};
-use crate::estimate::{Precision, StepPlan};
 use crate::harness::models::{ModelShape, TransformerShape};
 use crate::harness::profile::Sizes;
 use crate::technique::{Analyse, Row, Technique};
+use estimator::capacity::{largest_batch, usable_bytes, Sharding};
+use estimator::estimate::{Precision, StepPlan};
 
 type R<'a> = Row<'a, CellConfig>;
 
@@ -470,7 +470,7 @@ const PROJECTED_PRESET: &str = "gpt2-124m";
 /// The fix's step at `batch` sequences of GPT-2 small (the `gpt2-124m` preset What fits and
 /// `workbench estimate` use: its head tied, as GPT-2's) at [`PROJECTED_SEQ`].
 fn projected_plan(fix: Fix, batch: usize) -> StepPlan {
-    let ModelShape::Transformer(shape) = crate::capacity::preset(PROJECTED_PRESET)
+    let ModelShape::Transformer(shape) = estimator::capacity::preset(PROJECTED_PRESET)
         .expect("the preset exists")
         .shape
     else {
@@ -522,7 +522,7 @@ pub fn projection(
         .filter(|f| f.training())
         .map(|fix| ProjectedCell {
             fix,
-            way: crate::capacity::way_of(&projected_plan(fix, 2)).map(Into::into),
+            way: estimator::capacity::way_of(&projected_plan(fix, 2)).map(Into::into),
             predicted_bytes: projected_plan(fix, batch).bytes().step_peak(),
             max_batch: max_batch(fix),
             rule: verify

@@ -25,6 +25,7 @@ pub(crate) mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::models::BuildModel;
 use results::TechniqueId;
 use std::collections::BTreeMap;
 
@@ -37,7 +38,6 @@ use results::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::{Precision, StepPlan};
 use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Pool, Setup};
 use crate::harness::models::{mlp, ModelShape, TransformerShape};
 use crate::harness::optim::Optimizer;
@@ -49,6 +49,7 @@ use crate::techniques::no_grad::{EvalConfig, EvalMode, EvalPoint};
 use crate::techniques::optimizer_state::loss_fell;
 use crate::techniques::quantization::{self, Bits, WeightFormat};
 use burn::tensor::Device;
+use estimator::estimate::{Precision, StepPlan};
 
 results::metric_keys! {
     /// What the GPT-2-small table measures beyond the shared metrics.
@@ -196,7 +197,7 @@ impl CellConfig {
     pub fn plan(&self) -> Option<StepPlan> {
         self.fix.training().then(|| StepPlan {
             precision: self.fix.precision(),
-            ..StepPlan::of_training(&self.train)
+            ..self.train.step_plan()
         })
     }
 }
@@ -588,7 +589,7 @@ mod tests {
         assert_eq!(full.len(), Fix::ALL.len() + training + 2);
         let block = full.last().unwrap().config;
         assert_eq!(block.fix, Fix::PresetBlock);
-        let preset = crate::capacity::preset("tinyllama-1.1b").unwrap();
+        let preset = estimator::capacity::preset("tinyllama-1.1b").unwrap();
         let crate::harness::models::ModelShape::Llama(tiny) = preset.shape else {
             panic!("a Llama-family preset")
         };

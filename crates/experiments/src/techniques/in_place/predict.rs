@@ -11,7 +11,7 @@
 //! normalised output is a new tensor whether the input is consumed or kept.
 
 use super::{Case, InPlaceConfig, Style};
-use crate::estimate::{Allocator, F32_BYTES};
+use estimator::estimate::{Allocator, F32_BYTES};
 
 /// Predicted bytes the computation adds at its peak above its input, under `allocator`'s
 /// rules.

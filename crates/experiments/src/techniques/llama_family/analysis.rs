@@ -13,13 +13,13 @@ use results::{
 };
 
 use super::{LlamaConfig, LlamaFamily, LlamaMetric};
-use crate::estimate::{kv_cache_bytes_per_token, llama_prefill_bytes};
 use crate::harness::models::{LlamaShape, LoraForm};
 use crate::technique::{Analyse, Row};
 use crate::techniques::gpt2_small::analysis::{
     fix_checks_on, gradient_sample, named_cell_set, set_gradient_checks,
 };
 use crate::techniques::gpt2_small::{CellConfig, SAME_GRADIENTS};
+use estimator::estimate::{kv_cache_bytes_per_token, llama_prefill_bytes};
 
 type R<'a> = Row<'a, LlamaConfig>;
 
@@ -166,11 +166,7 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
         .map(|(r, shape)| {
             let metric = |m: Metric| r.result.metric(m);
             let adapters = shape.adapter_params() as f64 * 4.0;
-            let parts = metric(Metric::ParamBytes)
-                + metric(Metric::GradBytes)
-                + metric(Metric::OptimizerStateBytes)
-                + metric(Metric::ActivationBytes);
-            let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
+            let (parts, phase) = measured_parts(r);
             let same_step = full_twin(rows, &shape, r.result.samples_per_step);
             let text = Text::said(Key::LoraFinding)
                 .name("form", form_name(shape.lora_form))
@@ -187,7 +183,7 @@ fn lora_findings(rows: &[R<'_>]) -> Vec<Text> {
                 .bytes("optimizer", metric(Metric::OptimizerStateBytes))
                 .bytes("activations", metric(Metric::ActivationBytes))
                 .bytes("rest", peak(r) - parts)
-                .name("phase", peak_phase.map_or("", |p| &p.phase).to_string());
+                .name("phase", phase);
             match same_step {
                 Some(p) => text.bytes("plain", peak(p)),
                 None => text,
@@ -205,11 +201,7 @@ fn reader_findings(rows: &[R<'_>]) -> Vec<Text> {
         })
         .map(|(r, shape)| {
             let metric = |m: Metric| r.result.metric(m);
-            let parts = metric(Metric::ParamBytes)
-                + metric(Metric::GradBytes)
-                + metric(Metric::OptimizerStateBytes)
-                + metric(Metric::ActivationBytes);
-            let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
+            let (parts, phase) = measured_parts(r);
             let head = if shape.tied_head { 1 } else { 2 };
             Text::said(Key::ReaderFinding)
                 .count("blocks", shape.layers)
@@ -218,7 +210,7 @@ fn reader_findings(rows: &[R<'_>]) -> Vec<Text> {
                 .number("vocab_params", (head * shape.vocab * shape.d_model) as f64)
                 .count("tokens", r.result.samples_per_step)
                 .bytes("peak", peak(r))
-                .name("phase", peak_phase.map_or("", |p| &p.phase).to_string())
+                .name("phase", phase)
                 .bytes("weights", metric(Metric::ParamBytes))
                 .bytes("grads", metric(Metric::GradBytes))
                 .bytes("optimizer", metric(Metric::OptimizerStateBytes))
@@ -226,6 +218,18 @@ fn reader_findings(rows: &[R<'_>]) -> Vec<Text> {
                 .bytes("rest", peak(r) - parts)
         })
         .collect()
+}
+
+/// A training point's parts as it measured them (weights, gradients, optimizer state, what the
+/// forward pass kept), summed, and the phase its peak fell in.
+fn measured_parts(r: &R<'_>) -> (f64, String) {
+    let metric = |m: Metric| r.result.metric(m);
+    let parts = metric(Metric::ParamBytes)
+        + metric(Metric::GradBytes)
+        + metric(Metric::OptimizerStateBytes)
+        + metric(Metric::ActivationBytes);
+    let peak_phase = r.result.phases.iter().max_by_key(|p| p.peak_bytes);
+    (parts, peak_phase.map_or("", |p| &p.phase).to_string())
 }
 
 /// `form` as the page names it.

@@ -25,6 +25,7 @@ mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::models::{BuildLlama, BuildModel};
 use std::collections::BTreeMap;
 
 use burn::module::Module;
@@ -35,7 +36,6 @@ use results::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::StepPlan;
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::llama::{frozen_values, KvCache, LoraForm};
 use crate::harness::models::transformer::token_sequences;
@@ -47,6 +47,7 @@ use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::techniques::gpt2_small::{CellConfig, CellProof};
 use crate::techniques::optimizer_state::loss_fell;
 use burn::tensor::Device;
+use estimator::estimate::StepPlan;
 
 results::metric_keys! {
     /// What the Llama-family page measures beyond the shared metrics.
@@ -208,7 +209,7 @@ fn lora(
 /// Burn's `apply_lora` composing the weight) at ranks 8 and 64 on an f32 base and at rank 8 on
 /// quantized bases (QLoRA), at the block's sequence. The bases: 8 and 4 bits where the device
 /// packs the values, 4 bits alone on the CPU, where Flex stores every quantized value in a
-/// byte ([`crate::estimate::Allocator::quantized_value_bytes`]: the two steps measured the same
+/// byte ([`estimator::estimate::Allocator::quantized_value_bytes`]: the two steps measured the same
 /// peak to the byte).
 fn loras(shape: LlamaShape, device: DeviceKind) -> impl Iterator<Item = LlamaConfig> {
     let bits: &'static [u8] = if device == DeviceKind::Cpu {
@@ -490,7 +491,7 @@ impl Technique for LlamaFamily {
         match config {
             LlamaConfig::Cell(c) => c.plan(),
             LlamaConfig::Lora(t) | LlamaConfig::AttentionStep(t) | LlamaConfig::Reader(t) => {
-                Some(StepPlan::of_training(t))
+                Some(t.step_plan())
             }
             _ => None,
         }

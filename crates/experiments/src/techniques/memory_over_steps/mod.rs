@@ -17,6 +17,7 @@ mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::models::BuildMlp;
 use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -18,6 +18,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::models::BuildModel;
 use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -34,7 +35,6 @@ use serde::{Deserialize, Serialize};
 pub use analysis::{drift, drift_check};
 
 use crate::error::ExperimentError;
-use crate::estimate::{self, StepPlan};
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::models::{
     mlp, training_transformer, Batch, MlpShape, Model, ModelShape, TransformerShape,
@@ -48,6 +48,7 @@ use crate::harness::train;
 use crate::technique::{Measurement, Planned, Row, Technique};
 use burn::optim::ModuleOptimizer;
 use burn::tensor::Device;
+use estimator::estimate::{self, StepPlan};
 use snippet::{forward_mixed, unscale, DynamicLossScale};
 
 results::metric_keys! {

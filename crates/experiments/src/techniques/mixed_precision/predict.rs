@@ -4,8 +4,8 @@
 use results::FloatStorage;
 
 use super::Precision;
-use crate::estimate::F32_BYTES;
 use crate::harness::models::MlpShape;
+use estimator::estimate::F32_BYTES;
 
 /// Predicted bytes of the weights of `params` parameters stored as `storage`.
 pub fn weight_bytes(params: f64, storage: FloatStorage) -> f64 {

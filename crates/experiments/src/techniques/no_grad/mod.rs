@@ -16,6 +16,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::models::BuildModel;
 use results::TechniqueId;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

@@ -20,6 +20,8 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::models::BuildModel;
+use crate::harness::optim::BuildOptimizer;
 use results::TechniqueId;
 use std::cell::Cell;
 
@@ -29,7 +31,6 @@ use results::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::StepPlan;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{mlp, training_mlp, Batch, Model, ModelShape};
 use crate::harness::optim::{Optimizer, UseOptimizer};
@@ -45,6 +46,7 @@ use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::workloads::HasModel;
 use burn::optim::ModuleOptimizer;
 use burn::tensor::Device;
+use estimator::estimate::StepPlan;
 
 results::phase_names! {
     /// The phases offload adds to a step: the copies between the device and the host.
@@ -181,7 +183,7 @@ impl Technique for Offload {
 
     fn step_plan(&self, config: &OffloadConfig) -> Option<StepPlan> {
         // The estimator models the usual step only.
-        (config.placement == Placement::Device).then(|| StepPlan::of_training(&config.train))
+        (config.placement == Placement::Device).then(|| config.train.step_plan())
     }
 
     fn comparisons(&self, rows: &[Row<'_, OffloadConfig>]) -> Vec<ComparisonSpec> {

@@ -2,9 +2,9 @@
 //! read in `burn-optim` 0.22's source, [`Optimizer::state_values`]) and what crosses
 //! between the backends (every gradient down, every weight up, in f32).
 
-use crate::estimate::F32_BYTES;
 use crate::harness::models::ModelShape;
 use crate::harness::optim::Optimizer;
+use estimator::estimate::F32_BYTES;
 
 /// Device bytes the offloaded step no longer keeps between steps: the optimizer's state. (The
 /// device keeps the weights it computes with; the host keeps the master copy.)

@@ -173,7 +173,7 @@ fn adafactor_projections(set: &Set<'_, '_>) -> Vec<Text> {
     };
     PROJECTED
         .iter()
-        .filter_map(|id| crate::capacity::preset(id))
+        .filter_map(|id| estimator::capacity::preset(id))
         .map(|p| {
             let state = |o: Optimizer| predict::state_bytes(p.shape, o);
             Text::said(Key::AdafactorProjected)

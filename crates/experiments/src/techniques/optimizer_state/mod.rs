@@ -25,7 +25,6 @@ use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Profile, Trace};
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::StepPlan;
 use crate::harness::models::{
     sweeps_the_small_transformer, training_mlp, training_transformer, ModelShape,
 };
@@ -34,6 +33,7 @@ use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, Proof, TrainChecks, TrainConfig, Trained};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use crate::workloads::HasModel;
+use estimator::estimate::StepPlan;
 
 /// The optimizer-state experiment.
 pub struct OptimizerState;
@@ -167,7 +167,7 @@ impl Technique for OptimizerState {
     }
 
     fn step_plan(&self, config: &OptimizerConfig) -> Option<StepPlan> {
-        Some(StepPlan::of_training(&config.train))
+        Some(config.train.step_plan())
     }
 
     fn comparisons(&self, rows: &[Row<'_, OptimizerConfig>]) -> Vec<ComparisonSpec> {

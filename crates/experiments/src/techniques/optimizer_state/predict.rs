@@ -4,9 +4,9 @@
 //! step's fixed part (weights, gradients and that state) per parameter, against which the
 //! published per-parameter rules are set.
 
-use crate::estimate::F32_BYTES;
 use crate::harness::models::ModelShape;
 use crate::harness::optim::Optimizer;
+use estimator::estimate::F32_BYTES;
 
 /// Bytes of state `optimizer` keeps for `shape`'s parameters in f32.
 pub fn state_bytes(shape: ModelShape, optimizer: Optimizer) -> f64 {

@@ -20,6 +20,7 @@ mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::optim::BuildOptimizer;
 use std::time::Instant;
 
 use burn_step_monitor::attribution::{self, Recorder, Report};
@@ -31,7 +32,6 @@ use results::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
-use crate::estimate::StepPlan;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{self, training_mlp, Batch, Model, TransformerShape};
 use crate::harness::optim::UseOptimizer;
@@ -44,6 +44,7 @@ use crate::technique::{Measured, Measurement, Planned, Row, Technique};
 use crate::techniques::{gpt2_small, llama_family};
 use burn::optim::ModuleOptimizer;
 use burn::tensor::Device;
+use estimator::estimate::StepPlan;
 
 /// The models whose steps are recorded: each at its own page's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,7 +206,7 @@ impl Technique for PeakAttribution {
     }
 
     fn step_plan(&self, config: &AttributionConfig) -> Option<StepPlan> {
-        Some(StepPlan::of_training(&config.train))
+        Some(config.train.step_plan())
     }
 
     fn one_model_build(

@@ -13,9 +13,9 @@ use results::{
 use super::QuantMetric;
 use super::{predict, Bits, QuantConfig, Quantization, WeightFormat, TOLERANCE};
 use crate::bracket;
-use crate::estimate::Allocator;
 use crate::harness::models::MlpShape;
 use crate::technique::{Analyse, Row};
+use estimator::estimate::Allocator;
 
 type R<'a> = Row<'a, QuantConfig>;
 

@@ -21,6 +21,7 @@ pub mod predict;
 #[doc(hidden)]
 pub mod snippet;
 
+use crate::harness::models::BuildMlp;
 use results::TechniqueId;
 use std::collections::BTreeMap;
 

@@ -9,9 +9,9 @@
 use results::FloatStorage;
 
 use super::WeightFormat;
-use crate::capacity;
-use crate::estimate::{Allocator, F32_BYTES};
 use crate::harness::models::MlpShape;
+use estimator::capacity;
+use estimator::estimate::{Allocator, F32_BYTES};
 
 /// Bytes of one scale (the schemes here use f32 scales, `QuantParam::F32`).
 const SCALE_BYTES: f64 = F32_BYTES as f64;

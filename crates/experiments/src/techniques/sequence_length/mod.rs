@@ -22,12 +22,12 @@ use results::TechniqueId;
 use results::{ComparisonSpec, DeviceKind, Profile};
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::StepPlan;
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::TransformerShape;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::train::{run_train_point, CheckpointingCheck, TrainConfig};
 use crate::technique::{Measurement, Planned, Row, Technique};
+use estimator::estimate::StepPlan;
 
 /// One point: a transformer shape (its sequence length and depth included) and a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -44,17 +44,17 @@
 //! (backed up by the scaling: h s), the shifted scores (h s, the shift being compute-bound now),
 //! the softmax sums (h), and each layer norm's mean and variance (4): `10 d + 2 h s + h + 4`.
 
-use crate::estimate::{self, F32_BYTES};
 use crate::harness::backend::Checkpointing;
 use crate::harness::models::TransformerShape;
+use estimator::estimate::{self, F32_BYTES};
 
 /// Attention-sized tensors a block keeps per head, as first predicted (before measuring).
 pub const FIRST_ATTENTION_VALUES_PER_HEAD: f64 = 2.0;
 
-pub use crate::estimate::ATTENTION_VALUES_PER_HEAD;
+pub use estimator::estimate::ATTENTION_VALUES_PER_HEAD;
 
 /// Values per token and layer that a block's forward pass keeps for backward, in Burn 0.22
-/// (the shared rule of [`crate::estimate`]).
+/// (the shared rule of [`estimator::estimate`]).
 pub fn burn_values_per_token_layer(shape: &TransformerShape) -> f64 {
     estimate::block_values_per_token(shape, Checkpointing::None)
 }
@@ -88,10 +88,11 @@ pub fn korthikanti_f32_no_dropout_bytes_per_token_layer(shape: &TransformerShape
 }
 
 /// The sequence length at which Burn's attention-sized term (`3 h s`) equals the rest of the
-/// block (`18 d + h + 2`).
+/// block (`18 d + h + 2`: the estimator's rule at a sequence of 0).
 pub fn burn_crossover_seq(shape: &TransformerShape) -> f64 {
-    let (d, h) = (shape.d_model as f64, shape.heads as f64);
-    (18.0 * d + h + 2.0) / (ATTENTION_VALUES_PER_HEAD * h)
+    let rest = TransformerShape { seq: 0, ..*shape };
+    let rest = estimate::block_values_per_token(&rest, Checkpointing::None);
+    rest / (ATTENTION_VALUES_PER_HEAD * shape.heads as f64)
 }
 
 /// Parameters in f32.

@@ -11,8 +11,8 @@ use results::{
 use super::ViewsMetric;
 use super::{predict, Op, ViewConfig, Views, COLS, OPS, PHASE};
 use crate::bracket;
-use crate::estimate::F32_BYTES;
 use crate::technique::{Analyse, Row};
+use estimator::estimate::F32_BYTES;
 
 /// A measured views point.
 type R<'a> = Row<'a, ViewConfig>;

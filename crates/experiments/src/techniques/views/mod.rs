@@ -21,13 +21,13 @@ use results::TechniqueId;
 use results::{Check, ComparisonSpec, DeviceKind, Metrics, PointResult, Profile, PutMetric};
 use serde::{Deserialize, Serialize};
 
-use crate::estimate::F32_BYTES;
 use crate::harness::backend::{self, Backends, OnBackend, Pool, Setup};
 use crate::harness::probe::MemoryProbe;
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::single_op::{measure_op, normal_inputs};
 use crate::technique::{Measurement, Planned, Row, Technique};
 use burn::tensor::Device;
+use estimator::estimate::F32_BYTES;
 use snippet::{first_row_copy, first_row_view};
 
 results::metric_keys! {

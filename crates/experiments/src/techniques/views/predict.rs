@@ -7,7 +7,7 @@
 //! prediction.
 
 use super::Op;
-use crate::estimate::{Allocator, F32_BYTES};
+use estimator::estimate::{Allocator, F32_BYTES};
 
 /// Predicted bytes the operation adds at its peak above the live parent, from Flex's rules:
 /// views share the buffer; an op writes in place only into a uniquely owned contiguous

@@ -18,9 +18,10 @@ use results::capacity::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::decoder::{self, Decoder, Generation};
 use crate::estimate::{Optimizer, PeakSplit, Precision, StepBytes, StepPlan};
-use crate::harness::backend::Checkpointing;
-use crate::harness::models::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
+use crate::shapes::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
+use crate::Checkpointing;
 
 /// A named model the estimator knows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -233,7 +234,7 @@ pub fn safety_margin(precision: Precision) -> f64 {
 /// The bytes of a card of `card_bytes` a step in `precision` may plan on: the card less the
 /// CUDA context, less the safety margin.
 pub fn usable_bytes(card_bytes: f64, precision: Precision) -> f64 {
-    ((card_bytes - CUDA_CONTEXT_BYTES) * (1.0 - safety_margin(precision))).max(0.0)
+    decoder::usable_bytes(card_bytes, CUDA_CONTEXT_BYTES, safety_margin(precision))
 }
 
 /// How state is spread over several cards (formulas from the ZeRO paper; Burn has none).
@@ -484,49 +485,43 @@ pub struct InferenceBytes {
 impl InferenceBytes {
     /// The peak: every part held at once (the prompt's pass ends with the cache full).
     pub fn peak(&self) -> f64 {
-        self.weights + self.kv_cache + self.working_copy + self.prefill
+        decoder::inference_peak([self.weights, self.kv_cache, self.working_copy, self.prefill])
     }
 }
 
 impl InferencePlan {
-    /// The plan's bytes.
+    /// The plan's bytes ([`decoder::inference_bytes`]; an MLP's: its weights and, quantized,
+    /// the f32 copy of a layer).
     pub fn bytes(&self) -> InferenceBytes {
-        let (tokens, ctx) = (self.batch as f64 * self.context as f64, self.context as f64);
-        let (layers, width, heads, vocab, largest) = match self.shape {
-            ModelShape::Llama(s) => (
-                s.layers,
-                s.kv_width(),
-                s.heads,
-                s.vocab,
-                (s.d_model * s.mlp).max(s.d_model * s.vocab),
-            ),
-            ModelShape::Transformer(s) => (
-                s.layers,
-                s.d_model,
-                s.heads,
-                s.vocab,
-                (4 * s.d_model * s.d_model).max(s.d_model * s.vocab),
-            ),
-            ModelShape::Mlp(s) => (0, 0, 0, 0, s.width * s.width),
+        let model = match self.shape {
+            ModelShape::Llama(s) => Decoder::from(&s),
+            ModelShape::Transformer(s) => Decoder::from(&s),
+            ModelShape::Mlp(s) => {
+                let quantized = self.weight_bits < 16;
+                return InferenceBytes {
+                    weights: weight_bytes(self.shape.num_params(), self.weight_bits, true),
+                    kv_cache: 0.0,
+                    working_copy: if quantized {
+                        (s.width * s.width) as f64 * 4.0
+                    } else {
+                        0.0
+                    },
+                    prefill: 0.0,
+                };
+            }
         };
-        let kv_per_token = (layers * 2 * width) as f64 * self.kv_bits as f64 / 8.0;
+        let [weights, kv_cache, working_copy, prefill] = decoder::inference_bytes(&Generation {
+            model,
+            batch: self.batch as f64,
+            context: self.context as f64,
+            weight_bits: f64::from(self.weight_bits),
+            kv_bits: f64::from(self.kv_bits),
+        });
         InferenceBytes {
-            weights: weight_bytes(self.shape.num_params(), self.weight_bits, true),
-            kv_cache: tokens * kv_per_token,
-            working_copy: if self.weight_bits < 16 {
-                largest as f64 * 4.0
-            } else {
-                0.0
-            },
-            prefill: match self.shape {
-                ModelShape::Llama(s) => {
-                    crate::estimate::llama_prefill_bytes(&s, self.batch as usize, self.context, 2.0)
-                }
-                _ => {
-                    self.batch as f64
-                        * (2.0 * heads as f64 * ctx * ctx * 2.0 + ctx * vocab as f64 * 4.0)
-                }
-            },
+            weights,
+            kv_cache,
+            working_copy,
+            prefill,
         }
     }
 
@@ -911,7 +906,7 @@ pub const INFERENCE_MARGIN: f64 = 0.10;
 
 /// The bytes an inference run may plan on, of a card of `card_bytes`.
 pub fn inference_usable_bytes(card_bytes: f64) -> f64 {
-    ((card_bytes - CUDA_CONTEXT_BYTES) * (1.0 - INFERENCE_MARGIN)).max(0.0)
+    decoder::usable_bytes(card_bytes, CUDA_CONTEXT_BYTES, INFERENCE_MARGIN)
 }
 
 /// The common ways to train: (name, precision, optimizer).
@@ -993,18 +988,9 @@ fn preset_ways(p: &Preset) -> PresetWays {
 
 /// The rules' constants for the "What fits" page's calculator.
 pub fn calculator_rules() -> CalculatorRules {
-    use crate::estimate::{
-        ATTENTION_VALUES_PER_HEAD, BACKWARD_WEIGHT_GRADIENT_COPIES, BALANCED_FIRST_BLOCK_SCORES,
-        F32_BYTES, FREED_BEFORE_ATTENTION_D, LORA_ATTENTION_BACKWARD, TOKEN_BYTES,
-    };
     CalculatorRules {
-        f32_bytes: F32_BYTES as f64,
-        token_bytes: TOKEN_BYTES as f64,
-        attention_values_per_head: ATTENTION_VALUES_PER_HEAD,
-        backward_weight_gradient_copies: BACKWARD_WEIGHT_GRADIENT_COPIES,
-        lora_attention_backward: LORA_ATTENTION_BACKWARD,
-        freed_before_attention_d: FREED_BEFORE_ATTENTION_D,
-        balanced_first_block_scores: BALANCED_FIRST_BLOCK_SCORES,
+        programs: serde_json::to_value(crate::calculator::programs())
+            .expect("programs are numbers and names"),
         context_bytes: CUDA_CONTEXT_BYTES,
         max_batch: MAX_BATCH,
         inference_margin: INFERENCE_MARGIN,

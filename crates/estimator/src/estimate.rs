@@ -9,78 +9,20 @@
 //! Answer: the techniques check these rules against their measurements on every page; a rule
 //! changed here changes every prediction that uses it.
 
-use results::{DeviceKind, FloatStorage};
+use results::FloatStorage;
 use serde::{Deserialize, Serialize};
 
-use crate::harness::backend::Checkpointing;
-use crate::harness::models::{LlamaShape, LoraForm, ModelShape, TransformerShape};
-use crate::harness::train::TrainConfig;
-
-/// Whose rules decide which buffers a computation makes: the backend's operations and its
-/// memory manager. The byte rules below are Flex's unless they take an `Allocator`; a rule that
-/// does states where burn-cubecl keeps something else, read in its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Allocator {
-    /// Burn's Flex on the CPU, counted by the process's counting allocator: every heap buffer,
-    /// host copies included. An op writes in place into a uniquely owned, contiguous buffer.
-    Flex,
-    /// burn-cubecl (wgpu, CUDA) over CubeCL's memory manager, counted by the manager: device
-    /// buffers only (a tensor's bytes read back to the host are not device memory). An op
-    /// writes in place into a uniquely owned buffer whose elements do not overlap
-    /// (`can_mut() && is_nonoverlapping()` in `kernel/unary_float.rs`): a transposed view
-    /// qualifies, where Flex needs it contiguous. Fusion (burn-cubecl-fusion) writes a chain of
-    /// element-wise ops in one kernel: intermediates read only inside the chain never exist.
-    CubeCl,
-}
-
-impl Allocator {
-    /// The rules `device`'s backend follows.
-    pub fn of(device: DeviceKind) -> Self {
-        match device {
-            DeviceKind::Cpu => Self::Flex,
-            DeviceKind::Wgpu | DeviceKind::Cuda => Self::CubeCl,
-        }
-    }
-
-    /// Whether the probe sees the host's copies of a tensor's bytes (`to_data`, `from_data`'s
-    /// staging): on the CPU they are heap buffers like any other; on a device they are not
-    /// device memory.
-    pub fn counts_host_copies(self) -> bool {
-        self == Self::Flex
-    }
-
-    /// Whether a bf16 matmul runs through f32 copies of its operands and result (Flex's
-    /// `matmul_bf16`); burn-cubecl multiplies bf16 in its kernel.
-    pub fn bf16_matmul_via_f32(self) -> bool {
-        self == Self::Flex
-    }
-
-    /// Bytes a quantized weight's value takes at `bits`: Flex unpacks every quantized tensor
-    /// to one `i8` a value (burn-flex 0.22.1 `q_from_data`, `QuantStore::Native`), whatever
-    /// the bits; CubeCL's default scheme packs the values into `u32` words
-    /// (`QuantStore::PackedU32`), `bits / 8` bytes a value. Scales are apart: one f32 per
-    /// tensor or per block.
-    pub fn quantized_value_bytes(self, bits: u8) -> f64 {
-        match self {
-            Self::Flex => 1.0,
-            Self::CubeCl => f64::from(bits) / 8.0,
-        }
-    }
-}
-
-/// Bytes of one f32 value.
-pub const F32_BYTES: u64 = FloatStorage::F32.bytes();
-
-/// Bytes of one token id (Flex and CubeCL store Burn's `Int` tensors as i32).
-pub const TOKEN_BYTES: u64 = 4;
+use crate::decoder::{step_bytes, Decoder, Step, ValueBytes};
+pub use crate::decoder::{
+    Allocator, PeakSplit, StepBytes, ATTENTION_VALUES_PER_HEAD, BACKWARD_WEIGHT_GRADIENT_COPIES,
+    BALANCED_FIRST_BLOCK_SCORES, F32_BYTES, FREED_BEFORE_ATTENTION_D, LORA_ATTENTION_BACKWARD,
+    TOKEN_BYTES,
+};
+use crate::shapes::{LlamaShape, ModelShape, TransformerShape};
+use crate::Checkpointing;
 
 /// Values Adam keeps per parameter: its first and second moments.
 pub const ADAM_MOMENTS: u64 = 2;
-
-/// Attention-sized tensors a block keeps per head, as read in burn-autodiff after the first
-/// measurement: the shifted scores (`exp`'s input), the exponentials and the weights.
-pub const ATTENTION_VALUES_PER_HEAD: f64 = 3.0;
 
 /// Bytes of the parameters of `shape` in f32.
 pub fn param_bytes(shape: impl Into<ModelShape>) -> f64 {
@@ -96,11 +38,7 @@ pub fn adam_state_bytes(shape: impl Into<ModelShape>) -> f64 {
 /// Burn 0.22 (`d` = d_model, `h` = heads, `s` = sequence): `18 d + 3 h s + h + 2` without
 /// checkpointing, `10 d + 2 h s + h + 4` under `BalancedCheckpointing`.
 pub fn block_values_per_token(shape: &TransformerShape, checkpointing: Checkpointing) -> f64 {
-    let (d, h, s) = (shape.d_model as f64, shape.heads as f64, shape.seq as f64);
-    match checkpointing {
-        Checkpointing::None => 18.0 * d + ATTENTION_VALUES_PER_HEAD * h * s + h + 2.0,
-        Checkpointing::Balanced => 10.0 * d + 2.0 * h * s + h + 4.0,
-    }
+    Decoder::from(shape).block_values_per_token(checkpointing)
 }
 
 /// Values per token that the transformer's forward pass keeps outside its blocks: the final
@@ -112,7 +50,7 @@ pub fn block_values_per_token(shape: &TransformerShape, checkpointing: Checkpoin
 /// burn-nn's cross-entropy and burn-tensor's `log_softmax` after the measurement, not a
 /// prediction.
 pub fn outside_values_per_token(shape: &TransformerShape) -> f64 {
-    (shape.vocab + 3 * shape.d_model + 5) as f64
+    Decoder::from(shape).outside_values_per_token()
 }
 
 /// Values per token kept outside the blocks beyond [`outside_values_per_token`] (or the Llama
@@ -145,20 +83,8 @@ pub fn activation_bytes_per_sample(
                 }
             }) as f64
         }
-        ModelShape::Transformer(s) => {
-            s.seq as f64
-                * (s.layers as f64 * block_values_per_token(&s, checkpointing)
-                    + outside_values_per_token(&s)
-                    + checkpointed_loss_values_per_token(s.vocab, checkpointing))
-                * F32_BYTES as f64
-        }
-        ModelShape::Llama(s) => {
-            s.seq as f64
-                * (s.layers as f64 * llama_block_values_per_token(&s, checkpointing)
-                    + llama_outside_values_per_token(&s)
-                    + checkpointed_loss_values_per_token(s.vocab, checkpointing))
-                * F32_BYTES as f64
-        }
+        ModelShape::Transformer(s) => Decoder::from(&s).kept_bytes_per_sample(checkpointing),
+        ModelShape::Llama(s) => Decoder::from(&s).kept_bytes_per_sample(checkpointing),
     }
 }
 
@@ -175,23 +101,7 @@ pub fn activation_bytes_per_sample(
 /// read in the source). Under `BalancedCheckpointing`, `4 d + 3 m + h s` fewer (fitted to the
 /// same block's measurement: written after measuring, an explanation and not a prediction).
 pub fn llama_block_values_per_token(shape: &LlamaShape, checkpointing: Checkpointing) -> f64 {
-    let (d, m, h, s) = (
-        shape.d_model as f64,
-        shape.mlp as f64,
-        shape.heads as f64,
-        shape.seq as f64,
-    );
-    let scores = ATTENTION_VALUES_PER_HEAD * h * s + h;
-    let full = match (shape.lora_rank, shape.lora_form) {
-        (None, _) => 10.0 * d + 5.0 * m + scores + 4.0,
-        // Burn's form keeps no `x @ a`: it composes the weight ([`llama_frozen_kept_bytes`]).
-        (Some(_), LoraForm::Composed) => 4.0 * d + 4.0 * m + scores + 4.0,
-        (Some(r), LoraForm::ActivationPath) => 4.0 * d + 4.0 * m + scores + 4.0 + 2.0 * r as f64,
-    };
-    match checkpointing {
-        Checkpointing::None => full,
-        Checkpointing::Balanced => full - (4.0 * d + 3.0 * m + h * s),
-    }
+    Decoder::from(shape).block_values_per_token(checkpointing)
 }
 
 /// Bytes backward holds at its peak above what the forward pass kept, for `micro` sequences of
@@ -227,33 +137,13 @@ pub fn llama_backward_bytes(
     param_bytes: f64,
     via_f32: bool,
 ) -> f64 {
-    let (d, m, h, seq) = (s.d_model as f64, s.mlp as f64, s.heads as f64, s.seq as f64);
-    let tokens = micro * seq;
-    let block_grads = llama_block_trainable_params(s) * param_bytes;
-    if s.lora_rank.is_some() {
-        return lora_backward_bytes(s, tokens, act_bytes) + block_grads;
-    }
-    let dm = d * m;
-    let f32_bytes = F32_BYTES as f64;
-    // The per-sequence weight gradient of a `d x out` Linear on a 3-D input.
-    let copies_of = |out: f64| {
-        if via_f32 {
-            BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * f32_bytes
-                + tokens * (d + out) * f32_bytes
-        } else {
-            BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * act_bytes
-        }
+    let bytes = ValueBytes {
+        param: param_bytes,
+        activation: act_bytes,
+        weight_copy: 0.0,
+        via_f32,
     };
-    let copies = copies_of(m);
-    // The head's weight gradient, backward's first, every activation still kept: at a real
-    // vocabulary the largest of these moments.
-    let head = copies_of(s.vocab as f64);
-    let first = copies.max(head);
-    let last =
-        2.0 * dm * param_bytes + copies.max(3.0 * dm * act_bytes) - 4.0 * m * tokens * act_bytes;
-    let attention = (3.0 * dm + d * d) * param_bytes + 2.0 * micro * h * seq * seq * act_bytes
-        - 5.0 * m * tokens * act_bytes;
-    first.max(last).max(attention)
+    Decoder::from(s).backward_bytes(micro, bytes, Checkpointing::None)
 }
 
 /// Bytes backward holds at its peak above what the forward pass kept under LoRA, whose base
@@ -272,35 +162,20 @@ pub fn llama_backward_bytes(
 /// quantized base at 1 x 1,024 tokens (one block, vocabulary 512) the moment measured 44 MB,
 /// a quarter of this rule's: the estimate is high there, the safe way.
 pub fn lora_backward_bytes(s: &LlamaShape, tokens: f64, act_bytes: f64) -> f64 {
-    let (h, seq, v) = (s.heads as f64, s.seq as f64, s.vocab as f64);
-    let loss = 2.0 * v;
-    let attention = LORA_ATTENTION_BACKWARD * h * seq;
-    tokens * loss.max(attention) * act_bytes
+    Decoder::from(s).lora_backward_bytes(tokens, act_bytes)
 }
-
-/// Score-sized values a token that attention's backward holds under LoRA, per head and key
-/// (fitted: see [`lora_backward_bytes`]).
-pub const LORA_ATTENTION_BACKWARD: f64 = 1.25;
 
 /// Values of one block's projection weights: the query, key, value and output projections and
 /// the SwiGLU's three (QLoRA's quantized base).
 pub fn llama_block_projection_values(s: &LlamaShape) -> f64 {
-    let (d, m, k) = (s.d_model as f64, s.mlp as f64, s.kv_width() as f64);
-    2.0 * d * d + 2.0 * d * k + 3.0 * d * m
+    Decoder::from(s).block_projection_values()
 }
 
 /// Bytes of a Llama-family model's weights at `param_bytes` a value; under QLoRA
 /// (`base_bits`) the blocks' projections at their quantized bytes on `allocator`'s backend
 /// ([`Allocator::quantized_value_bytes`]; per-tensor scales, a few bytes, not counted).
 pub fn llama_weight_bytes(s: &LlamaShape, param_bytes: f64, allocator: Allocator) -> f64 {
-    let all = s.num_params() as f64 * param_bytes;
-    match s.base_bits {
-        Some(bits) => {
-            let base = s.layers as f64 * llama_block_projection_values(s);
-            all - base * (param_bytes - allocator.quantized_value_bytes(bits))
-        }
-        None => all,
-    }
+    Decoder::from(s).weight_bytes(param_bytes, allocator)
 }
 
 /// Weight-sized bytes a LoRA step's forward pass keeps, beyond its per-token rule. Burn's
@@ -319,36 +194,12 @@ pub fn llama_weight_bytes(s: &LlamaShape, param_bytes: f64, allocator: Allocator
 /// second block's two composed weights), and Burn's QLoRA at 4 bits held the dequantized
 /// copies as counted here (the step's peak within 0.1%).
 pub fn llama_frozen_kept_bytes(s: &LlamaShape, value_bytes: f64) -> f64 {
-    if s.lora_rank.is_none() {
-        return 0.0;
-    }
-    let (d, m, k) = (s.d_model as f64, s.mlp as f64, s.kv_width() as f64);
-    let later = s.layers.saturating_sub(1) as f64;
-    let composed = match s.lora_form {
-        LoraForm::Composed => later * (d * d + d * k),
-        LoraForm::ActivationPath => 0.0,
-    };
-    let dequantized = match s.base_bits {
-        Some(_) => {
-            let first = d * d + 3.0 * d * m;
-            first + later * llama_block_projection_values(s) - composed
-        }
-        None => 0.0,
-    };
-    (composed + dequantized) * value_bytes
+    Decoder::from(s).frozen_kept_bytes(value_bytes)
 }
 
 /// The trainable parameters of one Llama-family block (its adapters under LoRA).
 pub fn llama_block_trainable_params(shape: &LlamaShape) -> f64 {
-    let (d, m, k) = (
-        shape.d_model as f64,
-        shape.mlp as f64,
-        shape.kv_width() as f64,
-    );
-    match shape.lora_rank {
-        Some(r) => r as f64 * (3.0 * d + k),
-        None => 2.0 * d + 2.0 * d * d + 2.0 * d * k + 3.0 * d * m,
-    }
+    Decoder::from(shape).block_trainable_params()
 }
 
 /// Values per token a Llama-family decoder keeps outside its blocks: the final RMSNorm
@@ -356,20 +207,14 @@ pub fn llama_block_trainable_params(shape: &LlamaShape) -> f64 {
 /// vocabulary and its `log` input (`v + 1`), and the token ids kept by the embedding's and the
 /// loss's gathers (2).
 pub fn llama_outside_values_per_token(shape: &LlamaShape) -> f64 {
-    let (d, v) = (shape.d_model as f64, shape.vocab as f64);
-    let norm = if shape.lora_rank.is_some() {
-        d + 2.0
-    } else {
-        3.0 * d + 2.0
-    };
-    norm + v + 3.0
+    Decoder::from(shape).outside_values_per_token()
 }
 
 /// Bytes of the key/value cache per generated token: for each block, the keys and the values
 /// of every key/value head (`2 x kv_heads x head_dim` values), at `value_bytes` each. What
 /// grouped-query attention divides: its key/value heads are fewer than the query heads.
 pub fn kv_cache_bytes_per_token(shape: &LlamaShape, value_bytes: f64) -> f64 {
-    (shape.layers * 2 * shape.kv_width()) as f64 * value_bytes
+    Decoder::from(shape).kv_cache_bytes_per_token(value_bytes)
 }
 
 /// Values per prompt token that a Llama-family block holds at once in a forward pass without a
@@ -380,24 +225,14 @@ pub fn kv_cache_bytes_per_token(shape: &LlamaShape, value_bytes: f64) -> f64 {
 /// op and measured on the Llama-family page (CPU, f32, prompts of 64 and 256 tokens, with
 /// and without grouped-query attention).
 pub fn llama_prefill_values_per_token(shape: &LlamaShape, ctx: usize) -> f64 {
-    let (d, h, m) = (shape.d_model, shape.heads, shape.mlp);
-    let repeated = if shape.kv_heads < shape.heads {
-        2 * d
-    } else {
-        0
-    };
-    let attention = 2 * h * ctx + 2 * d + repeated;
-    let mlp = 3 * m + 2 * d;
-    attention.max(mlp) as f64
+    Decoder::from(shape).prefill_values_per_token(ctx as f64)
 }
 
 /// Bytes the prompt's pass holds above the weights and the cache, for `batch` prompts of `ctx`
 /// tokens: one block's moment at `value_bytes` per value, or the f32 logits over the
 /// vocabulary at the end of the pass, whichever is larger.
 pub fn llama_prefill_bytes(shape: &LlamaShape, batch: usize, ctx: usize, value_bytes: f64) -> f64 {
-    let tokens = (batch * ctx) as f64;
-    let block = tokens * llama_prefill_values_per_token(shape, ctx) * value_bytes;
-    block.max(tokens * shape.vocab as f64 * F32_BYTES as f64)
+    Decoder::from(shape).prefill_bytes(batch as f64, ctx as f64, value_bytes)
 }
 
 /// Bytes the loss holds for a moment at the forward pass's peak per sample, beyond what is
@@ -409,8 +244,8 @@ pub fn llama_prefill_bytes(shape: &LlamaShape, batch: usize, ctx: usize, value_b
 pub fn loss_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     match shape.into() {
         ModelShape::Mlp(_) => 0.0,
-        ModelShape::Transformer(s) => (s.vocab * s.seq) as f64 * F32_BYTES as f64,
-        ModelShape::Llama(s) => (s.vocab * s.seq) as f64 * F32_BYTES as f64,
+        ModelShape::Transformer(s) => Decoder::from(&s).loss_bytes_per_sample(),
+        ModelShape::Llama(s) => Decoder::from(&s).loss_bytes_per_sample(),
     }
 }
 
@@ -427,8 +262,14 @@ pub fn backward_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 
     match shape.into() {
         ModelShape::Mlp(_) => 0.0,
         ModelShape::Transformer(s) => {
-            let (d, v) = (s.d_model as f64, s.vocab as f64);
-            BACKWARD_WEIGHT_GRADIENT_COPIES * (4.0 * d * d).max(d * v) * F32_BYTES as f64
+            let f32_bytes = F32_BYTES as f64;
+            let bytes = ValueBytes {
+                param: f32_bytes,
+                activation: f32_bytes,
+                weight_copy: 0.0,
+                via_f32: false,
+            };
+            Decoder::from(&s).largest_weight_gradient_bytes(1.0, bytes)
         }
         // One sequence, every value in f32 ([`llama_backward_bytes`]).
         ModelShape::Llama(s) => {
@@ -436,18 +277,6 @@ pub fn backward_transient_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 
         }
     }
 }
-
-/// Copies of the per-sequence weight gradient alive at backward's peak (fitted: see
-/// [`backward_transient_bytes_per_sample`]).
-pub const BACKWARD_WEIGHT_GRADIENT_COPIES: f64 = 2.0;
-
-/// Values a token the last block's MLP backward has freed when attention's backward runs, in
-/// units of `d_model` (fitted: see [`transformer_backward_bytes`]).
-pub const FREED_BEFORE_ATTENTION_D: f64 = 15.0;
-
-/// Score-sized values per head a token that the first block's backward holds under
-/// `BalancedCheckpointing` (fitted: see [`transformer_backward_bytes`]).
-pub const BALANCED_FIRST_BLOCK_SCORES: f64 = 2.5;
 
 /// Bytes backward holds at its peak above what the forward pass kept, for `micro` sequences of
 /// a GPT-style transformer (`d` = d_model, `h` = heads, `s` = sequence, `T` = `micro s`
@@ -487,38 +316,13 @@ pub fn transformer_backward_bytes(
     allocator: Allocator,
     checkpointing: Checkpointing,
 ) -> f64 {
-    let (d, h, seq) = (s.d_model as f64, s.heads as f64, s.seq as f64);
-    let (act, param) = (
-        precision.activation_bytes() as f64,
-        precision.param_bytes() as f64,
-    );
-    let f32_bytes = F32_BYTES as f64;
-    let tokens = micro * seq;
-    let via_f32 = precision != Precision::F32 && allocator.bf16_matmul_via_f32();
-    let out = (4.0 * d).max(s.vocab as f64);
-    // The weight gradient is made at the parameters' bytes, and through f32 copies of the
-    // product and its operands where Flex multiplies bf16.
-    let per_sequence =
-        if via_f32 {
-            BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * f32_bytes
-                + tokens * (d + out) * f32_bytes
-        } else {
-            BACKWARD_WEIGHT_GRADIENT_COPIES * micro * d * out * param
-        } - tokens * checkpointed_loss_values_per_token(s.vocab, checkpointing) * act;
-    // The gradients of the scores and of their softmax: two at the activations' bytes, in f32
-    // where Flex multiplies bf16.
-    let score_bytes = 2.0 * if via_f32 { f32_bytes } else { act };
-    let attention = 12.0 * d * d * param + micro * h * seq * seq * score_bytes
-        - FREED_BEFORE_ATTENTION_D * d * tokens * act;
-    let first_block = match checkpointing {
-        Checkpointing::None => 0.0,
-        Checkpointing::Balanced => {
-            let later =
-                s.layers.saturating_sub(1) as f64 * block_values_per_token(s, checkpointing);
-            (BALANCED_FIRST_BLOCK_SCORES * h * seq - later) * tokens * act
-        }
+    let bytes = ValueBytes {
+        param: precision.param_bytes() as f64,
+        activation: precision.activation_bytes() as f64,
+        weight_copy: precision.weight_copy_bytes() as f64,
+        via_f32: precision != Precision::F32 && allocator.bf16_matmul_via_f32(),
     };
-    per_sequence.max(attention).max(first_block)
+    Decoder::from(s).backward_bytes(micro, bytes, checkpointing)
 }
 
 /// Bytes of one sample's inputs and targets: two f32 rows of the MLP's width, or two sequences
@@ -526,8 +330,8 @@ pub fn transformer_backward_bytes(
 pub fn input_bytes_per_sample(shape: impl Into<ModelShape>) -> f64 {
     match shape.into() {
         ModelShape::Mlp(s) => (2 * s.width as u64 * F32_BYTES) as f64,
-        ModelShape::Transformer(s) => (2 * s.seq as u64 * TOKEN_BYTES) as f64,
-        ModelShape::Llama(s) => (2 * s.seq as u64 * TOKEN_BYTES) as f64,
+        ModelShape::Transformer(s) => Decoder::from(&s).input_bytes_per_sample(),
+        ModelShape::Llama(s) => Decoder::from(&s).input_bytes_per_sample(),
     }
 }
 
@@ -584,9 +388,9 @@ impl Precision {
     }
 }
 
-/// The optimizer, by the values it keeps per parameter: the harness's (Burn 0.22's
+/// The optimizer, by the values it keeps per parameter (Burn 0.22's
 /// optimizers, each with its state as read in `burn-optim`'s source).
-pub use crate::harness::optim::Optimizer;
+pub use crate::Optimizer;
 
 /// One training step as the rules see it: the model, the batch, and the techniques applied.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -619,36 +423,15 @@ impl StepPlan {
         }
     }
 
-    /// The step a workbench training point runs: a step of its model, batch, micro-batches,
-    /// checkpointing and optimizer, in f32 or, where its forward pass computes in bf16, mixed
-    /// bf16 (16-bit storage is a process's default float type, not the config's: the caller
-    /// sets it).
-    pub fn of_training(config: &TrainConfig) -> Self {
-        Self {
-            precision: match config.compute {
-                Some(FloatStorage::Bf16) => Precision::MixedBf16,
-                _ => Precision::F32,
-            },
-            micro_batches: config.micro_batches,
-            checkpointing: config.checkpointing,
-            optimizer: config.optimizer,
-            ..Self::f32_adam(config.shape, config.batch as f64)
-        }
-    }
-
     /// Bytes of the optimizer's state: its values for what trains, in the parameters' bytes
     /// (Adafactor's statistics stay f32).
     pub fn optimizer_bytes(&self) -> f64 {
-        let shape = self.shape;
-        let values = self
-            .optimizer
-            .state_values(&shape.trainable_shapes(), shape.trainable_params());
         let bytes = if self.optimizer.state_in_f32() {
             F32_BYTES
         } else {
             self.precision.param_bytes()
         };
-        (values * bytes) as f64
+        self.optimizer_values() * bytes as f64
     }
 
     /// The components of the step's memory, by the rules alone (a device's: what the
@@ -660,46 +443,56 @@ impl StepPlan {
     /// The components of the step's memory on a backend following `allocator`'s rules (on
     /// Flex, a 16-bit step's matmuls run on f32 copies: [`llama_backward_bytes`]).
     pub fn bytes_on(&self, allocator: Allocator) -> StepBytes {
+        let (model, matmul_via_f32) = match self.shape {
+            ModelShape::Mlp(_) => return self.mlp_bytes(),
+            ModelShape::Transformer(s) => (Decoder::from(&s), self.precision != Precision::F32),
+            ModelShape::Llama(s) => (Decoder::from(&s), self.precision == Precision::Bf16),
+        };
+        let p = self.precision;
+        let optimizer_value_bytes = match self.optimizer.state_in_f32() {
+            true => F32_BYTES,
+            false => p.param_bytes(),
+        };
+        step_bytes(&Step {
+            model,
+            batch: self.batch,
+            micro_batches: self.micro_batches.max(1) as f64,
+            optimizer_values: self.optimizer_values(),
+            optimizer_value_bytes: optimizer_value_bytes as f64,
+            bytes: ValueBytes {
+                param: p.param_bytes() as f64,
+                activation: p.activation_bytes() as f64,
+                weight_copy: p.weight_copy_bytes() as f64,
+                via_f32: matmul_via_f32 && allocator.bf16_matmul_via_f32(),
+            },
+            checkpointing: self.checkpointing,
+            allocator,
+        })
+    }
+
+    /// Values of the optimizer's state for what trains.
+    fn optimizer_values(&self) -> f64 {
+        let shape = self.shape;
+        self.optimizer
+            .state_values(&shape.trainable_shapes(), shape.trainable_params()) as f64
+    }
+
+    /// The MLP's step: its own rules per layer (no transient beyond them).
+    fn mlp_bytes(&self) -> StepBytes {
         let shape = self.shape;
         let micro = self.batch / self.micro_batches.max(1) as f64;
-        let params = shape.num_params() as f64;
-        // Gradients and optimizer state only for what trains (LoRA's adapters).
-        let trainable = shape.trainable_params() as f64;
         let p = self.precision;
-        // Activation rules are counted in f32 values; a precision that keeps them at fewer
-        // bytes scales them (the mixed-precision page's rule, measured on the MLP).
         let act = p.activation_bytes() as f64 / F32_BYTES as f64;
-        let weights = match shape.llama() {
-            Some(s) => llama_weight_bytes(&s, p.param_bytes() as f64, allocator),
-            None => params * p.param_bytes() as f64,
-        };
-        let grads = trainable * p.param_bytes() as f64;
-        let frozen_kept = shape
-            .llama()
-            .map_or(0.0, |s| llama_frozen_kept_bytes(&s, p.param_bytes() as f64));
+        let params = shape.num_params() as f64;
+        let grads = params * p.param_bytes() as f64;
         StepBytes {
-            weights,
+            weights: params * p.param_bytes() as f64,
             optimizer: self.optimizer_bytes(),
             weight_copies: params * p.weight_copy_bytes() as f64,
             inputs: self.batch * input_bytes_per_sample(shape),
-            kept: micro * activation_bytes_per_sample(shape, self.checkpointing) * act
-                + frozen_kept,
-            loss_transient: micro * loss_transient_bytes_per_sample(shape) * act,
-            backward_transient: match shape.llama() {
-                Some(s) => llama_backward_bytes(
-                    &s,
-                    micro,
-                    p.activation_bytes() as f64,
-                    p.param_bytes() as f64,
-                    p == Precision::Bf16 && allocator.bf16_matmul_via_f32(),
-                ),
-                None => match shape.transformer() {
-                    Some(s) => {
-                        transformer_backward_bytes(&s, micro, p, allocator, self.checkpointing)
-                    }
-                    None => micro * backward_transient_bytes_per_sample(shape) * act,
-                },
-            },
+            kept: micro * activation_bytes_per_sample(shape, self.checkpointing) * act,
+            loss_transient: 0.0,
+            backward_transient: 0.0,
             grads,
             update_transient: largest_trainable_values(shape) * p.param_bytes() as f64,
             accumulated: if self.micro_batches > 1 { grads } else { 0.0 },
@@ -710,150 +503,10 @@ impl StepPlan {
 /// Values of the largest tensor a step trains (the embedding or head at a real vocabulary,
 /// an adapter under LoRA).
 pub fn largest_trainable_values(shape: ModelShape) -> f64 {
-    shape
-        .trainable_shapes()
-        .iter()
-        .map(|s| s.iter().product::<usize>())
-        .max()
-        .unwrap_or(0) as f64
-}
-
-/// The components of one training step that its peaks are made of, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct StepBytes {
-    /// The model's weights.
-    pub weights: f64,
-    /// The optimizer's state.
-    pub optimizer: f64,
-    /// 16-bit copies of the weights kept for backward (mixed precision).
-    pub weight_copies: f64,
-    /// The whole batch's inputs and targets.
-    pub inputs: f64,
-    /// One micro-batch's activations: what the forward pass keeps.
-    pub kept: f64,
-    /// The loss's transient at the forward pass's end, for one micro-batch.
-    pub loss_transient: f64,
-    /// Backward's transient at its peak, for one micro-batch (for a Llama-family model, with
-    /// the gradients made by then: [`llama_backward_bytes`]).
-    pub backward_transient: f64,
-    /// The parameter gradients.
-    pub grads: f64,
-    /// Beside every gradient, one tensor the size of the largest trained parameter: Burn
-    /// 0.22.1's Adam (`AdaptiveMomentum::transform`) multiplies `grad.clone()` by `1 - beta_1`,
-    /// and a shared handle cannot be written in place, so each parameter's update allocates a
-    /// copy of its gradient while every gradient is live; the embedding's backward makes a
-    /// zeroed tensor of its shape the same way. Measured on Flex with two blocks of
-    /// TinyLlama's width at a 32,000-token vocabulary: the optimizer phase's peak is weights,
-    /// state and gradients plus 262.14 MB, the head's 32,000 x 2,048 f32 values.
-    #[serde(default)]
-    pub update_transient: f64,
-    /// The accumulated gradients held across micro-batches (none without accumulation).
-    pub accumulated: f64,
-}
-
-/// A step's peak in parts that add up to it ([`StepBytes::step_peak`]): what is held through the
-/// whole step, then, at backward's peak, either the activations (what the forward pass kept,
-/// the 16-bit weight copies, the larger transient) or the gradients, whichever is larger (the
-/// other is zero here: backward frees activations as it makes gradients).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct PeakSplit {
-    /// The weights.
-    pub weights: f64,
-    /// The optimizer's state.
-    pub optimizer: f64,
-    /// The whole batch's inputs and targets.
-    pub inputs: f64,
-    /// The gradients accumulated across micro-batches.
-    pub accumulated: f64,
-    /// What the forward pass keeps, where activations set the peak.
-    pub kept: f64,
-    /// The 16-bit weight copies kept for backward, where activations set the peak.
-    pub weight_copies: f64,
-    /// The larger of the loss's and backward's transients, where activations set the peak.
-    pub transient: f64,
-    /// The parameter gradients, where they set the peak.
-    pub grads: f64,
-    /// The optimizer's copy of the largest parameter, where the gradients set the peak.
-    #[serde(default)]
-    pub update_transient: f64,
-}
-
-impl PeakSplit {
-    /// The parts' sum: the step's peak.
-    pub fn total(&self) -> f64 {
-        (self.weights + self.optimizer)
-            + self.inputs
-            + ((self.kept + self.weight_copies + self.transient)
-                .max(self.grads + self.update_transient))
-            + self.accumulated
-    }
-}
-
-impl StepBytes {
-    /// The step's peak in parts that add up to it.
-    pub fn at_peak(&self) -> PeakSplit {
-        let activations = self.activations_at_peak() >= self.gradients_at_peak();
-        let when = |on: bool, v: f64| if on { v } else { 0.0 };
-        PeakSplit {
-            weights: self.weights,
-            optimizer: self.optimizer,
-            inputs: self.inputs,
-            accumulated: self.accumulated,
-            kept: when(activations, self.kept),
-            weight_copies: when(activations, self.weight_copies),
-            transient: when(
-                activations,
-                self.loss_transient.max(self.backward_transient),
-            ),
-            grads: when(!activations, self.grads),
-            update_transient: when(!activations, self.update_transient),
-        }
-    }
-
-    /// The gradient side of backward's peak: every gradient and the optimizer's copy of the
-    /// largest parameter.
-    pub fn gradients_at_peak(&self) -> f64 {
-        self.grads + self.update_transient
-    }
-
-    /// Model and optimizer state: held through the whole step.
-    pub fn fixed(&self) -> f64 {
-        self.weights + self.optimizer
-    }
-
-    /// What no batch size changes: weights, gradients, optimizer state and the 16-bit weight
-    /// copies, at their precision.
-    pub fn per_parameter(&self) -> f64 {
-        self.weights + self.grads + self.optimizer + self.weight_copies
-    }
-
-    /// Activations at their peak: what is kept (with the weight copies), plus the larger of
-    /// the loss's and backward's transients.
-    pub fn activations_at_peak(&self) -> f64 {
-        self.kept + self.weight_copies + self.loss_transient.max(self.backward_transient)
-    }
-
-    /// The forward pass's peak: model, optimizer state, inputs, one micro-batch's activations
-    /// and the loss's transient, and the accumulated gradients.
-    pub fn forward_peak(&self) -> f64 {
-        self.fixed()
-            + self.inputs
-            + self.kept
-            + self.weight_copies
-            + self.loss_transient
-            + self.accumulated
-    }
-
-    /// The step's peak: model, optimizer state and inputs, plus the largest of one
-    /// micro-batch's activations with the loss's transient (the forward pass's end), the same
-    /// activations with backward's transient (backward's start, every activation alive), and
-    /// the parameter gradients with the optimizer's copy of the largest parameter (backward
-    /// frees activations as it produces gradients), plus the accumulated gradients.
-    pub fn step_peak(&self) -> f64 {
-        self.fixed()
-            + self.inputs
-            + self.activations_at_peak().max(self.gradients_at_peak())
-            + self.accumulated
+    match shape {
+        ModelShape::Mlp(s) => (s.width * s.width) as f64,
+        ModelShape::Transformer(s) => Decoder::from(&s).largest_trainable(),
+        ModelShape::Llama(s) => Decoder::from(&s).largest_trainable(),
     }
 }
 
