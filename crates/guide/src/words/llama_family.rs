@@ -3,6 +3,8 @@
 
 use results::keys::llama_family::Key;
 
+use results::format::{self, thousands};
+
 use super::{signed_bytes, Said};
 
 pub(super) fn word(key: Key, s: &Said<'_>) -> String {
@@ -28,14 +30,13 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             "LoRA, {}, rank {}{}, {} tokens: {} of the {} parameters train; the step peaks at \
              {}{}. Its parts as measured: weights {} (the frozen base {}, the adapters {}), \
              the adapters' gradients {}, Adam's state {} (the base has none of either), what \
-             the forward pass kept for backward {}; the other {} are the {} phase's transients \
-             at its peak.",
+             the forward pass kept for backward {}; {}.",
             s.name("form"),
             s.count("rank"),
             base_bits(s.count("bits")),
-            s.count("tokens"),
-            s.count("trainable"),
-            s.count("params"),
+            thousands(s.count("tokens")),
+            thousands(s.count("trainable")),
+            thousands(s.count("params")),
             s.bytes("peak"),
             if s.has("plain") {
                 format!(" against full training's {}", s.bytes("plain"))
@@ -48,27 +49,25 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             s.bytes("grads"),
             s.bytes("optimizer"),
             s.bytes("activations"),
-            s.bytes("rest"),
-            s.name("phase"),
+            rest_of_peak(s),
         ),
         Key::ReaderFinding => format!(
             "Full training with Adam where readers stand: {} blocks of TinyLlama's width at a \
              vocabulary of {} ({} parameters, the embedding and the head {} of them), {} \
              tokens: the step peaks at {} in its {} phase. Its parts as measured: weights {}, \
-             gradients {}, Adam's state {}, what the forward pass kept for backward {}; the \
-             other {} are the phase's transients.",
+             gradients {}, Adam's state {}, what the forward pass kept for backward {}; {}.",
             s.count("blocks"),
-            s.count("vocab"),
-            s.count("params"),
+            thousands(s.count("vocab")),
+            thousands(s.count("params")),
             super::share(s.num("vocab_params"), s.num("params")),
-            s.count("tokens"),
+            thousands(s.count("tokens")),
             s.bytes("peak"),
             s.name("phase"),
             s.bytes("weights"),
             s.bytes("grads"),
             s.bytes("optimizer"),
             s.bytes("activations"),
-            s.bytes("rest"),
+            rest_of_peak(s),
         ),
         Key::LoraComposedCost => format!(
             "Burn's apply_lora against the workbench's adapters, rank {}{}, {} tokens, {} \
@@ -179,5 +178,23 @@ fn base_bits(bits: u64) -> String {
         String::new()
     } else {
         format!(", {bits}-bit base")
+    }
+}
+
+/// The peak's part beyond the measured parts: the phase's transients, or, where the parts add
+/// up to more than the peak, what backward had freed of the kept activations by its peak.
+fn rest_of_peak(s: &Said<'_>) -> String {
+    let rest = s.num("rest");
+    match rest >= 0.0 {
+        true => format!(
+            "the other {} are the {} phase's transients at its peak",
+            s.bytes("rest"),
+            s.name("phase")
+        ),
+        false => format!(
+            "the parts add up to {} more than the peak: backward had freed that much of what \
+             was kept before it peaked",
+            format::bytes(-rest)
+        ),
     }
 }
