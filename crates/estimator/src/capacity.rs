@@ -763,9 +763,8 @@ pub fn tables() -> EstimatorTables {
             .map(|&p| {
                 (
                     p.name().to_string(),
-                    Optimizer::ALL
-                        .iter()
-                        .map(|&o| bytes_per_param(p, o))
+                    per_parameter_optimizers()
+                        .map(|o| bytes_per_param(p, o))
                         .collect(),
                 )
             })
@@ -986,6 +985,15 @@ fn preset_ways(p: &Preset) -> PresetWays {
     }
 }
 
+/// The optimizers whose state is a number of values per parameter, in [`Optimizer::ALL`]'s
+/// order: the calculator's, and the columns of the bytes-per-parameter table (Adafactor's
+/// follows the tensors' shapes: `workbench estimate --optimizer adafactor`).
+fn per_parameter_optimizers() -> impl Iterator<Item = Optimizer> {
+    Optimizer::ALL
+        .into_iter()
+        .filter(|o| o.values_per_param().is_some())
+}
+
 /// The rules' constants for the "What fits" page's calculator.
 pub fn calculator_rules() -> CalculatorRules {
     CalculatorRules {
@@ -1005,15 +1013,10 @@ pub fn calculator_rules() -> CalculatorRules {
                 margin: safety_margin(p),
             })
             .collect(),
-        // The calculator's optimizers: those whose state is a number of values per parameter
-        // (Adafactor's follows the tensors' shapes: `workbench estimate --optimizer adafactor`).
-        optimizers: Optimizer::ALL
-            .iter()
-            .filter_map(|&o| {
-                o.values_per_param().map(|values| OptimizerRule {
-                    name: o.name().into(),
-                    values_per_param: values as f64,
-                })
+        optimizers: per_parameter_optimizers()
+            .map(|o| OptimizerRule {
+                name: o.name().into(),
+                values_per_param: o.values_per_param().unwrap_or(0) as f64,
             })
             .collect(),
         combinations: COMBINATIONS
@@ -1132,6 +1135,17 @@ mod tests {
         }
         let all = largest_fitting(3, 64, |_| Ok::<_, ()>(true)).unwrap();
         assert_eq!(all, (64, None));
+    }
+
+    #[test]
+    fn the_bytes_per_parameter_table_has_a_value_under_every_optimizer_named() {
+        let t = tables();
+        for (precision, row) in &t.bytes_per_param {
+            assert_eq!(row.len(), t.calculator.optimizers.len(), "{precision}");
+        }
+        // SGD keeps nothing: weights and gradients, 8 bytes a parameter in f32.
+        assert_eq!(t.calculator.optimizers[0].name, "sgd");
+        assert_eq!(t.bytes_per_param[0].1[0], 8.0);
     }
 
     #[test]
