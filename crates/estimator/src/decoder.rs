@@ -8,7 +8,8 @@
 //! family, LoRA and its form, checkpointing, a quantized base, whether bf16 matmuls run through
 //! f32 copies) is a Rust value; every size is a number of `T`.
 //! Answer: [`step_bytes`], [`inference_bytes`] and [`usable_bytes`], used by the estimator, and
-//! by [`crate::calculator`] to emit the page's programs.
+//! by [`crate::calculator`] to emit the page's programs; beside them what the rules share (the
+//! [`Allocator`]s, the fitted constants, a step's parts: [`StepBytes`]).
 
 use results::{DeviceKind, FloatStorage};
 use serde::{Deserialize, Serialize};
