@@ -91,10 +91,14 @@ echo "screenshots of the landing page: $browser_dir/screenshots"
 
 echo "== the calculator on \"What fits\" against workbench estimate --json (200 random shapes)"
 scripts/calculator_test.py "$browser_dir/site" "$target_dir/debug/workbench"
-echo "== the calculator test fails on a page whose checkpointing rule is one value off"
-mkdir -p "$browser_dir/calculator-broken"
-sed 's/? 10.0 \* d + 2.0 \* h \* q + h + 4.0/? 10.0 * d + 2.0 * h * q + h + 5.0/' \
-    "$browser_dir/site/what-fits.html" > "$browser_dir/calculator-broken/what-fits.html"
+echo "== the calculator test fails on a page whose GPT block rule is one value off (19 d, not 18 d)"
+# The rules reach the page as programs: one constant changed in the data is a rule changed.
+cp -r "$browser_dir/site" "$browser_dir/calculator-broken"
+sed -i 's/\["c",18.0\]/["c",19.0]/' "$browser_dir/calculator-broken/what-fits.html"
+if cmp -s "$browser_dir/site/what-fits.html" "$browser_dir/calculator-broken/what-fits.html"; then
+    echo "the GPT block's constant 18 is no longer in the page's programs: update this check"
+    exit 1
+fi
 if out=$(scripts/calculator_test.py "$browser_dir/calculator-broken" "$target_dir/debug/workbench" --shapes 20); then
     echo "the calculator test passed a page whose rule differs from the estimator's"
     exit 1
