@@ -13,13 +13,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::capacity::CUDA_CONTEXT_BYTES;
+use crate::checkpointing::Checkpointing;
 use crate::decoder::{
     self, inference_peak, step_bytes, Decoder, Family, Generation, Step, ValueBytes,
 };
 use crate::estimate::{Allocator, StepBytes};
 use crate::scalar::{record, Program, Scalar, Sym};
-use crate::Checkpointing;
 
 /// The inputs a training program reads, beside the model's ([`MODEL_INPUTS`]).
 pub const STEP_INPUTS: [&str; 6] = [
@@ -95,7 +94,7 @@ pub const FAMILIES: [Family; 3] = [
         base_bits: None,
     },
     Family::Llama {
-        lora: Some(crate::LoraForm::ActivationPath),
+        lora: Some(crate::decoder::LoraForm::ActivationPath),
         base_bits: None,
     },
 ];
@@ -183,10 +182,7 @@ pub fn programs() -> BTreeMap<String, Program> {
     }
     let usable = record(|| {
         let (card, margin) = (Sym::input("card_bytes"), Sym::input("margin"));
-        vec![(
-            "usable",
-            decoder::usable_bytes(card, CUDA_CONTEXT_BYTES, margin),
-        )]
+        vec![("usable", decoder::usable_bytes(card, margin))]
     });
     all.insert(USABLE_KEY.to_string(), usable);
     all

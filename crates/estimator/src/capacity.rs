@@ -18,10 +18,10 @@ use results::capacity::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::checkpointing::Checkpointing;
 use crate::decoder::{self, Decoder, Generation};
 use crate::estimate::{Optimizer, PeakSplit, Precision, StepBytes, StepPlan};
 use crate::shapes::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
-use crate::Checkpointing;
 
 /// A named model the estimator knows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -209,11 +209,7 @@ pub const EIGHT_CARDS: Card = Card {
     count: 8,
 };
 
-/// Bytes a CUDA card loses before the first tensor: the CUDA context and the framework's own
-/// allocations. The Hugging Face single-GPU guide reads 1,343 MB in use after CUDA's
-/// initialisation alone on a V100; VRAM calculators reserve 300 MiB to 2 GiB. Every "fits"
-/// answer takes it off the card first.
-pub const CUDA_CONTEXT_BYTES: f64 = 1_343e6;
+pub use crate::decoder::CUDA_CONTEXT_BYTES;
 
 /// The share of a card (after [`CUDA_CONTEXT_BYTES`]) left free for the estimator's own error,
 /// by the precision the step stores and computes in: at least the worst under-estimate the
@@ -234,7 +230,7 @@ pub fn safety_margin(precision: Precision) -> f64 {
 /// The bytes of a card of `card_bytes` a step in `precision` may plan on: the card less the
 /// CUDA context, less the safety margin.
 pub fn usable_bytes(card_bytes: f64, precision: Precision) -> f64 {
-    decoder::usable_bytes(card_bytes, CUDA_CONTEXT_BYTES, safety_margin(precision))
+    decoder::usable_bytes(card_bytes, safety_margin(precision))
 }
 
 /// How state is spread over several cards (formulas from the ZeRO paper; Burn has none).
@@ -905,7 +901,7 @@ pub const INFERENCE_MARGIN: f64 = 0.10;
 
 /// The bytes an inference run may plan on, of a card of `card_bytes`.
 pub fn inference_usable_bytes(card_bytes: f64) -> f64 {
-    decoder::usable_bytes(card_bytes, CUDA_CONTEXT_BYTES, INFERENCE_MARGIN)
+    decoder::usable_bytes(card_bytes, INFERENCE_MARGIN)
 }
 
 /// The common ways to train: (name, precision, optimizer).

@@ -12,6 +12,7 @@
 use results::FloatStorage;
 use serde::{Deserialize, Serialize};
 
+use crate::checkpointing::Checkpointing;
 use crate::decoder::{step_bytes, Decoder, Step, ValueBytes};
 pub use crate::decoder::{
     Allocator, PeakSplit, StepBytes, ATTENTION_VALUES_PER_HEAD, BACKWARD_WEIGHT_GRADIENT_COPIES,
@@ -19,7 +20,6 @@ pub use crate::decoder::{
     TOKEN_BYTES,
 };
 use crate::shapes::{LlamaShape, ModelShape, TransformerShape};
-use crate::Checkpointing;
 
 /// Values Adam keeps per parameter: its first and second moments.
 pub const ADAM_MOMENTS: u64 = 2;
@@ -390,7 +390,7 @@ impl Precision {
 
 /// The optimizer, by the values it keeps per parameter (Burn 0.22's
 /// optimizers, each with its state as read in `burn-optim`'s source).
-pub use crate::Optimizer;
+pub use crate::optimizer::Optimizer;
 
 /// One training step as the rules see it: the model, the batch, and the techniques applied.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -426,12 +426,15 @@ impl StepPlan {
     /// Bytes of the optimizer's state: its values for what trains, in the parameters' bytes
     /// (Adafactor's statistics stay f32).
     pub fn optimizer_bytes(&self) -> f64 {
-        let bytes = if self.optimizer.state_in_f32() {
-            F32_BYTES
-        } else {
-            self.precision.param_bytes()
-        };
-        self.optimizer_values() * bytes as f64
+        self.optimizer_values() * self.optimizer_value_bytes()
+    }
+
+    /// Bytes of one value of the optimizer's state: the parameters' (Adafactor's: f32).
+    fn optimizer_value_bytes(&self) -> f64 {
+        match self.optimizer.state_in_f32() {
+            true => F32_BYTES as f64,
+            false => self.precision.param_bytes() as f64,
+        }
     }
 
     /// The components of the step's memory, by the rules alone (a device's: what the
@@ -449,16 +452,12 @@ impl StepPlan {
             ModelShape::Llama(s) => (Decoder::from(&s), self.precision == Precision::Bf16),
         };
         let p = self.precision;
-        let optimizer_value_bytes = match self.optimizer.state_in_f32() {
-            true => F32_BYTES,
-            false => p.param_bytes(),
-        };
         step_bytes(&Step {
             model,
             batch: self.batch,
             micro_batches: self.micro_batches.max(1) as f64,
             optimizer_values: self.optimizer_values(),
-            optimizer_value_bytes: optimizer_value_bytes as f64,
+            optimizer_value_bytes: self.optimizer_value_bytes(),
             bytes: ValueBytes {
                 param: p.param_bytes() as f64,
                 activation: p.activation_bytes() as f64,
@@ -510,6 +509,22 @@ pub fn largest_trainable_values(shape: ModelShape) -> f64 {
     }
 }
 
+/// The bytes of one Adam step in f32 of `shape` at `batch`, accumulated over `micro_batches`,
+/// with `checkpointing`: what [`forward_peak`] and [`training_step_peak`] read.
+fn f32_adam_bytes(
+    shape: impl Into<ModelShape>,
+    batch: f64,
+    micro_batches: usize,
+    checkpointing: Checkpointing,
+) -> StepBytes {
+    StepPlan {
+        micro_batches,
+        checkpointing,
+        ..StepPlan::f32_adam(shape, batch)
+    }
+    .bytes()
+}
+
 /// Predicted peak of the forward pass of one Adam step in f32: model, Adam state and inputs,
 /// one micro-batch's activations and the loss's transient, plus, when accumulating over
 /// `micro_batches`, the accumulated gradients held across micro-batches.
@@ -519,13 +534,7 @@ pub fn forward_peak(
     micro_batches: usize,
     checkpointing: Checkpointing,
 ) -> f64 {
-    StepPlan {
-        micro_batches,
-        checkpointing,
-        ..StepPlan::f32_adam(shape, batch)
-    }
-    .bytes()
-    .forward_peak()
+    f32_adam_bytes(shape, batch, micro_batches, checkpointing).forward_peak()
 }
 
 /// Predicted peak of one Adam step in f32 ([`StepBytes::step_peak`]).
@@ -535,13 +544,7 @@ pub fn training_step_peak(
     micro_batches: usize,
     checkpointing: Checkpointing,
 ) -> f64 {
-    StepPlan {
-        micro_batches,
-        checkpointing,
-        ..StepPlan::f32_adam(shape, batch)
-    }
-    .bytes()
-    .step_peak()
+    f32_adam_bytes(shape, batch, micro_batches, checkpointing).step_peak()
 }
 
 #[cfg(test)]

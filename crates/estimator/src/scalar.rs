@@ -187,6 +187,7 @@ pub fn record(rule: impl FnOnce() -> Vec<(&'static str, Sym)>) -> Program {
     }
 }
 
+#[cfg(test)]
 impl Program {
     /// Runs the program on `inputs` as the page's evaluator does (for the tests that hold the
     /// programs to the estimator): `None` where an input is missing or a node is malformed.
