@@ -158,11 +158,7 @@ fn dims4(shape: &Shape, name: &str) -> [usize; 4] {
 }
 
 fn zeros<B: Backend>(like: &FloatTensor<B>, dims: [usize; 4]) -> FloatTensor<B> {
-    B::float_zeros(
-        Shape::new(dims),
-        &like.device(),
-        FloatDType::from(like.dtype()),
-    )
+    crate::chunks::zeros::<B>(Shape::new(dims), like)
 }
 
 impl Layout {

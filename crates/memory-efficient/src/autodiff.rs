@@ -48,26 +48,37 @@ impl<B: Backend> Backward<B, 3> for ChunkedAttention {
 struct LinearCrossEntropy<const N: usize>;
 
 impl<B: Backend, const N: usize> Backward<B, N> for LinearCrossEntropy<N> {
-    /// The inputs' nodes, the targets, the logsumexp and the chunk.
-    type State = ([NodeId; N], IntTensor<B>, FloatTensor<B>, usize);
+    /// The inputs' nodes, the targets, the logsumexp, the chunk, and a frozen head's
+    /// gradients computed with the loss.
+    type State = (
+        [NodeId; N],
+        IntTensor<B>,
+        FloatTensor<B>,
+        usize,
+        Option<cross_entropy::Grads<B>>,
+    );
 
     fn backward(self, ops: Ops<Self::State, N>, grads: &mut Gradients, c: &mut Checkpointer) {
-        let (ids, targets, logsumexp, chunk) = ops.state;
-        let mut inputs = ids
-            .map(|id| c.retrieve_node_output::<FloatTensor<B>>(id))
-            .into_iter();
-        let (hidden, weight, bias) = (inputs.next(), inputs.next(), inputs.next());
-        let (hidden, weight) = (hidden.expect("hidden"), weight.expect("weight"));
+        let (ids, targets, logsumexp, chunk, eager) = ops.state;
         let grad_loss = grads.consume::<B>(&ops.node);
-        let mut wanted = [false; 3];
-        ops.parents
-            .iter()
-            .enumerate()
-            .for_each(|(i, p)| wanted[i] = p.is_some());
-        let head = Head { weight, bias };
-        let g = cross_entropy::backward::<B>(
-            hidden, head, targets, logsumexp, grad_loss, chunk, wanted,
-        );
+        let g = match eager {
+            Some(eager) => eager.scaled(grad_loss),
+            None => {
+                let mut wanted = [false; 3];
+                for (w, p) in wanted.iter_mut().zip(&ops.parents) {
+                    *w = p.is_some();
+                }
+                let inputs = ids.map(|id| c.retrieve_node_output::<FloatTensor<B>>(id));
+                let hidden = inputs[0].clone();
+                let head = Head {
+                    weight: inputs[1].clone(),
+                    bias: inputs.get(2).cloned(),
+                };
+                cross_entropy::backward::<B>(
+                    hidden, head, targets, logsumexp, grad_loss, chunk, wanted,
+                )
+            }
+        };
         for (parent, grad) in ops.parents.into_iter().zip([g.hidden, g.weight, g.bias]) {
             if let (Some(node), Some(grad)) = (parent, grad) {
                 grads.register::<B>(node.id, grad);
@@ -84,15 +95,20 @@ fn linear_cross_entropy<B: Backend, C: CheckpointStrategy, const N: usize>(
     chunk: usize,
 ) -> FloatTensor<Autodiff<B, C>> {
     let guards = inputs.each_ref().map(|t| t.node());
+    let mut wanted = [false; 3];
+    inputs
+        .iter()
+        .enumerate()
+        .for_each(|(i, t)| wanted[i] = t.is_tracked());
     let prep = LinearCrossEntropy::<N>
         .prepare::<C>(guards)
         .compute_bound()
         .stateful();
     let (ids, prep) = match prep {
-        OpsKind::Tracked(mut prep) => (
-            Some(inputs.each_ref().map(|t| prep.checkpoint(t))),
-            Ok(prep),
-        ),
+        OpsKind::Tracked(mut prep) => {
+            let ids = inputs.each_ref().map(|t| prep.checkpoint(t));
+            (Some(ids), Ok(prep))
+        }
         OpsKind::UnTracked(prep) => (None, Err(prep)),
     };
     let mut primitives = inputs.map(|t| t.into_primitive()).into_iter();
@@ -101,10 +117,12 @@ fn linear_cross_entropy<B: Backend, C: CheckpointStrategy, const N: usize>(
         weight: primitives.next().expect("weight"),
         bias: primitives.next(),
     };
-    let forward = cross_entropy::forward::<B>(hidden, head, targets.clone(), chunk);
+    let eager = ids.is_some().then_some(wanted);
+    let forward = cross_entropy::forward::<B>(hidden, head, targets.clone(), chunk, eager);
     match (prep, ids) {
         (Ok(prep), Some(ids)) => {
-            prep.finish((ids, targets, forward.logsumexp, chunk), forward.loss)
+            let state = (ids, targets, forward.logsumexp, chunk, forward.eager);
+            prep.finish(state, forward.loss)
         }
         (Err(prep), _) => prep.finish(forward.loss),
         (Ok(_), None) => unreachable!("a tracked node has its inputs' ids"),

@@ -72,8 +72,16 @@ pub(crate) fn write_or_take<B: Backend>(
     let result = result.unwrap_or_else(|| {
         let mut dims = part.shape();
         dims[dim] = len;
-        let dtype = FloatDType::from(part.dtype());
-        B::float_zeros(dims, &part.device(), dtype)
+        zeros::<B>(dims, &part)
     });
     write_into::<B>(result, dim, range, part)
+}
+
+/// Zeros of `shape` on `like`'s device and in its float type, made as one buffer: Flex's
+/// `float_zeros` builds its bytes unaligned and copies them once aligned (a transient the
+/// size of the result, measured at a weight's gradient), where `float_full` fills a typed
+/// buffer in place.
+pub(crate) fn zeros<B: Backend>(shape: Shape, like: &FloatTensor<B>) -> FloatTensor<B> {
+    let dtype = FloatDType::from(like.dtype());
+    B::float_full(shape, 0.0f64.into(), &like.device(), dtype)
 }

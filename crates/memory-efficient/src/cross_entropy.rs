@@ -24,9 +24,12 @@ pub(crate) struct Forward<B: Backend> {
     pub loss: FloatTensor<B>,
     /// Each token's logsumexp, `[tokens, 1]`, in the statistics' float type.
     pub logsumexp: FloatTensor<B>,
+    /// A frozen head's gradients for a loss gradient of 1, where they were asked for.
+    pub eager: Option<Grads<B>>,
 }
 
 /// The gradients asked for; `None` where the input takes none.
+#[derive(Debug, Clone)]
 pub(crate) struct Grads<B: Backend> {
     pub hidden: Option<FloatTensor<B>>,
     pub weight: Option<FloatTensor<B>>,
@@ -141,24 +144,37 @@ fn bias_row<B: Backend>(bias: &FloatTensor<B>) -> Shape {
     Shape::new([1, bias.shape()[0]])
 }
 
-/// The mean cross-entropy, chunk by chunk, keeping each token's logsumexp.
+/// The mean cross-entropy, chunk by chunk, keeping each token's logsumexp. With `eager`
+/// (which inputs take a gradient: hidden, weight, bias), where the weight takes none, the
+/// gradients of the hidden states and the bias for a loss gradient of 1 as well, in the same
+/// pass: a frozen head's backward then scales them instead of computing the logits again.
 pub(crate) fn forward<B: Backend>(
     hidden: FloatTensor<B>,
     head: Head<B>,
     targets: IntTensor<B>,
     chunk: usize,
+    eager: Option<[bool; 3]>,
 ) -> Forward<B> {
     let l = Layout::of::<B>(&hidden, &head, &targets, chunk);
     let dtype = stats_dtype(dtype_of::<B>(&hidden));
     let device = hidden.device();
-    let mut total = B::float_zeros(Shape::new([1]), &device, dtype);
-    let mut logsumexp = None;
+    let eager = eager.filter(|wanted| !wanted[1]);
+    let mut total = B::float_full(Shape::new([1]), 0.0f64.into(), &device, dtype);
+    let (mut logsumexp, mut grads) = (None, eager.map(|_| Grads::none()));
     for rows in l.chunks() {
         let logits = logits::<B>(&hidden, &head, &rows);
         let max = B::float_max_dim(logits.clone(), 1);
         let shifted = B::float_exp(B::float_sub(logits.clone(), max.clone()));
-        let lse = B::float_add(max, B::float_log(B::float_sum_dim(shifted, 1)));
-        let target = B::float_gather(1, logits, target_rows::<B>(&targets, &rows));
+        let sum = B::float_sum_dim(shifted.clone(), 1);
+        let targets = target_rows::<B>(&targets, &rows);
+        let target = B::float_gather(1, logits, targets.clone());
+        if let (Some(g), Some(wanted)) = (grads.as_mut(), eager) {
+            let softmax = B::float_div(shifted, sum.clone());
+            let d_logits = minus_target::<B>(softmax, &targets, &(0..l.vocab));
+            let d_logits = B::float_div_scalar(d_logits, (l.tokens as f64).into());
+            g.add_rows(&l, &head, &rows, d_logits, wanted, dtype_of::<B>(&hidden));
+        }
+        let lse = B::float_add(max, B::float_log(sum));
         let part = B::float_sum(B::float_sub(lse.clone(), target));
         total = B::float_add(total, part);
         logsumexp = Some(write_or_take::<B>(logsumexp, 0, rows, l.tokens, lse));
@@ -166,6 +182,62 @@ pub(crate) fn forward<B: Backend>(
     Forward {
         loss: B::float_div_scalar(total, (l.tokens as f64).into()),
         logsumexp: logsumexp.expect("a token"),
+        eager: grads,
+    }
+}
+
+impl<B: Backend> Grads<B> {
+    fn none() -> Self {
+        Self {
+            hidden: None,
+            weight: None,
+            bias: None,
+        }
+    }
+
+    /// A chunk of rows' part of a frozen head's gradients, from its logits' gradient: the
+    /// hidden states' rows written, the bias's summed.
+    fn add_rows(
+        &mut self,
+        l: &Layout,
+        head: &Head<B>,
+        rows: &Range<usize>,
+        d_logits: FloatTensor<B>,
+        wanted: [bool; 3],
+        h_dtype: FloatDType,
+    ) {
+        if wanted[2] {
+            if let Some(bias) = &head.bias {
+                let part = B::float_sum_dim(d_logits.clone(), 0);
+                let part = cast::<B>(B::float_reshape(part, bias.shape()), dtype_of::<B>(bias));
+                self.bias = Some(match self.bias.take() {
+                    Some(db) => B::float_add(db, part),
+                    None => part,
+                });
+            }
+        }
+        if wanted[0] {
+            let d_logits = cast::<B>(d_logits, h_dtype);
+            let part = B::float_matmul(d_logits, B::float_transpose(head.weight.clone()));
+            let dh = write_or_take::<B>(self.hidden.take(), 0, rows.clone(), l.tokens, part);
+            self.hidden = Some(dh);
+        }
+    }
+
+    /// The gradients scaled by the loss's gradient `grad_loss` (`[1]`).
+    pub(crate) fn scaled(self, grad_loss: FloatTensor<B>) -> Self {
+        let scale = |g: FloatTensor<B>| {
+            let mut dims = g.shape();
+            dims.iter_mut().for_each(|d| *d = 1);
+            let factor = cast::<B>(grad_loss.clone(), dtype_of::<B>(&g));
+            let factor = B::float_reshape(factor, dims);
+            B::float_mul(g, factor)
+        };
+        Self {
+            hidden: self.hidden.map(scale),
+            weight: self.weight.map(scale),
+            bias: self.bias.map(scale),
+        }
     }
 }
 
@@ -235,7 +307,7 @@ pub(crate) fn backward<B: Backend>(
 }
 
 /// The softmax's gradient of the cross-entropy over the vocabulary's columns `cols`: the
-/// softmax less one at each row's target where it falls in them.
+/// softmax less one at each row's target (`targets`, `[rows, 1]`) where it falls in them.
 fn minus_target<B: Backend>(
     softmax: FloatTensor<B>,
     targets: &IntTensor<B>,

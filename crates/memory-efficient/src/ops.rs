@@ -43,7 +43,7 @@ pub trait MemoryEfficientOps: Backend {
         chunk: usize,
     ) -> FloatTensor<Self> {
         let head = Head { weight, bias: None };
-        cross_entropy::forward::<Self>(hidden, head, targets, chunk).loss
+        cross_entropy::forward::<Self>(hidden, head, targets, chunk, None).loss
     }
 
     /// [`MemoryEfficientOps::linear_cross_entropy`] of `hidden @ weight + bias` (`bias`:
@@ -56,7 +56,7 @@ pub trait MemoryEfficientOps: Backend {
         chunk: usize,
     ) -> FloatTensor<Self> {
         let bias = Some(bias);
-        cross_entropy::forward::<Self>(hidden, Head { weight, bias }, targets, chunk).loss
+        cross_entropy::forward::<Self>(hidden, Head { weight, bias }, targets, chunk, None).loss
     }
 }
 
