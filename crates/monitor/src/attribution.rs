@@ -461,16 +461,27 @@ fn crate_of(frame: &str) -> &str {
         .unwrap_or("")
 }
 
+/// Whether a frame is the model's code. A name without a path (`alloc_impl_runtime`,
+/// `try_allocate_in<alloc::alloc::Global>`) is a function inlined into a crate built with line
+/// tables only (`debug = "line-tables-only"`), whose crate the binary does not say: never the
+/// model's code.
 fn is_model_code(f: &str) -> bool {
     let krate = crate_of(f);
     is_module(f)
-        || !(MACHINERY.contains(&krate)
+        || !(!has_path(f)
+            || MACHINERY.contains(&krate)
             || krate.starts_with("burn")
             || krate.starts_with("cubecl")
             || krate.starts_with("gemm")
             || krate.starts_with('_')
             || krate.contains(' ')
             || DRIVER.iter().any(|d| f.contains(d)))
+}
+
+/// Whether a frame's name says its path (`a::b::f`, `<a::B as c::D>::f`), type parameters
+/// aside.
+fn has_path(f: &str) -> bool {
+    f.starts_with('<') || f.split('<').next().is_some_and(|name| name.contains("::"))
 }
 
 /// The tensor operation a frame is (`matmul`, from `burn_tensor`'s API), or the backward
@@ -549,6 +560,9 @@ mod tests {
         let site = site_of(
             &names(&[
                 "alloc::raw_vec::RawVec<T,A>::with_capacity",
+                // Inlined into a crate built with line tables only: no path, not the model's.
+                "alloc_impl_runtime",
+                "try_allocate_in<alloc::alloc::Global>",
                 "burn_flex::ops::matmul::matmul",
                 "burn_tensor::tensor::api::base::Tensor<B,_,K>::matmul",
                 "burn_nn::modules::linear::Linear<B>::forward",
