@@ -127,6 +127,7 @@ fn checkpointed_gradients_equal_the_plain_ones() {
 /// A small transformer point of the same checks.
 fn transformer_setup() -> (TrainConfig, ModelShape) {
     let shape = ModelShape::Transformer(TransformerShape {
+        chunked: Default::default(),
         vocab: 32,
         d_model: 16,
         layers: 2,

@@ -43,6 +43,41 @@ pub const MODEL_INPUTS: [&str; 9] = [
     "lora_rank",
 ];
 
+/// What burn-memory-efficient runs in a training program, its chunks read as inputs
+/// (`attention_chunk`, `loss_chunk`): the forms the calculator offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Burn's attention and loss.
+    Burn,
+    /// Memory-efficient attention.
+    Attention,
+    /// Memory-efficient attention and the chunked loss.
+    Both,
+}
+
+impl Form {
+    /// Every form, in the calculator's order.
+    pub const ALL: [Form; 3] = [Form::Burn, Form::Attention, Form::Both];
+
+    /// The form of `chunked` (the chunked loss alone is no form the calculator offers).
+    pub fn of(chunked: crate::Chunked) -> Self {
+        match (chunked.attention, chunked.loss) {
+            (Some(_), Some(_)) => Form::Both,
+            (Some(_), None) => Form::Attention,
+            _ => Form::Burn,
+        }
+    }
+
+    /// The suffix of its programs' names (none for Burn's).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Form::Burn => "",
+            Form::Attention => "/attention",
+            Form::Both => "/attention-loss",
+        }
+    }
+}
+
 fn model_inputs(family: Family) -> Decoder<Sym> {
     let i = Sym::input;
     Decoder {
@@ -56,12 +91,14 @@ fn model_inputs(family: Family) -> Decoder<Sym> {
         seq: i("seq"),
         tied: i("tied"),
         lora_rank: i("lora_rank"),
+        attention_chunk: None,
+        loss_chunk: None,
     }
 }
 
-/// The program's name for a training step of `family` with `checkpointing`
-/// (`training/llama-lora/balanced`).
-pub fn training_key(family: Family, checkpointing: Checkpointing) -> String {
+/// The program's name for a training step of `family` with `checkpointing` in `form`
+/// (`training/llama-lora/balanced`, `training/gpt/none/attention-loss`).
+pub fn training_key(family: Family, checkpointing: Checkpointing, form: Form) -> String {
     let model = match family {
         Family::Gpt => "gpt",
         Family::Llama { lora: None, .. } => "llama",
@@ -71,7 +108,7 @@ pub fn training_key(family: Family, checkpointing: Checkpointing) -> String {
         Checkpointing::None => "none",
         Checkpointing::Balanced => "balanced",
     };
-    format!("training/{model}/{ck}")
+    format!("training/{model}/{ck}{}", form.suffix())
 }
 
 /// The program's name for generation with `family` (`inference/gpt`).
@@ -125,9 +162,14 @@ pub fn training_outputs<T: Scalar>(b: StepBytes<T>, params: T) -> Vec<(&'static 
     ]
 }
 
-fn training(family: Family, checkpointing: Checkpointing) -> Program {
+fn training(family: Family, checkpointing: Checkpointing, form: Form) -> Program {
     record(|| {
-        let model = model_inputs(family);
+        let chunk = |on: bool, name| on.then(|| Sym::input(name));
+        let model = Decoder {
+            attention_chunk: chunk(form != Form::Burn, "attention_chunk"),
+            loss_chunk: chunk(form == Form::Both, "loss_chunk"),
+            ..model_inputs(family)
+        };
         let param = Sym::input("param_bytes");
         let step = Step {
             model,
@@ -175,7 +217,9 @@ pub fn programs() -> BTreeMap<String, Program> {
     let mut all = BTreeMap::new();
     for family in FAMILIES {
         for ck in [Checkpointing::None, Checkpointing::Balanced] {
-            all.insert(training_key(family, ck), training(family, ck));
+            for form in Form::ALL {
+                all.insert(training_key(family, ck, form), training(family, ck, form));
+            }
         }
         all.entry(inference_key(family).to_string())
             .or_insert_with(|| inference(family));
@@ -187,6 +231,12 @@ pub fn programs() -> BTreeMap<String, Program> {
     all.insert(USABLE_KEY.to_string(), usable);
     all
 }
+
+/// The chunks a program in a burn-memory-efficient form reads: the workbench's.
+pub const CHUNK_INPUTS: [(&str, usize); 2] = [
+    ("attention_chunk", crate::Chunked::ATTENTION_ROWS),
+    ("loss_chunk", crate::Chunked::LOSS_TOKENS),
+];
 
 /// The numbers a program reads for `shape` (the form's fields).
 pub fn shape_inputs(model: &Decoder<f64>) -> BTreeMap<&'static str, f64> {

@@ -16,12 +16,13 @@ use results::capacity::{
     CalculatorRules, CardColumn, CombinationFit, CombinationRule, EstimatorTables, ModelCapacity,
     OptimizerRule, PrecisionRule, PresetShape, PresetWays, WayFit, WeightsRow,
 };
+use results::Fix;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpointing::Checkpointing;
 use crate::decoder::{self, Decoder, Generation};
 use crate::estimate::{Optimizer, PeakSplit, Precision, StepBytes, StepPlan};
-use crate::shapes::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
+use crate::shapes::{Chunked, LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
 
 /// A named model the estimator knows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -41,14 +42,16 @@ pub struct Preset {
 
 /// The block every transformer preset assumes.
 pub const GPT_BLOCK: &str = "the measured GPT-style block (LayerNorm, multi-head attention as \
-                             Burn 0.22 computes it, its scores materialised: no flash \
-                             attention; a GELU MLP of 4 d, learned positions)";
+                             Burn 0.22 computes it, its scores materialised, or \
+                             burn-memory-efficient's where a row says; a GELU MLP of 4 d, \
+                             learned positions)";
 
 /// The block every Llama-family preset assumes: the measured Llama-family block.
 pub const LLAMA_BLOCK: &str = "the measured Llama-family block (RMSNorm, rotary positions, \
                                grouped-query attention, a SwiGLU MLP, no biases, an untied \
                                head; attention as Burn 0.22 computes it, its scores \
-                               materialised: no flash attention in training)";
+                               materialised in training, or burn-memory-efficient's where a \
+                               row says)";
 
 /// A transformer preset's shape; `tied`: the head reuses the token embedding.
 fn transformer(
@@ -60,6 +63,7 @@ fn transformer(
     tied: bool,
 ) -> ModelShape {
     ModelShape::Transformer(TransformerShape {
+        chunked: Default::default(),
         vocab,
         d_model,
         layers,
@@ -79,6 +83,7 @@ fn llama(
     seq: usize,
 ) -> ModelShape {
     ModelShape::Llama(LlamaShape {
+        chunked: Default::default(),
         vocab,
         d_model,
         layers,
@@ -294,38 +299,72 @@ pub struct Combination {
     pub checkpointing: bool,
     /// Whether it trains in mixed bf16.
     pub mixed: bool,
+    /// What burn-memory-efficient runs in a decoder (none: Burn's attention and loss).
+    pub chunked: Chunked,
 }
 
-/// Plain training, each technique alone, and every combination of them.
-pub const COMBINATIONS: [Combination; 8] = {
+/// Plain training, each technique alone, every combination of Burn's, and
+/// burn-memory-efficient's attention, with its chunked loss, and both with mixed bf16 (a
+/// decoder's: the MLP has neither).
+pub const COMBINATIONS: [Combination; 11] = {
+    const NONE: Chunked = Chunked {
+        attention: None,
+        loss: None,
+    };
+    const ATTENTION: Chunked = Chunked {
+        attention: Some(Chunked::ATTENTION_ROWS),
+        loss: None,
+    };
+    const BOTH: Chunked = Chunked {
+        attention: Some(Chunked::ATTENTION_ROWS),
+        loss: Some(Chunked::LOSS_TOKENS),
+    };
     const fn c(
         name: &'static str,
         accumulation: bool,
         checkpointing: bool,
         mixed: bool,
+        chunked: Chunked,
     ) -> Combination {
         Combination {
             name,
             accumulation,
             checkpointing,
             mixed,
+            chunked,
         }
     }
     [
-        c("plain", false, false, false),
-        c("accumulation", true, false, false),
-        c("checkpointing", false, true, false),
-        c("mixed bf16", false, false, true),
-        c("accumulation + checkpointing", true, true, false),
-        c("accumulation + mixed bf16", true, false, true),
-        c("checkpointing + mixed bf16", false, true, true),
-        c("all three", true, true, true),
+        c("plain", false, false, false, NONE),
+        c("accumulation", true, false, false, NONE),
+        c("checkpointing", false, true, false, NONE),
+        c("mixed bf16", false, false, true, NONE),
+        c("accumulation + checkpointing", true, true, false, NONE),
+        c("accumulation + mixed bf16", true, false, true, NONE),
+        c("checkpointing + mixed bf16", false, true, true, NONE),
+        c("all three", true, true, true, NONE),
+        c("memory-efficient attention", false, false, false, ATTENTION),
+        c(
+            "memory-efficient attention + chunked loss",
+            false,
+            false,
+            false,
+            BOTH,
+        ),
+        c(
+            "memory-efficient attention + chunked loss + mixed bf16",
+            false,
+            false,
+            true,
+            BOTH,
+        ),
     ]
 };
 
 impl Combination {
     /// The combination applied to `base`: accumulation over `micro_batches`, balanced
-    /// checkpointing, mixed bf16 (over an f32 base; a bf16 base stays bf16).
+    /// checkpointing, mixed bf16 (over an f32 base; a bf16 base stays bf16),
+    /// burn-memory-efficient's ops.
     pub fn apply(self, base: StepPlan, micro_batches: usize) -> StepPlan {
         StepPlan {
             micro_batches: if self.accumulation {
@@ -343,8 +382,18 @@ impl Combination {
             } else {
                 base.precision
             },
+            shape: if self.chunked.is_none() {
+                base.shape
+            } else {
+                base.shape.with_chunked(self.chunked)
+            },
             ..base
         }
+    }
+
+    /// Whether the combination applies to `shape` (burn-memory-efficient's need a decoder).
+    pub fn applies_to(&self, shape: &ModelShape) -> bool {
+        self.chunked.is_none() || shape.is_transformer()
     }
 }
 
@@ -629,6 +678,7 @@ impl Estimate {
         let rows = COMBINATIONS
             .iter()
             .filter(|c| micro_batches.is_some() || !c.accumulation)
+            .filter(|c| c.applies_to(&base.shape))
             .map(|&combination| {
                 let plan = combination.apply(base, micro_batches.unwrap_or(1));
                 let bytes = plan.bytes();
@@ -787,6 +837,7 @@ fn fine_tune_ways(shape: LlamaShape, rank: usize) -> Vec<(String, StepPlan)> {
         ..StepPlan::f32_adam(s, 1.0)
     };
     let (none, balanced) = (Checkpointing::None, Checkpointing::Balanced);
+    let chunked = |c: Chunked| LlamaShape { chunked: c, ..lora };
     vec![
         ("full, f32, Adam".into(), plan(shape, Precision::F32, none)),
         (
@@ -805,7 +856,33 @@ fn fine_tune_ways(shape: LlamaShape, rank: usize) -> Vec<(String, StepPlan)> {
             format!("LoRA rank {rank}, bf16, checkpointing"),
             plan(lora, Precision::Bf16, balanced),
         ),
+        (
+            format!("LoRA rank {rank}, f32, memory-efficient attention"),
+            plan(chunked(Chunked::attention()), Precision::F32, none),
+        ),
+        (
+            format!("LoRA rank {rank}, f32, memory-efficient attention + chunked loss"),
+            plan(chunked(Chunked::both()), Precision::F32, none),
+        ),
     ]
+}
+
+/// The ranked fixes `plan` applies, whose verdicts the guide sets beside its answer: bf16
+/// storage, checkpointing, burn-memory-efficient's attention (with its loss).
+fn ranked_fixes(plan: &StepPlan) -> Vec<Fix> {
+    let chunked = plan.shape.chunked();
+    [
+        (plan.precision == Precision::Bf16).then_some(Fix::Bf16Storage),
+        (plan.checkpointing == Checkpointing::Balanced).then_some(Fix::Checkpointing),
+        match (chunked.attention, chunked.loss) {
+            (Some(_), Some(_)) => Some(Fix::EfficientAttentionLoss),
+            (Some(_), None) => Some(Fix::EfficientAttention),
+            _ => None,
+        },
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The longest sequence (at most 2^17 tokens) at which `plan` trains one sequence in `usable`.
@@ -851,7 +928,7 @@ fn readers() -> results::capacity::ReaderTables {
                 one_sequence_bytes: a.smallest_peak_bytes,
                 largest_batch: a.largest_batch,
                 longest_seq: longest_seq(plan, a.usable_bytes),
-                bf16_storage: plan.precision == Precision::Bf16,
+                fixes: ranked_fixes(&plan),
             }
         })
         .collect();
@@ -917,17 +994,19 @@ pub const WAYS: [(&str, Precision, Optimizer); 4] = [
 ];
 
 /// The way to train of [`WAYS`] that `plan` is, where it is one (no accumulation, no
-/// checkpointing).
+/// checkpointing, Burn's own attention and loss).
 pub fn way_of(plan: &StepPlan) -> Option<&'static str> {
-    (plan.micro_batches == 1 && plan.checkpointing == Checkpointing::None)
-        .then(|| {
-            WAYS.iter()
-                .find(|(_, precision, optimizer)| {
-                    *precision == plan.precision && *optimizer == plan.optimizer
-                })
-                .map(|(way, _, _)| *way)
-        })
-        .flatten()
+    (plan.micro_batches == 1
+        && plan.checkpointing == Checkpointing::None
+        && plan.shape.chunked().is_none())
+    .then(|| {
+        WAYS.iter()
+            .find(|(_, precision, optimizer)| {
+                *precision == plan.precision && *optimizer == plan.optimizer
+            })
+            .map(|(way, _, _)| *way)
+    })
+    .flatten()
 }
 
 /// The step of `shape` trained in `precision` with `optimizer`, at one sample.
@@ -1022,7 +1101,12 @@ pub fn calculator_rules() -> CalculatorRules {
                 accumulation: c.accumulation,
                 checkpointing: c.checkpointing,
                 mixed: c.mixed,
+                form: crate::calculator::Form::of(c.chunked).suffix().into(),
             })
+            .collect(),
+        chunks: crate::calculator::CHUNK_INPUTS
+            .iter()
+            .map(|&(name, chunk)| (name.to_string(), chunk))
             .collect(),
         cards: CARDS.iter().map(card_column).collect(),
         presets: presets()

@@ -116,6 +116,33 @@ pub const FREED_BEFORE_ATTENTION_D: f64 = 15.0;
 /// `BalancedCheckpointing` (fitted: see [`crate::estimate::transformer_backward_bytes`]).
 pub const BALANCED_FIRST_BLOCK_SCORES: f64 = 2.5;
 
+/// Values a token and block that burn-memory-efficient's attention keeps in place of the
+/// scores: its logsumexp, one a head (`[batch, heads, seq, 1]`, read in the crate's
+/// `attention::forward`).
+pub const EFFICIENT_ATTENTION_VALUES_PER_HEAD: f64 = 1.0;
+
+/// Under LoRA, the `d_model` share a token and block that memory-efficient attention keeps
+/// less than the written-out block's rule says beyond its scores (fitted: see
+/// [`crate::estimate::llama_block_values_per_token`]).
+pub const EFFICIENT_LORA_FEWER_D: f64 = 0.25;
+
+/// Chunk-sized tensors of memory-efficient attention's backward alive at its peak, each
+/// `micro x heads x chunk x seq` values: the chunk's probabilities, their gradient and the
+/// product summed for the softmax's backward (read in burn-memory-efficient's
+/// `attention::backward`; see [`crate::estimate::efficient_attention_backward_bytes`]).
+pub const EFFICIENT_ATTENTION_BACKWARD_CHUNKS: f64 = 3.0;
+
+/// Under LoRA, the values a token that backward has freed when the last block's attention
+/// runs, in units of `d_model + mlp` (fitted: see
+/// [`crate::estimate::efficient_attention_backward_bytes`]).
+pub const LORA_FREED_BEFORE_ATTENTION: f64 = 2.0;
+
+/// Chunk-sized tensors of logits (`chunk x vocab` values, in f32) the chunked loss holds at
+/// its forward pass's peak: the chunk's logits and their exponentials (read in
+/// burn-memory-efficient's `cross_entropy::forward`; measured: see
+/// [`crate::estimate::chunked_loss_transient_bytes`]).
+pub const CHUNKED_LOSS_LOGIT_CHUNKS: f64 = 2.0;
+
 /// The components of one training step that its peaks are made of, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StepBytes<T = f64> {
@@ -291,6 +318,12 @@ pub struct Decoder<T> {
     pub tied: T,
     /// LoRA's rank (0 without).
     pub lora_rank: T,
+    /// Query rows per chunk of burn-memory-efficient's attention (none: the scores written
+    /// out, or Burn's fused call, which autodiff writes out).
+    pub attention_chunk: Option<T>,
+    /// Tokens per chunk of burn-memory-efficient's loss (none: the whole logits, then Burn's
+    /// cross-entropy).
+    pub loss_chunk: Option<T>,
 }
 
 impl<T: Scalar> Decoder<T> {
@@ -376,12 +409,13 @@ impl<T: Scalar> Decoder<T> {
         let (d, h, s, m) = (self.d_model, self.heads, self.seq, self.mlp);
         let balanced = checkpointing == Checkpointing::Balanced;
         if self.family == Family::Gpt {
-            return match balanced {
-                false => d * 18.0 + h * ATTENTION_VALUES_PER_HEAD * s + h + 2.0,
-                true => d * 10.0 + h * 2.0 * s + h + 4.0,
+            return match (balanced, self.attention_chunk.is_some()) {
+                (false, _) => d * 18.0 + self.attention_values_per_token() + 2.0,
+                (true, false) => d * 10.0 + h * 2.0 * s + h + 4.0,
+                (true, true) => d * 10.0 + self.attention_values_per_token() + 4.0,
             };
         }
-        let scores = h * ATTENTION_VALUES_PER_HEAD * s + h;
+        let scores = self.attention_values_per_token();
         let full = match self.lora() {
             None => d * 10.0 + m * 5.0 + scores + 4.0,
             Some(LoraForm::Composed) => d * 4.0 + m * 4.0 + scores + 4.0,
@@ -389,30 +423,66 @@ impl<T: Scalar> Decoder<T> {
                 d * 4.0 + m * 4.0 + scores + 4.0 + self.lora_rank * 2.0
             }
         };
-        match balanced {
-            false => full,
-            true => full - (d * 4.0 + m * 3.0 + h * s),
+        match (balanced, self.attention_chunk.is_some()) {
+            (false, _) => full,
+            // Under LoRA the frozen projections' outputs are kept as without (fitted).
+            (true, false) if self.lora().is_some() => full - (d + h * s),
+            (true, false) => full - (d * 4.0 + m * 3.0 + h * s),
+            // Memory-efficient attention is one compute-bound node: balanced checkpointing
+            // keeps it and what it reads, and recomputes little else in the block.
+            (true, true) => full,
         }
+    }
+
+    /// What a block's attention keeps a token beyond its projections
+    /// ([`crate::estimate::llama_block_values_per_token`]): the scores, their softmax and
+    /// their exponentials written out (`3 h s + h`), or memory-efficient attention's
+    /// logsumexp (`h`), with the keys and values at their own heads where the written-out
+    /// block keeps them repeated to every head (`2 (d - kv_width)` fewer in full training;
+    /// [`EFFICIENT_LORA_FEWER_D`] `d` under LoRA, fitted).
+    pub fn attention_values_per_token(&self) -> T {
+        let (d, h) = (self.d_model, self.heads);
+        if self.attention_chunk.is_none() {
+            return h * ATTENTION_VALUES_PER_HEAD * self.seq + h;
+        }
+        let fewer = match (self.family, self.lora()) {
+            (Family::Gpt, _) => Self::zero(),
+            (_, None) => (d - self.kv_width()) * 2.0,
+            (_, Some(_)) => d * EFFICIENT_LORA_FEWER_D,
+        };
+        h * EFFICIENT_ATTENTION_VALUES_PER_HEAD - fewer
     }
 
     /// What the model keeps per token outside its blocks
     /// ([`crate::estimate::outside_values_per_token`],
     /// [`crate::estimate::llama_outside_values_per_token`]).
     pub fn outside_values_per_token(&self) -> T {
-        let (d, v) = (self.d_model, self.vocab);
+        let d = self.d_model;
         match (self.family, self.lora()) {
-            (Family::Gpt, _) => v + d * 3.0 + 5.0,
-            (_, Some(_)) => d + 2.0 + v + 3.0,
-            (_, None) => d * 3.0 + 2.0 + v + 3.0,
+            (Family::Gpt, _) => self.loss_values_per_token() + d * 3.0 + 4.0,
+            (_, Some(_)) => d + 2.0 + self.loss_values_per_token() + 2.0,
+            (_, None) => d * 3.0 + 2.0 + self.loss_values_per_token() + 2.0,
+        }
+    }
+
+    /// What the loss keeps a token ([`crate::estimate::llama_outside_values_per_token`]):
+    /// log-softmax over the vocabulary and its `log` input (`v + 1`), or the chunked loss's
+    /// logsumexp (1) and, under LoRA, the hidden state a frozen head's matmul would not have
+    /// kept and the loss's gradient of it, made with the loss (`2 d`).
+    pub fn loss_values_per_token(&self) -> T {
+        match (self.loss_chunk.is_some(), self.lora()) {
+            (false, _) => self.vocab + 1.0,
+            (true, None) => T::num(1.0),
+            (true, Some(_)) => self.d_model * 2.0 + 1.0,
         }
     }
 
     /// One more value over the vocabulary a token under checkpointing
     /// ([`crate::estimate::checkpointed_loss_values_per_token`]).
     pub fn checkpointed_loss_values_per_token(&self, checkpointing: Checkpointing) -> T {
-        match checkpointing {
-            Checkpointing::None => Self::zero(),
-            Checkpointing::Balanced => self.vocab,
+        match (checkpointing, self.loss_chunk.is_some()) {
+            (Checkpointing::Balanced, false) => self.vocab,
+            _ => Self::zero(),
         }
     }
 
@@ -428,6 +498,39 @@ impl<T: Scalar> Decoder<T> {
     /// Bytes of the loss's transient per sequence, in f32: log-softmax over the vocabulary.
     pub fn loss_bytes_per_sample(&self) -> T {
         self.vocab * self.seq * F32_BYTES as f64
+    }
+
+    /// Bytes of the loss's transient at the forward pass's end for `micro` sequences, at
+    /// `act` times f32's bytes a value: log-softmax's output over the vocabulary, or the
+    /// chunked loss's [`CHUNKED_LOSS_LOGIT_CHUNKS`] chunks of f32 logits
+    /// ([`crate::estimate::chunked_loss_transient_bytes`]).
+    pub fn loss_transient_bytes(&self, micro: T, act: T) -> T {
+        match self.loss_chunk {
+            None => micro * self.loss_bytes_per_sample() * act,
+            Some(chunk) => {
+                let rows = smaller(chunk, micro * self.seq);
+                rows * self.vocab * CHUNKED_LOSS_LOGIT_CHUNKS * F32_BYTES as f64
+            }
+        }
+    }
+
+    /// Bytes of memory-efficient attention's backward for `micro` sequences, at `act_bytes` a
+    /// value: [`EFFICIENT_ATTENTION_BACKWARD_CHUNKS`] tensors of a chunk's scores against
+    /// every key (none where the scores are written out)
+    /// ([`crate::estimate::efficient_attention_backward_bytes`]).
+    pub fn efficient_attention_backward_bytes(&self, micro: T, act_bytes: T) -> T {
+        match self.attention_chunk {
+            None => Self::zero(),
+            Some(chunk) => {
+                let rows = smaller(chunk, self.seq);
+                micro
+                    * EFFICIENT_ATTENTION_BACKWARD_CHUNKS
+                    * self.heads
+                    * rows
+                    * self.seq
+                    * act_bytes
+            }
+        }
     }
 
     /// Bytes of a sequence's inputs and targets.
@@ -464,21 +567,31 @@ impl<T: Scalar> Decoder<T> {
     pub fn backward_bytes(&self, micro: T, bytes: ValueBytes<T>, ck: Checkpointing) -> T {
         match self.family {
             Family::Gpt => self.gpt_backward_bytes(micro, bytes, ck),
-            Family::Llama { .. } => self.llama_backward_bytes(micro, bytes),
+            Family::Llama { .. } => self.llama_backward_bytes(micro, bytes, ck),
         }
     }
 
     fn gpt_backward_bytes(&self, micro: T, b: ValueBytes<T>, ck: Checkpointing) -> T {
         let (d, h, seq) = (self.d_model, self.heads, self.seq);
         let (act, tokens) = (b.activation, micro * seq);
-        let per_sequence = self.largest_weight_gradient_bytes(micro, b)
-            - tokens * self.checkpointed_loss_values_per_token(ck) * act;
+        let largest = match self.loss_chunk {
+            None => self.largest_weight_gradient_bytes(micro, b),
+            Some(_) => {
+                let mlp = self.weight_gradient_copies(micro, d * 4.0, b.param, b.via_f32);
+                mlp.max(self.head_backward_bytes(micro, b))
+            }
+        };
+        let per_sequence = largest - tokens * self.checkpointed_loss_values_per_token(ck) * act;
         let score_bytes = match b.via_f32 {
             true => T::num(2.0 * F32_BYTES as f64),
             false => act * 2.0,
         };
-        let attention = d * d * 12.0 * b.param + micro * h * seq * seq * score_bytes
-            - d * FREED_BEFORE_ATTENTION_D * tokens * act;
+        let scores = match self.attention_chunk {
+            None => micro * h * seq * seq * score_bytes,
+            Some(_) => self.efficient_attention_backward_bytes(micro, act),
+        };
+        let attention =
+            d * d * 12.0 * b.param + scores - d * FREED_BEFORE_ATTENTION_D * tokens * act;
         let first_block = match ck {
             Checkpointing::None => Self::zero(),
             Checkpointing::Balanced => {
@@ -489,20 +602,40 @@ impl<T: Scalar> Decoder<T> {
         per_sequence.max(attention).max(first_block)
     }
 
-    fn llama_backward_bytes(&self, micro: T, b: ValueBytes<T>) -> T {
+    fn llama_backward_bytes(&self, micro: T, b: ValueBytes<T>, ck: Checkpointing) -> T {
         let (d, m, h, seq) = (self.d_model, self.mlp, self.heads, self.seq);
         let (act, tokens) = (b.activation, micro * seq);
         let block_grads = self.block_trainable_params() * b.param;
         if self.lora().is_some() {
-            return self.lora_backward_bytes(tokens, act) + block_grads;
+            return self.lora_backward_bytes(tokens, act, ck) + block_grads;
         }
         let dm = d * m;
         let copies = self.weight_gradient_copies(micro, m, act, b.via_f32);
-        let head = self.weight_gradient_copies(micro, self.vocab, act, b.via_f32);
+        let head = self.head_backward_bytes(micro, b);
         let last = dm * 2.0 * b.param + copies.max(dm * 3.0 * act) - m * 4.0 * tokens * act;
-        let attention = (dm * 3.0 + d * d) * b.param + micro * 2.0 * h * seq * seq * act
-            - m * 5.0 * tokens * act;
+        let scores = match self.attention_chunk {
+            None => micro * 2.0 * h * seq * seq * act,
+            Some(_) => self.efficient_attention_backward_bytes(micro, act),
+        };
+        let attention = (dm * 3.0 + d * d) * b.param + scores - m * 5.0 * tokens * act;
         copies.max(head).max(last).max(attention)
+    }
+
+    /// The head's weight gradient at backward's peak ([`crate::estimate::llama_backward_bytes`]):
+    /// two copies of its per-sequence product (`[micro, d, v]`), or under the chunked loss the
+    /// gradient itself with one chunk of its columns, and that chunk's f32 logits over every
+    /// token (a chunk of `chunk x v` values: [`CHUNKED_LOSS_LOGIT_CHUNKS`] of them).
+    pub fn head_backward_bytes(&self, micro: T, b: ValueBytes<T>) -> T {
+        let (d, v) = (self.d_model, self.vocab);
+        match self.loss_chunk {
+            None => self.weight_gradient_copies(micro, v, b.activation, b.via_f32),
+            Some(chunk) => {
+                let rows = smaller(chunk, micro * self.seq);
+                let columns = smaller(rows * v / (micro * self.seq), v);
+                d * (v + columns) * b.param
+                    + rows * v * CHUNKED_LOSS_LOGIT_CHUNKS * F32_BYTES as f64
+            }
+        }
     }
 
     /// Values of one block's projection weights.
@@ -553,10 +686,29 @@ impl<T: Scalar> Decoder<T> {
 
     /// Backward's peak under LoRA above what was kept, for `tokens` tokens, without the
     /// adapters' gradients ([`crate::estimate::lora_backward_bytes`]).
-    pub fn lora_backward_bytes(&self, tokens: T, act_bytes: T) -> T {
-        let loss = self.vocab * 2.0;
-        let attention = self.heads * LORA_ATTENTION_BACKWARD * self.seq;
-        tokens * loss.max(attention) * act_bytes
+    pub fn lora_backward_bytes(&self, tokens: T, act_bytes: T, ck: Checkpointing) -> T {
+        let loss = match self.loss_chunk {
+            None => tokens * self.vocab * 2.0 * act_bytes,
+            // The frozen head's gradients were made with the loss: backward scales them.
+            Some(_) => Self::zero(),
+        };
+        let attention = match self.attention_chunk {
+            None => tokens * self.heads * LORA_ATTENTION_BACKWARD * self.seq * act_bytes,
+            Some(_) => {
+                let freed = (self.d_model + self.mlp) * LORA_FREED_BEFORE_ATTENTION;
+                self.efficient_attention_backward_bytes(tokens / self.seq, act_bytes)
+                    - tokens * freed * act_bytes
+            }
+        };
+        // Under balanced checkpointing the loss's backward first frees what the loss kept and
+        // the checkpointed copy beside it (fitted: see `crate::estimate::lora_backward_bytes`).
+        let freed = match (ck, self.loss_chunk.is_some()) {
+            (Checkpointing::Balanced, false) => {
+                tokens * (self.loss_values_per_token() + self.vocab) * act_bytes
+            }
+            _ => Self::zero(),
+        };
+        (loss.max(attention) - freed).max(Self::zero())
     }
 
     /// Bytes of the key/value cache per token ([`crate::estimate::kv_cache_bytes_per_token`]).
@@ -590,6 +742,11 @@ impl<T: Scalar> Decoder<T> {
             Family::Gpt => batch * (self.heads * 2.0 * ctx * ctx * 2.0 + ctx * v * 4.0),
         }
     }
+}
+
+/// The smaller of `a` and `b`, in the operations a [`Scalar`] records (`a - max(a - b, 0)`).
+fn smaller<T: Scalar>(a: T, b: T) -> T {
+    a - (a - b).max(T::num(0.0))
 }
 
 /// Bytes a value of each kind takes in a step, and whether its matmuls run through f32 copies.
@@ -638,7 +795,7 @@ pub fn step_bytes<T: Scalar>(step: &Step<T>) -> StepBytes<T> {
         weight_copies: s.params() * b.weight_copy,
         inputs: step.batch * s.input_bytes_per_sample(),
         kept: micro * s.kept_bytes_per_sample(ck) * act + s.frozen_kept_bytes(b.param),
-        loss_transient: micro * s.loss_bytes_per_sample() * act,
+        loss_transient: s.loss_transient_bytes(micro, act),
         backward_transient: s.backward_bytes(micro, b, ck),
         grads,
         update_transient: s.largest_trainable() * b.param,

@@ -162,7 +162,7 @@ pub fn llama_backward_bytes(
 /// quantized base at 1 x 1,024 tokens (one block, vocabulary 512) the moment measured 44 MB,
 /// a quarter of this rule's: the estimate is high there, the safe way.
 pub fn lora_backward_bytes(s: &LlamaShape, tokens: f64, act_bytes: f64) -> f64 {
-    Decoder::from(s).lora_backward_bytes(tokens, act_bytes)
+    Decoder::from(s).lora_backward_bytes(tokens, act_bytes, Checkpointing::None)
 }
 
 /// Values of one block's projection weights: the query, key, value and output projections and
@@ -208,6 +208,32 @@ pub fn llama_block_trainable_params(shape: &LlamaShape) -> f64 {
 /// loss's gathers (2).
 pub fn llama_outside_values_per_token(shape: &LlamaShape) -> f64 {
     Decoder::from(shape).outside_values_per_token()
+}
+
+/// Bytes of memory-efficient attention's backward at its peak for `micro` sequences of `s`, at
+/// `act_bytes` a value (none where `s` writes the scores out): burn-memory-efficient's
+/// `attention::backward` recomputes one chunk's scores against every key it sees and holds
+/// [`crate::decoder::EFFICIENT_ATTENTION_BACKWARD_CHUNKS`] tensors of them at once (the
+/// probabilities, their gradient and their product summed for the softmax's backward): `3 x
+/// micro x heads x chunk x seq` values. Under LoRA, what backward has freed by then is taken off:
+/// [`crate::decoder::LORA_FREED_BEFORE_ATTENTION`] `(d + m)` values a token (the last block's
+/// SwiGLU and output projection's kept values; fitted). Measured on Flex with two blocks of
+/// TinyLlama's width (vocabulary 32,000, one sequence, LoRA rank 8, the chunked loss beside it):
+/// 9.4, 18.9, 37.7 and 75.5 MB above what the forward pass kept at 256 to 2,048 tokens, the
+/// rule's 9.5 to 75.4.
+pub fn efficient_attention_backward_bytes(s: &LlamaShape, micro: f64, act_bytes: f64) -> f64 {
+    Decoder::from(s).efficient_attention_backward_bytes(micro, act_bytes)
+}
+
+/// Bytes the chunked loss holds at the forward pass's end for `micro` sequences of `s`: a
+/// chunk of `min(chunk, tokens)` tokens' f32 logits and their exponentials,
+/// [`crate::decoder::CHUNKED_LOSS_LOGIT_CHUNKS`] `x chunk x vocab` values, read in
+/// burn-memory-efficient's `cross_entropy::forward` (the logits stay until the target's is
+/// gathered; the exponentials are the softmax, written in place). Measured on Flex at the
+/// reader's model (vocabulary 32,000, chunk 512): 131.1 MB a step at 512 to 2,048 tokens, the
+/// rule's 131.07; 63.4 MB at 256 tokens (a chunk of 256), the rule's 65.5.
+pub fn chunked_loss_transient_bytes(s: &LlamaShape, micro: f64, act_bytes: f64) -> f64 {
+    Decoder::from(s).loss_transient_bytes(micro, act_bytes / F32_BYTES as f64)
 }
 
 /// Bytes of the key/value cache per generated token: for each block, the keys and the values

@@ -20,4 +20,4 @@ pub mod shapes;
 
 pub use checkpointing::Checkpointing;
 pub use optimizer::{factored_values, Optimizer};
-pub use shapes::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
+pub use shapes::{Chunked, LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};

@@ -12,7 +12,7 @@
 
 use results::keys::CommonKey;
 use results::{
-    Analysis, Build, BuildPlan, Comparison, ComparisonSpec, DeviceKind, Fix, FixCheck,
+    Analysis, Build, BuildPlan, Check, Comparison, ComparisonSpec, DeviceKind, Fix, FixCheck,
     FloatStorage, MeasuredPoint, Metric, PairSettings, PairedComparison, Point, PointCheck,
     PointResult, Profile, TechniqueId, Text,
 };
@@ -92,6 +92,16 @@ impl<C> Row<'_, C> {
     /// end of a comparison whose measured figure is [`Row::peak`]). `None` on an exact probe.
     pub fn peak_upper(&self) -> Option<f64> {
         self.result.peak_upper_bytes().map(|b| b as f64)
+    }
+
+    /// The point's checks: those it recorded, then those the page set against another point.
+    pub fn checks_with(&self, derived: &[PointCheck]) -> Vec<Check> {
+        self.result
+            .checks
+            .iter()
+            .chain(PointCheck::on(derived, self.id))
+            .cloned()
+            .collect()
     }
 
     /// Where the phases were bracketed, the upper bound of [`Row::peak_above_process`].

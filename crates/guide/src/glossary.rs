@@ -190,6 +190,25 @@ pub const TERMS: &[Term] = &[
                      balanced strategy, device.autodiff().gradient_checkpointing().",
     },
     Term {
+        id: "memory-efficient-attention",
+        term: "memory-efficient attention",
+        phrases: &["memory-efficient attention"],
+        definition: "Attention computed over chunks of query rows (burn-memory-efficient, this \
+                     workspace's crate): the graph keeps the queries, keys, values and each \
+                     row's logsumexp instead of the scores, and backward recomputes each \
+                     chunk's scores (FlashAttention-2's backward). Its bytes grow with sequence \
+                     x chunk, not sequence².",
+    },
+    Term {
+        id: "chunked-loss",
+        term: "chunked loss",
+        phrases: &["chunked loss"],
+        definition: "The head's matmul and the cross-entropy over chunks of tokens \
+                     (burn-memory-efficient's linear_cross_entropy): the [tokens, vocabulary] \
+                     logits never exist whole; under LoRA the hidden states' gradient is made \
+                     with the loss, otherwise backward recomputes each chunk.",
+    },
+    Term {
         id: "accumulation",
         term: "accumulation",
         phrases: &["accumulation"],

@@ -8,6 +8,7 @@ use results::Fix;
 use serde::Serialize;
 
 use crate::verdicts::SiteVerdicts;
+use crate::words::fix_name;
 
 /// The page's file name.
 pub const HREF: &str = "what-fits.html";
@@ -109,8 +110,8 @@ fn tokens(n: Option<u64>) -> String {
     )
 }
 
-/// One way to fine-tune, worded; `bf16` is bf16 storage's failed check, where it failed.
-fn fine_tune_row(f: &results::capacity::FineTuneRow, bf16: Option<&str>) -> ReaderRow {
+/// One way to fine-tune, worded, with the failed check of each ranked fix it applies.
+fn fine_tune_row(f: &results::capacity::FineTuneRow, verdicts: &SiteVerdicts) -> ReaderRow {
     ReaderRow {
         way: f.way.clone(),
         answer: match f.largest_batch {
@@ -133,10 +134,12 @@ fn fine_tune_row(f: &results::capacity::FineTuneRow, bf16: Option<&str>) -> Read
             )
         },
         stretch: tokens(f.longest_seq),
-        warning: bf16
-            .filter(|_| f.bf16_storage)
-            .map(|w| format!("bf16 storage: {w}"))
-            .unwrap_or_default(),
+        warning: f
+            .fixes
+            .iter()
+            .filter_map(|&fix| Some(format!("{}: {}", fix_name(fix), verdicts.failure(fix)?)))
+            .collect::<Vec<_>>()
+            .join("; "),
     }
 }
 
@@ -174,7 +177,6 @@ fn inference_row(
 
 /// The readers' rows from the estimator's tables.
 fn readers(r: &results::capacity::ReaderTables, verdicts: &SiteVerdicts) -> ReadersView {
-    let bf16 = verdicts.failure(Fix::Bf16Storage);
     ReadersView {
         fine_tune_question: format!(
             "Fine-tuning {} on a {} card, sequence {}:",
@@ -185,7 +187,7 @@ fn readers(r: &results::capacity::ReaderTables, verdicts: &SiteVerdicts) -> Read
         fine_tune: r
             .fine_tune
             .iter()
-            .map(|f| fine_tune_row(f, bf16.as_deref()))
+            .map(|f| fine_tune_row(f, verdicts))
             .collect(),
         inference_question: format!(
             "Running {} on a {} card ({}), {} tokens:",

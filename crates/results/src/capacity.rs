@@ -114,9 +114,9 @@ pub struct FineTuneRow {
     pub largest_batch: Option<u64>,
     /// The longest sequence at batch 1.
     pub longest_seq: Option<u64>,
-    /// Whether it stores the model in bf16 (the guide carries bf16 storage's verdict beside
-    /// it).
-    pub bf16_storage: bool,
+    /// The ranked fixes it applies (bf16 storage, checkpointing, memory-efficient
+    /// attention): the guide carries their verdicts beside it.
+    pub fixes: Vec<crate::verdict::Fix>,
 }
 
 /// One weight width for inference on the card.
@@ -187,6 +187,8 @@ pub struct CalculatorRules {
     pub optimizers: Vec<OptimizerRule>,
     /// The combinations of techniques, in the estimator's order.
     pub combinations: Vec<CombinationRule>,
+    /// The chunks burn-memory-efficient's forms run at, by their programs' input names.
+    pub chunks: std::collections::BTreeMap<String, usize>,
     /// The single cards.
     pub cards: Vec<CardColumn>,
     /// The transformer presets, to fill the form.
@@ -228,6 +230,9 @@ pub struct CombinationRule {
     pub checkpointing: bool,
     /// Whether it trains in mixed bf16.
     pub mixed: bool,
+    /// The suffix of its training programs' names: burn-memory-efficient's form (empty:
+    /// Burn's attention and loss).
+    pub form: String,
 }
 
 /// A transformer preset's shape.

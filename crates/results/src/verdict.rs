@@ -82,6 +82,10 @@ pub enum Fix {
     AccumulationCheckpointing,
     /// Accumulation, checkpointing and mixed bf16.
     AccumulationCheckpointingMixed,
+    /// burn-memory-efficient's attention in place of the written-out scores.
+    EfficientAttention,
+    /// burn-memory-efficient's attention and its chunked loss.
+    EfficientAttentionLoss,
     /// A forward pass on the autodiff backend, never back-propagated.
     InferAutodiff,
     /// The same pass after `model.valid()`.
@@ -97,7 +101,7 @@ pub enum Fix {
 
 impl Fix {
     /// Every fix of the table, in its order.
-    pub const ALL: [Fix; 13] = [
+    pub const ALL: [Fix; 15] = [
         Fix::Plain,
         Fix::HalfBatch,
         Fix::Accumulation,
@@ -107,6 +111,8 @@ impl Fix {
         Fix::Momentum,
         Fix::AccumulationCheckpointing,
         Fix::AccumulationCheckpointingMixed,
+        Fix::EfficientAttention,
+        Fix::EfficientAttentionLoss,
         Fix::InferAutodiff,
         Fix::InferValid,
         Fix::InferInt8,
@@ -125,6 +131,8 @@ impl Fix {
             Fix::Momentum => "momentum",
             Fix::AccumulationCheckpointing => "accumulation-checkpointing",
             Fix::AccumulationCheckpointingMixed => "accumulation-checkpointing-mixed-bf16",
+            Fix::EfficientAttention => "efficient-attention",
+            Fix::EfficientAttentionLoss => "efficient-attention-chunked-loss",
             Fix::InferAutodiff => "inference-autodiff",
             Fix::InferValid => "inference-valid",
             Fix::InferInt8 => "inference-int8",
@@ -150,6 +158,8 @@ impl Fix {
             Fix::Momentum => "SGD-m",
             Fix::AccumulationCheckpointing => "acc+ckpt",
             Fix::AccumulationCheckpointingMixed => "all 3",
+            Fix::EfficientAttention => "eff-attn",
+            Fix::EfficientAttentionLoss => "eff+loss",
             Fix::InferAutodiff => "autodiff",
             Fix::InferValid => "valid",
             Fix::InferInt8 => "int8",
@@ -177,9 +187,17 @@ impl Fix {
             }
             Fix::Checkpointing => TechniqueId::Checkpointing,
             Fix::Momentum => TechniqueId::OptimizerState,
+            Fix::EfficientAttention | Fix::EfficientAttentionLoss => {
+                TechniqueId::EfficientAttention
+            }
             Fix::InferAutodiff | Fix::InferValid => TechniqueId::NoGrad,
             Fix::InferInt8 | Fix::InferInt4 => TechniqueId::Quantization,
         })
+    }
+
+    /// Whether the fix runs burn-memory-efficient's ops.
+    pub fn chunked(self) -> bool {
+        matches!(self, Fix::EfficientAttention | Fix::EfficientAttentionLoss)
     }
 
     /// The fixes a combination is made of, whose checks judge it too (none for a single fix).
@@ -189,6 +207,7 @@ impl Fix {
             Fix::AccumulationCheckpointingMixed => {
                 &[Fix::Accumulation, Fix::Checkpointing, Fix::MixedBf16]
             }
+            Fix::EfficientAttentionLoss => &[Fix::EfficientAttention],
             _ => &[],
         }
     }

@@ -166,6 +166,7 @@ impl ModelArgs {
             return self.llama(field);
         }
         let shape = TransformerShape {
+            chunked: Default::default(),
             layers: field("layers", &self.layers)?,
             d_model: field("d-model", &self.d_model)?,
             heads: field("heads", &self.heads)?,
@@ -199,6 +200,7 @@ impl ModelArgs {
         field: impl Fn(&str, &Option<String>) -> Result<usize, BadInput>,
     ) -> Result<(String, String, ModelShape), BadInput> {
         let shape = LlamaShape {
+            chunked: Default::default(),
             layers: field("layers", &self.layers)?,
             d_model: field("d-model", &self.d_model)?,
             heads: field("heads", &self.heads)?,
@@ -400,6 +402,16 @@ pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
     emit(&text)
 }
 
+/// The width of the combinations' names, so that every table's columns line up.
+fn name_width(e: &Estimate) -> usize {
+    e.rows
+        .iter()
+        .map(|r| r.combination.name.len())
+        .max()
+        .unwrap_or(0)
+        .max("training step".len())
+}
+
 /// The first lines for a reader's card: each combination's largest batch on it, or which part
 /// is over it.
 pub fn card_answer(e: &Estimate, card_bytes: f64) -> String {
@@ -430,7 +442,12 @@ pub fn card_answer(e: &Estimate, card_bytes: f64) -> String {
                 format::bytes(a.fixed_bytes)
             ),
         };
-        let _ = writeln!(out, "  {:<30} {line}", r.combination.name);
+        let _ = writeln!(
+            out,
+            "  {:<w$} {line}",
+            r.combination.name,
+            w = name_width(e)
+        );
     }
     out
 }
@@ -444,6 +461,7 @@ fn batch_cell(b: Option<u64>) -> String {
 pub fn table(e: &Estimate) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    let w = name_width(e);
     let b = &e.base;
     let accumulation = match e.micro_batches {
         Some(m) => format!("accumulation over {m} micro-batches"),
@@ -452,7 +470,9 @@ pub fn table(e: &Estimate) -> String {
     let _ = writeln!(
         out,
         "{}: {} parameters ({})\nbatch {} ({}), {} precision, {} optimizer; {accumulation}; \
-         checkpointing is Burn's balanced strategy; activations at the peak include mixed \
+         checkpointing is Burn's balanced strategy; memory-efficient attention and the chunked \
+         loss are burn-memory-efficient's ops (this workspace's crate; their checks are the \
+         guide's efficient-attention page's); activations at the peak include mixed \
          precision's 16-bit weight copies and the loss's or backward's transient\n",
         e.model,
         format::thousands(e.params),
@@ -475,7 +495,7 @@ pub fn table(e: &Estimate) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<30} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "{:<w$} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "training step",
         "weights",
         "optimizer",
@@ -498,7 +518,7 @@ pub fn table(e: &Estimate) -> String {
         let p = &r.at_peak;
         let _ = writeln!(
             out,
-            "{:<30} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "{:<w$} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
             r.combination.name,
             part(p.weights),
             part(p.optimizer),
@@ -540,13 +560,13 @@ pub fn table(e: &Estimate) -> String {
             .collect::<Vec<_>>()
             .join("; ")
     );
-    let _ = write!(out, "{:<30}", "");
+    let _ = write!(out, "{:<w$}", "");
     for c in CARDS {
         let _ = write!(out, " {:>9}", c.name());
     }
     let _ = writeln!(out);
     for r in &e.rows {
-        let _ = write!(out, "{:<30}", r.combination.name);
+        let _ = write!(out, "{:<w$}", r.combination.name);
         for b in &r.largest_batch_per_card {
             let _ = write!(out, " {:>9}", batch_cell(*b));
         }
@@ -558,13 +578,13 @@ pub fn table(e: &Estimate) -> String {
          has none)",
         EIGHT_CARDS.name()
     );
-    let _ = write!(out, "{:<30}", "");
+    let _ = write!(out, "{:<w$}", "");
     for s in Sharding::ALL {
         let _ = write!(out, " {:>24}", s.name());
     }
     let _ = writeln!(out);
     for r in &e.rows {
-        let _ = write!(out, "{:<30}", r.combination.name);
+        let _ = write!(out, "{:<w$}", r.combination.name);
         for b in &r.largest_batch_eight_cards {
             let _ = write!(out, " {:>24}", batch_cell(*b));
         }

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Chunked;
+
 pub use crate::decoder::LoraForm;
 use crate::decoder::{Decoder, Family};
 
@@ -42,6 +44,9 @@ pub struct LlamaShape {
     /// Whether attention runs Burn's fused `attention` instead of the written-out scores.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fused_attention: bool,
+    /// burn-memory-efficient's attention and loss, where the step runs them.
+    #[serde(default, skip_serializing_if = "Chunked::is_none")]
+    pub chunked: Chunked,
 }
 
 impl LlamaShape {
@@ -158,6 +163,8 @@ impl From<&LlamaShape> for Decoder<f64> {
             seq: n(s.seq),
             tied: f64::from(u8::from(s.tied_head)),
             lora_rank: n(s.lora_rank.unwrap_or(0)),
+            attention_chunk: s.chunked.attention.map(n),
+            loss_chunk: s.chunked.loss.map(n),
         }
     }
 }

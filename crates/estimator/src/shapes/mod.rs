@@ -12,6 +12,57 @@ use results::Unit;
 use serde::{Deserialize, Serialize};
 pub use transformer::TransformerShape;
 
+/// Which of burn-memory-efficient's ops a decoder runs in place of Burn's (none by default),
+/// with their chunks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chunked {
+    /// Memory-efficient attention over chunks of this many query rows, in place of the
+    /// written-out scores (or Burn's fused call, which autodiff writes out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention: Option<usize>,
+    /// The head's matmul and the cross-entropy over chunks of this many tokens, in place of
+    /// the whole logits and Burn's `CrossEntropyLoss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<usize>,
+}
+
+impl Chunked {
+    /// Query rows per chunk of the workbench's memory-efficient attention: a few `[heads,
+    /// 256, seq]` tensors at once in backward, an eighth of one score tensor at 2,048 tokens.
+    pub const ATTENTION_ROWS: usize = 256;
+    /// Tokens per chunk of the workbench's chunked loss: `512 x vocabulary` logits at once.
+    pub const LOSS_TOKENS: usize = 512;
+
+    /// Burn's own ops: nothing chunked (left out of records).
+    pub fn is_none(&self) -> bool {
+        self.attention.is_none() && self.loss.is_none()
+    }
+
+    /// Memory-efficient attention at the workbench's chunk.
+    pub fn attention() -> Self {
+        Self {
+            attention: Some(Self::ATTENTION_ROWS),
+            loss: None,
+        }
+    }
+
+    /// The chunked loss at the workbench's chunk.
+    pub fn loss() -> Self {
+        Self {
+            attention: None,
+            loss: Some(Self::LOSS_TOKENS),
+        }
+    }
+
+    /// Both, at the workbench's chunks.
+    pub fn both() -> Self {
+        Self {
+            attention: Some(Self::ATTENTION_ROWS),
+            loss: Some(Self::LOSS_TOKENS),
+        }
+    }
+}
+
 /// Which model a point trains, with its shape. Serialised as the shape alone (the fields tell
 /// the two apart), so that records written before the transformer existed still read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,6 +117,26 @@ impl ModelShape {
         match self {
             ModelShape::Llama(s) => Some(*s),
             _ => None,
+        }
+    }
+
+    /// The same model running `chunked`'s ops (the MLP has no attention or loss to chunk).
+    pub fn with_chunked(self, chunked: Chunked) -> Self {
+        match self {
+            ModelShape::Llama(s) => ModelShape::Llama(LlamaShape { chunked, ..s }),
+            ModelShape::Transformer(s) => {
+                ModelShape::Transformer(TransformerShape { chunked, ..s })
+            }
+            mlp => mlp,
+        }
+    }
+
+    /// What burn-memory-efficient runs in the model (nothing for the MLP).
+    pub fn chunked(&self) -> Chunked {
+        match self {
+            ModelShape::Llama(s) => s.chunked,
+            ModelShape::Transformer(s) => s.chunked,
+            ModelShape::Mlp(_) => Chunked::default(),
         }
     }
 

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Chunked;
+
 use crate::decoder::{Decoder, Family};
 
 /// The shape of a GPT-style transformer (the experiments' `Transformer`) and of the sequences it trains on.
@@ -22,6 +24,9 @@ pub struct TransformerShape {
     /// head weight or bias of its own. The measured experiments' models are untied.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tied_head: bool,
+    /// burn-memory-efficient's attention and loss, where the step runs them.
+    #[serde(default, skip_serializing_if = "Chunked::is_none")]
+    pub chunked: Chunked,
 }
 
 impl TransformerShape {
@@ -84,6 +89,8 @@ impl From<&TransformerShape> for Decoder<f64> {
             seq: n(s.seq),
             tied: f64::from(u8::from(s.tied_head)),
             lora_rank: 0.0,
+            attention_chunk: s.chunked.attention.map(n),
+            loss_chunk: s.chunked.loss.map(n),
         }
     }
 }

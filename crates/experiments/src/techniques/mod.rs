@@ -16,6 +16,7 @@ pub mod allocator_settings;
 pub mod batch_size;
 pub mod cache_release;
 pub mod checkpointing;
+pub mod efficient_attention;
 pub mod gpt2_small;
 pub mod in_place;
 pub mod llama_family;
@@ -34,6 +35,7 @@ pub fn experiment(id: TechniqueId) -> &'static dyn Experiment {
     match id {
         TechniqueId::Gpt2Small => &gpt2_small::Gpt2Small,
         TechniqueId::LlamaFamily => &llama_family::LlamaFamily,
+        TechniqueId::EfficientAttention => &efficient_attention::EfficientAttention,
         TechniqueId::BatchSize => &batch_size::BatchSize,
         TechniqueId::Accumulation => &accumulation::Accumulation,
         TechniqueId::MixedPrecision => &mixed_precision::MixedPrecision,

@@ -62,6 +62,8 @@ pub fn check_short(c: &Check) -> &'static str {
         "cached-logits-as-whole-sequence" => "logits as without a cache",
         "logits-as-written-out-attention" => "logits as written-out attention's",
         "gradients-fused-as-written-out-attention" => "gradients as written-out attention's",
+        "gradients-as-written-out" => "gradients as the written-out step's",
+        "losses-as-written-out" => "losses as the written-out step's",
         "attribution-adds-up" => "bytes add up to the peak",
         "attribution-covers-peak" => "traced blocks hold the peak",
         "recording-leaves-peak" => "peak as unrecorded",
@@ -153,6 +155,17 @@ pub fn describe(c: &Check) -> String {
         "logits-as-written-out-attention" => format!(
             "{} logits of the pass against the written-out attention's on the same weights",
             param("values")
+        ),
+        "gradients-as-written-out" => format!(
+            "{} values of the first step's gradients, spread over every trained parameter, \
+             against the written-out step's at {} tokens",
+            param("values"),
+            param("seq")
+        ),
+        "losses-as-written-out" => format!(
+            "the loss at each of {} steps against the written-out step's at {} tokens",
+            param("values"),
+            param("seq")
         ),
         "gradients-fused-as-written-out-attention" => format!(
             "{} values of the first step's gradients with fused attention against the \

@@ -18,6 +18,8 @@ pub fn fix_name(fix: Fix) -> &'static str {
         Fix::Momentum => "SGD with momentum",
         Fix::AccumulationCheckpointing => "accumulation + checkpointing",
         Fix::AccumulationCheckpointingMixed => "accumulation + checkpointing + mixed bf16",
+        Fix::EfficientAttention => "memory-efficient attention",
+        Fix::EfficientAttentionLoss => "memory-efficient attention + chunked loss",
         Fix::InferAutodiff => "autodiff backend",
         Fix::InferValid => "model.valid()",
         Fix::InferInt8 => "valid(), 8-bit weights",

@@ -13,6 +13,7 @@ mod bracket;
 mod cache_release;
 mod checkpointing;
 mod checks;
+mod efficient_attention;
 mod gpt2_small;
 mod in_place;
 pub mod landing;
@@ -95,6 +96,7 @@ pub fn word(text: &Text, record: &ExperimentRecord) -> String {
         Key::Bracket(k) => bracket::word(k, s),
         Key::Gpt2Small(k) => gpt2_small::word(k, s),
         Key::LlamaFamily(k) => llama_family::word(k, s),
+        Key::EfficientAttention(k) => efficient_attention::word(k, s),
         Key::BatchSize(k) => batch_size::word(k, s),
         Key::Accumulation(k) => accumulation::word(k, s),
         Key::MixedPrecision(k) => mixed_precision::word(k, s),

@@ -47,6 +47,20 @@ pub fn page(id: TechniqueId) -> PageWords {
             on_devices: "The byte rules are Burn's autodiff and the optimizer's, the same on every device; \
              a GPU runs the block at TinyLlama's vocabulary and sequence 2048.",
         },
+        TechniqueId::EfficientAttention => PageWords {
+            title: "Memory-efficient attention and the chunked loss",
+            explanation: "At the sequences readers fine-tune at, most of a training step is attention's scores: \
+             Burn 0.22.1's autodiff writes attention out, fused call or not, and keeps score-sized \
+             tensors (heads x sequence² values a block) until backward; a language model's loss \
+             holds the logits over the whole vocabulary for every token. burn-memory-efficient, a \
+             crate of this workspace that depends on Burn alone, computes both in chunks as \
+             differentiable operations with their own backward, which recomputes each chunk \
+             (FlashAttention-2's backward) instead of keeping it.",
+            fix: "Add burn-memory-efficient and call its attention(q, k, v, mask, AttentionOptions::causal(256)) in place of the written-out scores, and linear_cross_entropy(hidden, head.weight.val(), bias, targets, 512) in place of the head and the loss.",
+            on_devices: "The ops compose Burn's own primitives, so wgpu and CUDA run them as Flex does; \
+             CubeCL's fusion may merge a chunk's element-wise work, and its pool rounds each \
+             chunk's buffers to its pages.",
+        },
         TechniqueId::BatchSize => PageWords {
             title: "Batch size",
             explanation: "A training step holds the model, its optimizer state and the batch, plus the larger of \

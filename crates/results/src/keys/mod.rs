@@ -14,6 +14,7 @@ pub mod allocator_settings;
 pub mod batch_size;
 pub mod cache_release;
 pub mod checkpointing;
+pub mod efficient_attention;
 pub mod gpt2_small;
 pub mod in_place;
 pub mod llama_family;
@@ -70,6 +71,8 @@ pub enum TechniqueId {
     Gpt2Small,
     /// The Llama family: every fix, LoRA, the KV cache.
     LlamaFamily,
+    /// Memory-efficient attention and the chunked loss (burn-memory-efficient).
+    EfficientAttention,
     /// Batch size.
     BatchSize,
     /// Gradient accumulation.
@@ -105,9 +108,10 @@ pub enum TechniqueId {
 
 impl TechniqueId {
     /// Every technique, in the guide's order.
-    pub const ALL: [TechniqueId; 17] = [
+    pub const ALL: [TechniqueId; 18] = [
         TechniqueId::Gpt2Small,
         TechniqueId::LlamaFamily,
+        TechniqueId::EfficientAttention,
         TechniqueId::PeakAttribution,
         TechniqueId::BatchSize,
         TechniqueId::Accumulation,
@@ -130,6 +134,7 @@ impl TechniqueId {
         match self {
             TechniqueId::Gpt2Small => "gpt2-small",
             TechniqueId::LlamaFamily => "llama-family",
+            TechniqueId::EfficientAttention => "efficient-attention",
             TechniqueId::BatchSize => "batch-size",
             TechniqueId::Accumulation => "accumulation",
             TechniqueId::MixedPrecision => "mixed-precision",
@@ -261,6 +266,7 @@ union! {
     Bracket(BracketKey),
     Gpt2Small(gpt2_small::Key),
     LlamaFamily(llama_family::Key),
+    EfficientAttention(efficient_attention::Key),
     BatchSize(batch_size::Key),
     Accumulation(accumulation::Key),
     MixedPrecision(mixed_precision::Key),

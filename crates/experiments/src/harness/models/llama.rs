@@ -21,6 +21,7 @@ use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::quantization::{Calibration, QuantValue, ScaleDtype};
 use burn::tensor::{Int, Tensor};
+use burn_memory_efficient::{attention as efficient_attention, AttentionOptions};
 
 use burn::tensor::Device;
 
@@ -60,6 +61,8 @@ impl BuildLlama for LlamaShape {
             heads: self.heads,
             kv_heads: self.kv_heads,
             fused: self.fused_attention,
+            attention_chunk: self.chunked.attention,
+            loss_chunk: self.chunked.loss,
         };
         let Some(rank) = self.lora_rank else {
             return model;
@@ -199,6 +202,7 @@ struct Context<'a> {
     heads: usize,
     kv_heads: usize,
     fused: bool,
+    attention_chunk: Option<usize>,
     start: usize,
 }
 
@@ -230,20 +234,33 @@ impl LlamaBlock {
             Some(cache) => cache.append(k, v),
             None => (k, v),
         };
-        let group = c.heads / c.kv_heads;
-        let (k, v) = (repeat_kv(k, group), repeat_kv(v, group));
         // Only a prefill (several query tokens from position 0) needs the causal mask; a
         // generated token attends to every cached one.
         let causal = s > 1;
-        let context = if c.fused {
-            let options = AttentionModuleOptions {
-                scale: None,
-                softcap: None,
-                is_causal: causal,
-            };
-            attention(q, k, v, None, None, options)
-        } else {
-            written_out(q, k, v, causal)
+        let context = match c.attention_chunk {
+            // burn-memory-efficient takes the key/value heads as they are.
+            Some(chunk) => {
+                let options = AttentionOptions {
+                    causal,
+                    ..AttentionOptions::causal(chunk)
+                };
+                efficient_attention(q, k, v, None, options)
+            }
+            None => {
+                let group = c.heads / c.kv_heads;
+                let (k, v) = (repeat_kv(k, group), repeat_kv(v, group));
+                match c.fused {
+                    true => {
+                        let options = AttentionModuleOptions {
+                            scale: None,
+                            softcap: None,
+                            is_causal: causal,
+                        };
+                        attention(q, k, v, None, None, options)
+                    }
+                    false => written_out(q, k, v, causal),
+                }
+            }
         };
         self.output
             .forward(context.swap_dims(1, 2).reshape([b, s, d]))
@@ -300,6 +317,10 @@ pub struct Llama {
     heads: usize,
     kv_heads: usize,
     fused: bool,
+    /// Query rows per chunk of burn-memory-efficient's attention, where it replaces Burn's.
+    attention_chunk: Option<usize>,
+    /// Tokens per chunk of burn-memory-efficient's loss, where it replaces the whole logits.
+    loss_chunk: Option<usize>,
 }
 
 impl Llama {
@@ -314,6 +335,34 @@ impl Llama {
         &self,
         tokens: Tensor<2, Int>,
         start: usize,
+        caches: Option<&mut [KvCache]>,
+    ) -> Tensor<3> {
+        let x = self.hidden_from(tokens, start, caches);
+        match &self.head {
+            Some(head) => head.forward(x),
+            None => x.matmul(self.tokens.weight.val().transpose().unsqueeze::<3>()),
+        }
+    }
+
+    /// The same weights running `chunked`'s ops.
+    pub fn with_chunked(self, chunked: estimator::Chunked) -> Self {
+        Self {
+            attention_chunk: chunked.attention,
+            loss_chunk: chunked.loss,
+            ..self
+        }
+    }
+
+    /// Whether the loss runs burn-memory-efficient's chunked loss.
+    pub fn chunks_loss(&self) -> bool {
+        self.loss_chunk.is_some()
+    }
+
+    /// The last hidden states `[batch, seq, d_model]` (after the final norm, before the head).
+    fn hidden_from(
+        &self,
+        tokens: Tensor<2, Int>,
+        start: usize,
         mut caches: Option<&mut [KvCache]>,
     ) -> Tensor<3> {
         let mut x = self.tokens.forward(tokens);
@@ -322,16 +371,31 @@ impl Llama {
             heads: self.heads,
             kv_heads: self.kv_heads,
             fused: self.fused,
+            attention_chunk: self.attention_chunk,
             start,
         };
         for (i, block) in self.blocks.iter().enumerate() {
             let cache = caches.as_deref_mut().map(|c| &mut c[i]);
             x = block.forward(x, &context, cache);
         }
-        let x = self.norm.forward(x);
-        match &self.head {
-            Some(head) => head.forward(x),
-            None => x.matmul(self.tokens.weight.val().transpose().unsqueeze::<3>()),
+        self.norm.forward(x)
+    }
+
+    /// The mean next-token cross-entropy of `tokens` against `targets`: the logits and Burn's
+    /// `CrossEntropyLoss`, or burn-memory-efficient's chunked loss where the shape runs it.
+    pub fn loss(&self, tokens: Tensor<2, Int>, targets: Tensor<2, Int>) -> Tensor<1> {
+        match self.loss_chunk {
+            Some(chunk) => {
+                // The hidden states first: parameters initialise lazily, in the order first
+                // read, so this keeps the seeded weights the written-out form draws.
+                let hidden = self.hidden_from(tokens, 0, None);
+                let weight = match &self.head {
+                    Some(head) => head.weight.val(),
+                    None => self.tokens.weight.val().transpose(),
+                };
+                super::chunked_loss(hidden, weight, None, targets, chunk)
+            }
+            None => super::transformer::cross_entropy(self.forward(tokens), targets),
         }
     }
 
@@ -400,6 +464,7 @@ mod tests {
 
     fn tiny(kv_heads: usize, lora_rank: Option<usize>) -> LlamaShape {
         LlamaShape {
+            chunked: Default::default(),
             vocab: 32,
             d_model: 16,
             layers: 2,

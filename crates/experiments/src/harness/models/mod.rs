@@ -50,6 +50,7 @@ pub fn training_mlp(sizes: Sizes) -> MlpShape {
 pub fn training_transformer(sizes: Sizes) -> TransformerShape {
     match sizes {
         Sizes::Quick => TransformerShape {
+            chunked: Default::default(),
             vocab: 256,
             d_model: 64,
             layers: 2,
@@ -58,6 +59,7 @@ pub fn training_transformer(sizes: Sizes) -> TransformerShape {
             tied_head: false,
         },
         Sizes::Full => TransformerShape {
+            chunked: Default::default(),
             vocab: 512,
             d_model: 256,
             layers: 4,
@@ -66,6 +68,7 @@ pub fn training_transformer(sizes: Sizes) -> TransformerShape {
             tied_head: false,
         },
         Sizes::FullCuda => TransformerShape {
+            chunked: Default::default(),
             vocab: 50257,
             d_model: 768,
             layers: 12,
@@ -256,6 +259,16 @@ impl Model {
         }
     }
 
+    /// The same weights running `chunked`'s ops (burn-memory-efficient's attention and loss,
+    /// or Burn's where none): what a paired comparison of the forms switches between steps.
+    pub fn with_chunked(self, chunked: estimator::Chunked) -> Self {
+        match self {
+            Model::Llama(m) => Model::Llama(m.with_chunked(chunked)),
+            Model::Transformer(m) => Model::Transformer(m.with_chunked(chunked)),
+            mlp => mlp,
+        }
+    }
+
     /// The loss on `batch`: mean squared error for the MLP, mean next-token cross-entropy for
     /// the transformer.
     pub fn loss(&self, batch: &Batch) -> Tensor<1> {
@@ -272,7 +285,11 @@ impl Model {
                 Some(dtype) => mlp::loss_cast(&cast(m.clone(), dtype), x.clone(), y.clone(), dtype),
             },
             (Model::Transformer(m), Batch::Tokens { inputs, targets }) => match compute {
-                None => transformer::loss(m, inputs.clone(), targets.clone()),
+                None => m.loss(inputs.clone(), targets.clone()),
+                // The chunked loss computes its statistics in f32 itself.
+                Some(dtype) if m.chunks_loss() => {
+                    cast(m.clone(), dtype).loss(inputs.clone(), targets.clone())
+                }
                 Some(dtype) => transformer::cross_entropy(
                     cast(m.clone(), dtype)
                         .forward(inputs.clone())
@@ -280,18 +297,42 @@ impl Model {
                     targets.clone(),
                 ),
             },
-            (Model::Llama(m), Batch::Tokens { inputs, targets }) => {
-                let logits = match compute {
-                    None => m.forward(inputs.clone()),
-                    Some(dtype) => cast(m.clone(), dtype)
+            (Model::Llama(m), Batch::Tokens { inputs, targets }) => match compute {
+                None => m.loss(inputs.clone(), targets.clone()),
+                Some(dtype) if m.chunks_loss() => {
+                    cast(m.clone(), dtype).loss(inputs.clone(), targets.clone())
+                }
+                Some(dtype) => transformer::cross_entropy(
+                    cast(m.clone(), dtype)
                         .forward(inputs.clone())
                         .cast(FloatDType::F32),
-                };
-                transformer::cross_entropy(logits, targets.clone())
-            }
+                    targets.clone(),
+                ),
+            },
             _ => panic!("a model is only given its own kind of batch"),
         }
     }
+}
+
+/// The mean next-token cross-entropy of a decoder's last hidden states `[batch, seq, d_model]`
+/// through its head (`weight` `[d_model, vocab]`, `bias`), over chunks of `chunk` tokens
+/// (burn-memory-efficient's `linear_cross_entropy`): the logits never exist whole.
+pub fn chunked_loss(
+    hidden: Tensor<3>,
+    weight: Tensor<2>,
+    bias: Option<Tensor<1>>,
+    targets: Tensor<2, Int>,
+    chunk: usize,
+) -> Tensor<1> {
+    let [b, s, d] = hidden.dims();
+    let hidden = hidden.reshape([b * s, d]);
+    burn_memory_efficient::linear_cross_entropy(
+        hidden,
+        weight,
+        bias,
+        targets.reshape([b * s]),
+        chunk,
+    )
 }
 
 /// The module with every float parameter cast to `dtype`, as operations on the originals (so
@@ -392,4 +433,80 @@ pub struct StepReads<'a> {
     /// optimizer's phase) before the optimizer consumes them, so that a fix's step is proved
     /// against another point's without computing either step again.
     pub gradients: Option<&'a mut Vec<f32>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use estimator::Chunked;
+
+    /// The loss and a sample of the gradients of one step of `model` on `batch`.
+    fn step(model: &Model, batch: &Batch) -> (f64, Vec<f32>) {
+        let loss = model.loss(batch);
+        let value = loss.clone().into_scalar::<f64>();
+        let grads = GradientsParams::from_grads(loss.backward(), model);
+        let mut sample = vec![0.0; GRADIENT_SAMPLE];
+        mlp::sample_gradients(model, &grads, GRADIENT_SAMPLE, &mut sample);
+        (value, sample)
+    }
+
+    /// Each decoder with burn-memory-efficient's attention, its loss and both computes the
+    /// written-out step's loss and gradients (chunks that do not divide the sequence, grouped
+    /// key/value heads in the Llama family, the GPT head's bias).
+    #[test]
+    fn chunked_forms_compute_the_written_out_step() {
+        let device = Device::flex().autodiff();
+        let gpt = ModelShape::Transformer(TransformerShape {
+            vocab: 96,
+            d_model: 32,
+            layers: 2,
+            heads: 4,
+            seq: 24,
+            tied_head: false,
+            chunked: Chunked::default(),
+        });
+        let llama = ModelShape::Llama(LlamaShape {
+            vocab: 96,
+            d_model: 32,
+            layers: 2,
+            heads: 4,
+            kv_heads: 2,
+            mlp: 48,
+            seq: 24,
+            tied_head: true,
+            lora_rank: None,
+            lora_form: LoraForm::ActivationPath,
+            base_bits: None,
+            fused_attention: false,
+            chunked: Chunked::default(),
+        });
+        let forms = [
+            Chunked::attention(),
+            Chunked::loss(),
+            Chunked {
+                attention: Some(5),
+                loss: Some(7),
+            },
+        ];
+        for shape in [gpt, llama] {
+            // One model and batch for every form: the device's generator is shared with the
+            // tests running beside this one, so a second draw could give other weights.
+            let model = shape.init(&device);
+            let batch = shape.batch(2, 3, &device);
+            let (loss, grads) = step(&model, &batch);
+            for chunked in forms {
+                let (l, g) = step(&model.clone().with_chunked(chunked), &batch);
+                assert!((l - loss).abs() < 1e-5, "{chunked:?}: loss {l} vs {loss}");
+                let scale = grads.iter().fold(0f32, |m, v| m.max(v.abs()));
+                let worst = g
+                    .iter()
+                    .zip(&grads)
+                    .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+                assert!(
+                    worst <= 1e-4 * scale,
+                    "{chunked:?}: gradients off by {worst} of {scale}"
+                );
+            }
+        }
+    }
 }

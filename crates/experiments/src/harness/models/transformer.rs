@@ -18,6 +18,7 @@ use burn::nn::{
 };
 use burn::tensor::Device;
 use burn::tensor::{Bool, Int, Tensor, TensorData};
+use burn_memory_efficient::{attention, AttentionOptions};
 use rand::distr::{weighted::WeightedIndex, Distribution};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -51,6 +52,8 @@ impl BuildTransformer for TransformerShape {
             blocks,
             norm: LayerNormConfig::new(d).init(device),
             head: (!self.tied_head).then(|| LinearConfig::new(d, self.vocab).init(device)),
+            attention_chunk: self.chunked.attention,
+            loss_chunk: self.chunked.loss,
         }
     }
 }
@@ -89,16 +92,33 @@ pub struct Block {
 }
 
 impl Block {
-    fn forward(&self, x: Tensor<3>, mask: Tensor<3, Bool>) -> Tensor<3> {
+    fn forward(&self, x: Tensor<3>, mask: Tensor<3, Bool>, chunk: Option<usize>) -> Tensor<3> {
         let h = self.norm_attention.forward(x.clone());
-        let attended = self
-            .attention
-            .forward(MhaInput::self_attn(h).mask_attn(mask))
-            .context;
+        let attended = match chunk {
+            Some(chunk) => efficient(&self.attention, h, chunk),
+            None => {
+                self.attention
+                    .forward(MhaInput::self_attn(h).mask_attn(mask))
+                    .context
+            }
+        };
         let x = x + attended;
         let h = self.norm_mlp.forward(x.clone());
         x + self.down.forward(self.gelu.forward(self.up.forward(h)))
     }
+}
+
+/// Burn's multi-head attention module's projections around burn-memory-efficient's causal
+/// attention (the same scale, 1 / sqrt(head width); no dropout, as the workbench sets it).
+fn efficient(mha: &MultiHeadAttention, x: Tensor<3>, chunk: usize) -> Tensor<3> {
+    let [b, s, d] = x.dims();
+    let split = |t: Tensor<3>| t.reshape([b, s, mha.n_heads, mha.d_k]).swap_dims(1, 2);
+    let q = split(mha.query.forward(x.clone()));
+    let k = split(mha.key.forward(x.clone()));
+    let v = split(mha.value.forward(x));
+    let context = attention(q, k, v, None, AttentionOptions::causal(chunk));
+    mha.output
+        .forward(context.swap_dims(1, 2).reshape([b, s, d]))
 }
 
 /// The decoder-only transformer.
@@ -110,11 +130,54 @@ pub struct Transformer {
     norm: LayerNorm,
     /// The head; none where it is tied to the token embedding.
     head: Option<Linear>,
+    /// Query rows per chunk of burn-memory-efficient's attention, where it replaces Burn's.
+    attention_chunk: Option<usize>,
+    /// Tokens per chunk of burn-memory-efficient's loss, where it replaces the whole logits.
+    loss_chunk: Option<usize>,
 }
 
 impl Transformer {
     /// Next-token logits `[batch, seq, vocab]` of `tokens` `[batch, seq]`.
     pub fn forward(&self, tokens: Tensor<2, Int>) -> Tensor<3> {
+        let x = self.hidden(tokens);
+        match &self.head {
+            Some(head) => head.forward(x),
+            None => x.matmul(self.tokens.weight.val().transpose().unsqueeze::<3>()),
+        }
+    }
+
+    /// The mean next-token cross-entropy of `tokens` against `targets`: the logits and Burn's
+    /// `CrossEntropyLoss`, or burn-memory-efficient's chunked loss where the shape runs it.
+    pub fn loss(&self, tokens: Tensor<2, Int>, targets: Tensor<2, Int>) -> Tensor<1> {
+        let Some(chunk) = self.loss_chunk else {
+            return cross_entropy(self.forward(tokens), targets);
+        };
+        // The hidden states first: parameters initialise lazily, in the order first read, so
+        // this keeps the seeded weights the written-out form draws.
+        let hidden = self.hidden(tokens);
+        let (weight, bias) = match &self.head {
+            Some(head) => (head.weight.val(), head.bias.as_ref().map(|b| b.val())),
+            None => (self.tokens.weight.val().transpose(), None),
+        };
+        super::chunked_loss(hidden, weight, bias, targets, chunk)
+    }
+
+    /// The same weights running `chunked`'s ops.
+    pub fn with_chunked(self, chunked: estimator::Chunked) -> Self {
+        Self {
+            attention_chunk: chunked.attention,
+            loss_chunk: chunked.loss,
+            ..self
+        }
+    }
+
+    /// Whether the loss runs burn-memory-efficient's chunked loss.
+    pub fn chunks_loss(&self) -> bool {
+        self.loss_chunk.is_some()
+    }
+
+    /// The last hidden states `[batch, seq, d_model]` (after the final norm, before the head).
+    fn hidden(&self, tokens: Tensor<2, Int>) -> Tensor<3> {
         let [batch, seq] = tokens.dims();
         let device = tokens.device();
         let positions = Tensor::<1, Int>::arange(0..seq as i64, &device)
@@ -123,19 +186,15 @@ impl Transformer {
         let mut x = self.tokens.forward(tokens) + self.positions.forward(positions);
         let mask = generate_autoregressive_mask(batch, seq, &device);
         for block in &self.blocks {
-            x = block.forward(x, mask.clone());
+            x = block.forward(x, mask.clone(), self.attention_chunk);
         }
-        let x = self.norm.forward(x);
-        match &self.head {
-            Some(head) => head.forward(x),
-            None => x.matmul(self.tokens.weight.val().transpose().unsqueeze::<3>()),
-        }
+        self.norm.forward(x)
     }
 }
 
 /// Mean cross-entropy of the next-token predictions, in nats.
 pub fn loss(model: &Transformer, inputs: Tensor<2, Int>, targets: Tensor<2, Int>) -> Tensor<1> {
-    cross_entropy(model.forward(inputs), targets)
+    model.loss(inputs, targets)
 }
 
 /// Mean cross-entropy of `logits` `[batch, seq, vocab]` against the next tokens, in nats.
@@ -239,6 +298,7 @@ mod tests {
     fn parameters_counted_by_shape_match_the_module() {
         use burn::tensor::Device;
         let shape = TransformerShape {
+            chunked: Default::default(),
             vocab: 32,
             d_model: 16,
             layers: 2,

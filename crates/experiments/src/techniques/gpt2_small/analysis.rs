@@ -239,16 +239,6 @@ fn gradient_check(r: &R<'_>, set: &[&R<'_>]) -> Option<PointCheck> {
     })
 }
 
-/// A cell's checks: those it recorded, then those set against another cell.
-fn checks_of(r: &R<'_>, derived: &[PointCheck]) -> Vec<Check> {
-    r.result
-        .checks
-        .iter()
-        .chain(PointCheck::on(derived, r.id))
-        .cloned()
-        .collect()
-}
-
 /// Every check of every cell, as a check of its fix (the guide's one source of its verdict).
 fn fix_checks(rows: &[R<'_>], derived: &[PointCheck]) -> Vec<FixCheck> {
     fix_checks_on(rows, derived, TechniqueId::Gpt2Small)
@@ -263,7 +253,7 @@ pub(crate) fn fix_checks_on(
     rows.iter()
         .filter(|r| r.config.fix != Fix::PresetBlock)
         .flat_map(|r| {
-            checks_of(r, derived)
+            r.checks_with(derived)
                 .into_iter()
                 .map(move |check| FixCheck::new(r.config.fix, technique, r.id, check))
         })
@@ -272,7 +262,7 @@ pub(crate) fn fix_checks_on(
 
 /// `r`'s step peak against the plain step's: an index row of the fix, said as `text`.
 fn against_plain(text: Text, plain: &R<'_>, r: &R<'_>, derived: &[PointCheck]) -> Headline<Text> {
-    let checks = checks_of(r, derived);
+    let checks = r.checks_with(derived);
     Headline::versus(
         text,
         Side::with_peak(CommonKey::StepPeak, peak(plain)),

@@ -472,6 +472,7 @@ fn transformer_config(sizes: Sizes) -> (TransformerShape, usize) {
     match sizes {
         Sizes::Quick => (
             TransformerShape {
+                chunked: Default::default(),
                 vocab: 64,
                 d_model: 32,
                 layers: 1,
@@ -483,6 +484,7 @@ fn transformer_config(sizes: Sizes) -> (TransformerShape, usize) {
         ),
         Sizes::Full => (
             TransformerShape {
+                chunked: Default::default(),
                 vocab: 128,
                 d_model: 64,
                 layers: 1,

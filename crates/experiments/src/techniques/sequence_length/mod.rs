@@ -54,6 +54,7 @@ pub fn plan(sizes: Sizes) -> (TransformerShape, usize, Vec<usize>, [usize; 2]) {
     match sizes {
         Sizes::Quick => (
             TransformerShape {
+                chunked: Default::default(),
                 vocab: 512,
                 d_model: 128,
                 layers: 2,
@@ -67,6 +68,7 @@ pub fn plan(sizes: Sizes) -> (TransformerShape, usize, Vec<usize>, [usize; 2]) {
         ),
         Sizes::Full => (
             TransformerShape {
+                chunked: Default::default(),
                 vocab: 512,
                 d_model: 256,
                 layers: 4,
@@ -82,6 +84,7 @@ pub fn plan(sizes: Sizes) -> (TransformerShape, usize, Vec<usize>, [usize; 2]) {
         ),
         Sizes::FullCuda => (
             TransformerShape {
+                chunked: Default::default(),
                 vocab: 50257,
                 d_model: 768,
                 layers: 12,

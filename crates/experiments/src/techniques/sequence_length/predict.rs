@@ -112,6 +112,7 @@ mod tests {
     #[test]
     fn the_quadratic_term_overtakes_at_the_crossover() {
         let shape = TransformerShape {
+            chunked: Default::default(),
             vocab: 512,
             d_model: 256,
             layers: 4,
