@@ -15,3 +15,4 @@ pub mod summary;
 pub mod timing;
 pub mod train;
 pub mod transfer;
+pub mod turns;

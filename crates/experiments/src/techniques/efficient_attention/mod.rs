@@ -23,27 +23,17 @@ mod analysis;
 #[doc(hidden)]
 pub mod snippet;
 
-use std::time::Instant;
-
-use burn::optim::ModuleOptimizer;
-use burn::tensor::Device;
 use results::{
     Build, BuildPlan, ComparisonSpec, DeviceKind, FloatStorage, PairSettings, PointCheck, Profile,
     TechniqueId, Trace,
 };
 use serde::{Deserialize, Serialize};
 
-use crate::harness::backend::{self, Backends, Checkpointing, OnBackend, Setup};
-use crate::harness::models::{
-    train_step, Batch, LlamaShape, Model, ModelShape, StepReads, TransformerShape,
-};
-use crate::harness::optim::{BuildOptimizer, UseOptimizer};
-use crate::harness::paired;
-use crate::harness::probe::{MemoryProbe, PhaseMeter};
+use crate::harness::backend::{Backends, Checkpointing, Setup};
+use crate::harness::models::{LlamaShape, Model, ModelShape, TransformerShape};
 use crate::harness::profile::{Repeats, Sizes};
-use crate::harness::train::{
-    run_train_point_stored, set_up, Proof, SetUp, TrainChecks, TrainConfig, Trained,
-};
+use crate::harness::train::{run_train_point_stored, Proof, TrainChecks, TrainConfig, Trained};
+use crate::harness::turns::{TakingTurns, Turn};
 use crate::technique::{Measured, Measurement, Planned, Row, Technique};
 use crate::techniques::gpt2_small;
 use crate::techniques::llama_family;
@@ -350,7 +340,7 @@ impl Technique for EfficientAttention {
         (same_step && baseline.form == Form::WrittenOut).then(|| {
             let turns = TakingTurns {
                 train: baseline.train,
-                chunked,
+                turn: ChunkedTurn(chunked),
                 settings: *settings,
                 plan,
             };
@@ -398,74 +388,14 @@ impl TrainChecks for FormProof {
     }
 }
 
-/// A build of a form's cost on one model: its steps take the three arms' turns, the technique's
-/// with burn-memory-efficient's ops, the baseline's and the control's written out. One set-up
-/// serves the three (a set-up of the reader's model is a few seconds on 2 cores).
-struct TakingTurns {
-    train: TrainConfig,
-    chunked: Chunked,
-    settings: PairSettings,
-    plan: BuildPlan,
-}
+/// A form's arms on the shared model: the technique's steps with burn-memory-efficient's ops,
+/// the baseline's and the control's written out (a set-up of the reader's model is a few
+/// seconds on 2 cores, paid once for the three).
+struct ChunkedTurn(Chunked);
 
-impl OnBackend for TakingTurns {
-    type Output = Measured<Build>;
-
-    fn run(self, device: Device, probe: &dyn MemoryProbe) -> Self::Output {
-        let SetUp { model, batch, .. } = set_up(&self.train, &device, probe);
-        self.train.optimizer.with(Turns {
-            build: self,
-            device: &device,
-            probe,
-            model,
-            batch: &batch,
-        })
-    }
-}
-
-/// The build's model, its optimizer to be built.
-struct Turns<'a> {
-    build: TakingTurns,
-    device: &'a Device,
-    probe: &'a dyn MemoryProbe,
-    model: Model,
-    batch: &'a Batch,
-}
-
-impl UseOptimizer for Turns<'_> {
-    type Output = Measured<Build>;
-
-    fn with(self, mut optim: ModuleOptimizer) -> Self::Output {
-        let Turns {
-            build,
-            device,
-            probe,
-            model,
-            batch,
-        } = self;
-        let (c, sync) = (build.train, || backend::sync(device));
-        let mut model = Some(model);
-        // Arm 1 is the technique: the same model, switched to the chunked ops for its steps.
-        let block = |arm: usize, steps: usize| {
-            let clock = Instant::now();
-            let chunked = if arm == 1 {
-                build.chunked
-            } else {
-                Chunked::default()
-            };
-            for _ in 0..steps {
-                let m = model.take()?.with_chunked(chunked);
-                let mut meter = PhaseMeter::with_capacity(probe, &sync, 4);
-                let reads = StepReads::default();
-                model = Some(train_step(
-                    &mut meter, m, &mut optim, c.lr, batch, 1, None, reads,
-                ));
-                drop(meter.finish());
-            }
-            Some(clock.elapsed().as_secs_f64() / steps.max(1) as f64)
-        };
-        let (_, units) = c.shape.units(c.batch);
-        let min_warmup = Repeats::on(0, 0, DeviceKind::Cpu).min_warmup;
-        paired::time_one_model(block, units, &build.settings, build.plan, min_warmup)
+impl Turn for ChunkedTurn {
+    fn take(&self, arm: usize, model: Model, step: &mut dyn FnMut(Model) -> Model) -> Model {
+        let chunked = if arm == 1 { self.0 } else { Chunked::default() };
+        step(model.with_chunked(chunked))
     }
 }

@@ -21,7 +21,6 @@ mod analysis;
 pub mod snippet;
 
 use crate::harness::optim::BuildOptimizer;
-use std::time::Instant;
 
 use burn_step_monitor::attribution::{self, Recorder, Report};
 use results::{
@@ -35,11 +34,11 @@ use crate::error::ExperimentError;
 use crate::harness::backend::{self, Backends, OnBackend, Setup};
 use crate::harness::models::{self, training_mlp, Batch, Model, TransformerShape};
 use crate::harness::optim::UseOptimizer;
-use crate::harness::paired;
 use crate::harness::probe::{MemoryProbe, PhaseMeter};
 use crate::harness::profile::{Repeats, Sizes};
 use crate::harness::timing;
 use crate::harness::train::{set_up, timeline_traces, Readings, SetUp, TrainConfig};
+use crate::harness::turns::{TakingTurns, Turn};
 use crate::technique::{Measured, Measurement, Planned, Row, Technique};
 use crate::techniques::{gpt2_small, llama_family};
 use burn::optim::ModuleOptimizer;
@@ -224,7 +223,10 @@ impl Technique for PeakAttribution {
         } == *baseline;
         (same_step && device == DeviceKind::Cpu).then(|| {
             let turns = TakingTurns {
-                config: *technique,
+                train: technique.train,
+                turn: RecordedTurn {
+                    threshold_bytes: technique.threshold_bytes,
+                },
                 settings: *settings,
                 plan,
             };
@@ -392,67 +394,17 @@ fn train_once(
     meter.finish()
 }
 
-/// A build of the recording's cost on one model: its steps take the three arms' turns, the
-/// technique's recorded from scratch (as each timed step of a recorded point is), the
-/// baseline's and the control's not. The recorder is all that differs between the arms, so
-/// one set-up serves the three: a build of GPT-2 small's short step took a minute with three.
-struct TakingTurns {
-    config: AttributionConfig,
-    settings: PairSettings,
-    plan: BuildPlan,
+/// The recording's arms on the shared model: the technique's steps recorded from scratch (as
+/// each timed step of a recorded point is), the baseline's and the control's not. The recorder
+/// is all that differs between the arms, so one set-up serves the three: a build of GPT-2
+/// small's short step took a minute with three.
+struct RecordedTurn {
+    threshold_bytes: u64,
 }
 
-impl OnBackend for TakingTurns {
-    type Output = Measured<Build>;
-
-    fn run(self, device: Device, probe: &dyn MemoryProbe) -> Self::Output {
-        let SetUp { model, batch, .. } = set_up(&self.config.train, &device, probe);
-        self.config.train.optimizer.with(Turns {
-            build: self,
-            device: &device,
-            probe,
-            model,
-            batch: &batch,
-        })
-    }
-}
-
-/// The build's model, its optimizer built.
-struct Turns<'a> {
-    build: TakingTurns,
-    device: &'a Device,
-    probe: &'a dyn MemoryProbe,
-    model: Model,
-    batch: &'a Batch,
-}
-
-impl UseOptimizer for Turns<'_> {
-    type Output = Measured<Build>;
-
-    fn with(self, mut optim: ModuleOptimizer) -> Self::Output {
-        let Turns {
-            build,
-            device,
-            probe,
-            model,
-            batch,
-        } = self;
-        let (c, threshold) = (build.config.train, build.config.threshold_bytes);
-        let sync = || backend::sync(device);
-        let mut model = Some(model);
-        // Arm 1 is the technique: each of its steps recorded from scratch and discarded.
-        let block = |arm: usize, steps: usize| {
-            let clock = Instant::now();
-            for _ in 0..steps {
-                recorded_if(arm == 1, threshold, || {
-                    train_once(probe, &sync, &mut model, &mut optim, &c, batch)
-                });
-            }
-            Some(clock.elapsed().as_secs_f64() / steps.max(1) as f64)
-        };
-        let (_, units) = c.shape.units(c.batch);
-        let min_warmup = Repeats::on(0, 0, DeviceKind::Cpu).min_warmup;
-        paired::time_one_model(block, units, &build.settings, build.plan, min_warmup)
+impl Turn for RecordedTurn {
+    fn take(&self, arm: usize, model: Model, step: &mut dyn FnMut(Model) -> Model) -> Model {
+        recorded_if(arm == 1, self.threshold_bytes, || step(model))
     }
 }
 
