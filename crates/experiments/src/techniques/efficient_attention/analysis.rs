@@ -23,7 +23,7 @@ type R<'a> = Row<'a, FormConfig>;
 const SAME_LOSSES: f64 = 1e-5;
 
 /// The forms timed in pairs against the written-out step, each by the comparison of its id.
-const TIMED: [Form; 3] = [Form::Both, Form::Efficient, Form::ChunkedLoss];
+const TIMED: [Form; 2] = [Form::Both, Form::Efficient];
 
 /// The point of `form` on the same step as `like` (same model, training and sequence).
 fn sibling<'r, 'a>(rows: &'r [R<'a>], like: &FormConfig, form: Form) -> Option<&'r R<'a>> {
