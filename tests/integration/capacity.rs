@@ -233,7 +233,7 @@ fn the_fine_tuning_reader_gets_each_way_on_their_card_first() {
         "--card",
         "24GB",
     ]);
-    let first: Vec<&str> = text.lines().take(5).collect();
+    let first: Vec<&str> = text.lines().take(6).collect();
     assert!(
         first[0]
             .starts_with("--card 24GB: the guide's 24 GB card (RTX 4090, RTX 3090), 24,564 MiB"),
@@ -243,8 +243,9 @@ fn the_fine_tuning_reader_gets_each_way_on_their_card_first() {
         first[1].starts_with("tinyllama-1.1b + LoRA rank 16 on a 23.99 GiB card"),
         "{text}"
     );
+    assert!(first[2].starts_with("  answer: "), "{text}");
     assert!(
-        first[2].contains("plain") && first[2].contains("the largest batch is"),
+        first[3].contains("plain") && first[3].contains("the largest batch is"),
         "{text}"
     );
     // LoRA trains only the adapters: 22 blocks x 16 x (3 x 2048 + 256) parameters.
@@ -263,7 +264,7 @@ fn the_fine_tuning_reader_gets_each_way_on_their_card_first() {
     let full = text_of(&["estimate", "--preset", "tinyllama-1.1b", "--card", "24GB"]);
     assert!(full
         .lines()
-        .nth(2)
+        .find(|l| l.trim_start().starts_with("plain "))
         .unwrap()
         .contains("does not fit: one sequence peaks at"));
     let err = one_line_error(
@@ -468,8 +469,27 @@ fn the_readme_reader_commands_print_what_fits_figures() {
         .expect("What fits' LoRA row with both ops");
     let batch = page.largest_batch.expect("What fits says it fits");
     assert!(
-        line.ends_with(&format!("the largest batch is {batch}")),
+        line.contains(&format!("the largest batch is {batch} ["))
+            && line.ends_with("checks passed]"),
         "CLI `{line}` against What fits' {batch}"
+    );
+    // The answer is that way: the mixed-bf16 way fits a larger batch, but its check failed.
+    let answer = format!("answer: memory-efficient attention + chunked loss, batch {batch} [");
+    assert!(text.contains(&answer), "no `{answer}` in:\n{text}");
+    // --json carries the same answer and each way's checks.
+    let mut json = tune.clone();
+    json.push("--json".into());
+    let e = json_of(&json.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        e["answer"]["way"], "memory-efficient attention + chunked loss",
+        "{e}"
+    );
+    assert_eq!(e["answer"]["largest_batch"], batch, "{e}");
+    let checks = e["checks"].as_array().expect("each way's checks");
+    assert_eq!(checks.len(), e["rows"].as_array().map_or(0, Vec::len));
+    assert!(
+        checks.iter().all(|c| c["checks"]["status"].is_string()),
+        "{e}"
     );
     assert!(
         text.contains(&results::format::bytes(page.usable_bytes)),

@@ -318,6 +318,16 @@ fn every_bad_input_gets_one_line_and_exit_2() {
             "unknown preset 'nope'",
         ),
         (
+            vec![
+                "estimate",
+                "--preset",
+                "gpt2-124m",
+                "--results",
+                "no-such-folder",
+            ],
+            "no-such-folder",
+        ),
+        (
             vec!["diff", "no-such-folder", fixtures.to_str().unwrap()],
             "no-such-folder",
         ),

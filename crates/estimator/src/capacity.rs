@@ -8,7 +8,8 @@
 //! largest batch that fits by bisection on those rules (the peak never falls as the batch
 //! grows); data parallelism and ZeRO-style sharding from the ZeRO paper's formulas
 //! (Rajbhandari et al., 2020: stage 1 shards optimizer state, stage 2 also gradients, stage 3
-//! also weights), since Burn has none of them; quantized weights for inference at their packed
+//! also weights), not measured here (burn-train 0.22.1's `OptimSharded` shards the optimizer's
+//! step, stage 1's column; Burn has no stage 2 or 3); quantized weights for inference at their packed
 //! size on CubeCL (Flex stores each quantized value in a byte).
 //! Answer: `workbench estimate` prints it; the "What fits" page tabulates it for the presets.
 
@@ -238,7 +239,8 @@ pub fn usable_bytes(card_bytes: f64, precision: Precision) -> f64 {
     decoder::usable_bytes(card_bytes, safety_margin(precision))
 }
 
-/// How state is spread over several cards (formulas from the ZeRO paper; Burn has none).
+/// How state is spread over several cards (formulas from the ZeRO paper; which of burn-train's
+/// strategies each stands for: `guide::what_fits::SHARDING_SOURCE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Sharding {
@@ -867,13 +869,16 @@ fn fine_tune_ways(shape: LlamaShape, rank: usize) -> Vec<(String, StepPlan)> {
     ]
 }
 
-/// The ranked fixes `plan` applies, whose verdicts the guide sets beside its answer: bf16
-/// storage, checkpointing, burn-memory-efficient's attention (with its loss).
-fn ranked_fixes(plan: &StepPlan) -> Vec<Fix> {
+/// The ranked fixes `plan` applies, whose checks every answer that recommends it carries (What
+/// fits, `estimate`): accumulation, checkpointing, mixed bf16, bf16 storage,
+/// burn-memory-efficient's attention (with its loss).
+pub fn ranked_fixes(plan: &StepPlan) -> Vec<Fix> {
     let chunked = plan.shape.chunked();
     [
-        (plan.precision == Precision::Bf16).then_some(Fix::Bf16Storage),
+        (plan.micro_batches > 1).then_some(Fix::Accumulation),
         (plan.checkpointing == Checkpointing::Balanced).then_some(Fix::Checkpointing),
+        (plan.precision == Precision::MixedBf16).then_some(Fix::MixedBf16),
+        (plan.precision == Precision::Bf16).then_some(Fix::Bf16Storage),
         match (chunked.attention, chunked.loss) {
             (Some(_), Some(_)) => Some(Fix::EfficientAttentionLoss),
             (Some(_), None) => Some(Fix::EfficientAttention),
@@ -883,6 +888,44 @@ fn ranked_fixes(plan: &StepPlan) -> Vec<Fix> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// The ranked fixes `c` applies at each precision, as the calculator runs it (micro-batches
+/// where it accumulates; a mixed combination in mixed bf16 where f32 is chosen).
+fn combination_fixes(c: &Combination) -> std::collections::BTreeMap<String, Vec<Fix>> {
+    Precision::ALL
+        .iter()
+        .map(|&p| {
+            let precision = if c.mixed && p == Precision::F32 {
+                Precision::MixedBf16
+            } else {
+                p
+            };
+            let plan = StepPlan {
+                micro_batches: if c.accumulation { 2 } else { 1 },
+                checkpointing: if c.checkpointing {
+                    Checkpointing::Balanced
+                } else {
+                    Checkpointing::None
+                },
+                precision,
+                // Any decoder: only the form matters to which fixes it applies.
+                ..StepPlan::f32_adam(
+                    TransformerShape {
+                        vocab: 1,
+                        d_model: 1,
+                        layers: 1,
+                        heads: 1,
+                        seq: 1,
+                        tied_head: false,
+                        chunked: c.chunked,
+                    },
+                    1.0,
+                )
+            };
+            (p.name().to_string(), ranked_fixes(&plan))
+        })
+        .collect()
 }
 
 /// The longest sequence (at most 2^17 tokens) at which `plan` trains one sequence in `usable`.
@@ -1054,6 +1097,7 @@ fn preset_ways(p: &Preset) -> PresetWays {
                             )
                         })
                         .collect(),
+                    fixes: ranked_fixes(&plan),
                 }
             })
             .collect(),
@@ -1102,6 +1146,7 @@ pub fn calculator_rules() -> CalculatorRules {
                 checkpointing: c.checkpointing,
                 mixed: c.mixed,
                 form: crate::calculator::Form::of(c.chunked).suffix().into(),
+                fixes_by_precision: combination_fixes(c),
             })
             .collect(),
         chunks: crate::calculator::CHUNK_INPUTS

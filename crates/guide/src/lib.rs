@@ -17,6 +17,7 @@ pub mod fix_order;
 pub mod glossary;
 pub mod index_row;
 pub mod probe;
+pub mod recommend;
 pub mod runs;
 pub mod verdicts;
 pub mod what_fits;
@@ -29,6 +30,7 @@ use minijinja::Environment;
 
 use context::SiteContext;
 use results::{Analysed, AnalysedCapacity, Text};
+use words::pages::{footer, Provenance};
 
 const BASE: &str = include_str!("templates/base.html");
 const INDEX: &str = include_str!("templates/index.html");
@@ -131,7 +133,7 @@ impl HtmlRenderer {
     pub fn index_html(&self, context: &SiteContext) -> Result<String, RenderError> {
         Ok(with_terms(
             environment().get_template("index.html")?.render(
-                minijinja::context! { site => context, page_title => "Burn VRAM workbench" },
+                minijinja::context! { site => context, page_title => "Burn VRAM workbench", footer => footer(Provenance::Landing) },
             )?,
         ))
     }
@@ -142,6 +144,7 @@ impl HtmlRenderer {
             .get_template("glossary.html")?
             .render(minijinja::context! {
                 site => context, glossary_page => true, page_title => "Glossary",
+                footer => footer(Provenance::Definitions),
                 terms => glossary::TERMS,
             })?)
     }
@@ -149,14 +152,14 @@ impl HtmlRenderer {
     /// Renders the "What fits" page to a string (the context must hold it).
     pub fn what_fits_html(&self, context: &SiteContext) -> Result<String, RenderError> {
         Ok(with_terms(environment().get_template("what_fits.html")?.render(
-            minijinja::context! { site => context, what_fits_page => true, page_title => "What fits, and when to move to a bigger GPU" },
+            minijinja::context! { site => context, what_fits_page => true, page_title => "What fits, and when to move to a bigger GPU", footer => footer(Provenance::Estimates) },
         )?))
     }
 
     /// Renders the "Runs" page to a string.
     pub fn runs_html(&self, context: &SiteContext) -> Result<String, RenderError> {
         Ok(with_terms(environment().get_template("runs.html")?.render(
-            minijinja::context! { site => context, runs_page => true, page_title => "Runs: where each result set was measured" },
+            minijinja::context! { site => context, runs_page => true, page_title => "Runs: where each result set was measured", footer => footer(Provenance::Runs) },
         )?))
     }
 
@@ -164,7 +167,7 @@ impl HtmlRenderer {
     pub fn changes_html(&self, context: &SiteContext) -> Result<String, RenderError> {
         let title = context.changes.as_ref().map(|c| c.title.as_str());
         Ok(with_terms(environment().get_template("changes.html")?.render(
-            minijinja::context! { site => context, changes => &context.changes, runs_page => true, page_title => title.unwrap_or("Changes against a baseline") },
+            minijinja::context! { site => context, changes => &context.changes, runs_page => true, page_title => title.unwrap_or("Changes against a baseline"), footer => footer(Provenance::Runs) },
         )?))
     }
 
@@ -177,7 +180,7 @@ impl HtmlRenderer {
         let page = &context.pages[index];
         Ok(with_terms(
             environment().get_template("experiment.html")?.render(
-                minijinja::context! { site => context, page => page, page_title => &page.title },
+                minijinja::context! { site => context, page => page, page_title => &page.title, footer => footer(Provenance::Technique) },
             )?,
         ))
     }

@@ -218,6 +218,14 @@ impl SiteVerdicts {
         (!each.is_empty()).then(|| format!("its check failed {}", each.join("; ")))
     }
 
+    /// How many checks of `fixes` were made, over every device.
+    pub fn check_count(&self, fixes: &[Fix]) -> usize {
+        fixes
+            .iter()
+            .flat_map(|&f| self.by_device.values().map(move |v| v.checks(f).len()))
+            .sum()
+    }
+
     /// Whether `technique`'s page made any check of `fix` (a test's guard).
     pub fn made_by(&self, fix: Fix, device: DeviceKind, technique: TechniqueId) -> bool {
         self.by_device

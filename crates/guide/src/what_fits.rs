@@ -5,10 +5,12 @@
 use results::capacity::{AnalysedCapacity, EstimatorTables, FitModel, MeasuredFit, PrecisionRule};
 use results::format;
 use results::Fix;
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
+use crate::recommend::{recommend, Recommendation, WayStatus};
 use crate::verdicts::SiteVerdicts;
-use crate::words::fix_name;
 
 /// The page's file name.
 pub const HREF: &str = "what-fits.html";
@@ -50,6 +52,9 @@ pub struct WhatFits {
     pub bigger_card: String,
     /// The calculator's rules, as JSON for the page's script (`</` escaped).
     pub calculator_json: String,
+    /// The failed checks of each calculator combination's fixes, by combination and precision
+    /// name, as JSON (`</` escaped): the calculator shows them beside the way.
+    pub calculator_checks_json: String,
     /// The CUDA context every "fits" answer leaves out, in words.
     pub context: String,
     /// The safety margins, each beside the worst under-estimate measured in its precision, in
@@ -70,10 +75,15 @@ pub struct ReadersView {
     pub fine_tune_question: String,
     /// Its rows.
     pub fine_tune: Vec<ReaderRow>,
+    /// The fine-tuning answer: the way with the largest batch whose checks passed
+    /// ([`crate::recommend::recommend`]), in words.
+    pub fine_tune_answer: String,
     /// The inference question.
     pub inference_question: String,
     /// Its rows.
     pub inference: Vec<ReaderRow>,
+    /// The inference answer: the widest weights that fit whose checks passed, in words.
+    pub inference_answer: String,
 }
 
 /// One answer: the way, its verdict in a few words, and the figures it rests on.
@@ -94,8 +104,9 @@ pub struct ReaderRow {
     pub warning: String,
 }
 
-/// The fix whose checks measure weights stored at `bits`.
-fn weights_fix(bits: u32) -> Option<Fix> {
+/// The fix whose checks measure weights stored at `bits` (What fits' rows and the CLI's
+/// `--inference` lines carry its checks).
+pub fn weights_fix(bits: u32) -> Option<Fix> {
     match bits {
         8 => Some(Fix::InferInt8),
         4 => Some(Fix::InferInt4),
@@ -134,12 +145,10 @@ fn fine_tune_row(f: &results::capacity::FineTuneRow, verdicts: &SiteVerdicts) ->
             )
         },
         stretch: tokens(f.longest_seq),
-        warning: f
-            .fixes
-            .iter()
-            .filter_map(|&fix| Some(format!("{}: {}", fix_name(fix), verdicts.failure(fix)?)))
-            .collect::<Vec<_>>()
-            .join("; "),
+        warning: match verdicts.way_status(&f.fixes) {
+            WayStatus::Failed { failures } => failures,
+            _ => String::new(),
+        },
     }
 }
 
@@ -201,6 +210,26 @@ fn readers(r: &results::capacity::ReaderTables, verdicts: &SiteVerdicts) -> Read
             .iter()
             .map(|i| inference_row(i, r.inference_context, verdicts))
             .collect(),
+        fine_tune_answer: answer_words(recommend(r.fine_tune.iter().map(|f| {
+            let status = verdicts.way_status(&f.fixes);
+            (f.way.clone(), f.largest_batch, status)
+        }))),
+        inference_answer: answer_words(recommend(r.inference.iter().map(|i| {
+            let status = verdicts.way_status(&Vec::from_iter(weights_fix(i.weight_bits)));
+            let fits = (i.peak_bytes <= i.usable_bytes).then_some(1);
+            (format!("{}-bit weights", i.weight_bits), fits, status)
+        }))),
+    }
+}
+
+/// An answer in words: the way, and its checks where it has any.
+fn answer_words(r: Option<Recommendation>) -> String {
+    let Some(r) = r else {
+        return "Answer: no way fits.".into();
+    };
+    match r.checks() {
+        WayStatus::NothingToCheck => format!("Answer: {}.", r.way()),
+        status => format!("Answer: {} ({}).", r.way(), status.words()),
     }
 }
 
@@ -233,6 +262,8 @@ pub struct WayView {
     pub fixed: String,
     /// The largest batch per card.
     pub cells: Vec<Cell>,
+    /// The failed checks of the fixes it applies (empty where none failed).
+    pub warning: String,
 }
 
 /// A preset's table.
@@ -357,10 +388,41 @@ fn params(n: u64) -> String {
     }
 }
 
-/// Where each sharding scheme's rule comes from, said under every table that uses them.
-const SHARDING_SOURCE: &str = "data parallel and ZeRO stages 1 to 3: formulas from the ZeRO paper \
-                               (Rajbhandari et al., 2020), each card taking 1/8 of the batch; \
-                               Burn has no sharding, so these are not measured";
+/// Where each sharding scheme's rule comes from, and which of Burn's strategies each column
+/// stands for (burn-train 0.22.1, `ExecutionStrategy`): said under every table that uses them,
+/// the CLI's among them.
+pub const SHARDING_SOURCE: &str =
+    "data parallel and ZeRO stages 1 to 3: formulas from the ZeRO paper (Rajbhandari et al., \
+     2020), each card taking 1/8 of the batch, not measured here. In burn-train 0.22.1, data \
+     parallel is ExecutionStrategy::DistributedDataParallel (or MultiDevice with \
+     MultiDeviceOptim::OptimMainDevice); MultiDeviceOptim::OptimSharded shards the optimizer's \
+     step, and with it its state, over the devices, the ZeRO-1 column; Burn has no ZeRO-2 or \
+     ZeRO-3";
+
+/// Each calculator combination's failed checks by precision, as the page's JSON.
+fn calculator_checks(
+    rules: &results::capacity::CalculatorRules,
+    verdicts: &SiteVerdicts,
+) -> String {
+    let failed: BTreeMap<&str, BTreeMap<&str, String>> = rules
+        .combinations
+        .iter()
+        .map(|c| {
+            let by_precision = c
+                .fixes_by_precision
+                .iter()
+                .filter_map(|(p, fixes)| match verdicts.way_status(fixes) {
+                    WayStatus::Failed { failures } => Some((p.as_str(), failures)),
+                    _ => None,
+                })
+                .collect();
+            (c.name.as_str(), by_precision)
+        })
+        .collect();
+    serde_json::to_string(&failed)
+        .expect("names and words serialise")
+        .replace("</", "<\\/")
+}
 
 /// A batch in words (`batch 5113`), or `does not fit` where not even one sample fits.
 fn batch_words(b: Option<u64>) -> String {
@@ -539,6 +601,10 @@ impl WhatFits {
                         .rows
                         .iter()
                         .map(|r| WayView {
+                            warning: match verdicts.way_status(&r.fixes) {
+                                WayStatus::Failed { failures } => failures,
+                                _ => String::new(),
+                            },
                             way: r.way.clone(),
                             fixed: format::bytes(r.fixed_bytes),
                             cells: r
@@ -555,6 +621,7 @@ impl WhatFits {
             calculator_json: serde_json::to_string(&tables.calculator)
                 .expect("the rules serialise")
                 .replace("</", "<\\/"),
+            calculator_checks_json: calculator_checks(&tables.calculator, verdicts),
             context: format::bytes(tables.calculator.context_bytes),
             margins: tables
                 .calculator

@@ -108,10 +108,12 @@ pub struct WorkloadTable {
     pub href: String,
     /// The device it was measured on.
     pub device: String,
-    /// The table's model.
+    /// The training fixes measured in the order's regime where they were (the regime set),
+    /// else the table's; its inference rows are always the table's, whose weights they share.
     pub table: SetView,
-    /// The model measured in the order's regime, where one was.
-    pub regime: Option<SetView>,
+    /// The table's own workload, where the training rows are the regime set's (the inference
+    /// rows' model; the GPT-2 page has its training rows); empty where they are the table's.
+    pub inference_workload: String,
     /// The card the order is at.
     pub card: CardWords,
     /// What a step may plan on there, in words.
@@ -127,6 +129,9 @@ pub struct WorkloadTable {
     /// Where the rules were checked: each device's measured set, its sequence, batch and
     /// activation share (empty where none was measured in the regime).
     pub checked_in: String,
+    /// "in the regime" where every set that checked the rules reached the regime's share of
+    /// activations, else "nearest the regime": the order's sentence and its column say which.
+    pub regime_words: String,
     /// The projected cells, in the order.
     pub projected: Vec<ProjectedRow>,
     /// The order in a line: the fixes' names, first to last.
@@ -188,6 +193,9 @@ fn cell_row(set: &CellSet, c: &FixCell, verdict: Option<VerdictView>) -> CellRow
         added: format::bytes(c.parts.added_bytes),
         estimate: match (c.predicted_bytes, c.estimate_error_pct()) {
             (Some(p), Some(e)) => format!("{} ({})", format::bytes(p), format::pct(e)),
+            // What fits and `estimate --inference` estimate generation (the weights and the
+            // cache); no rule is written for one forward pass over a batch.
+            _ if !c.fix.training() => "no rule for one forward pass".into(),
             _ => "not modelled".into(),
         },
         verdict,
@@ -410,6 +418,24 @@ fn projected_rows(
         .collect()
 }
 
+/// The rules' sets' activation shares, one per device that checked them.
+fn rule_shares<'a>(tables: &'a [(&Analysed, &FixTable)]) -> impl Iterator<Item = f64> + 'a {
+    tables.iter().filter_map(|(_, t)| {
+        let rule = t.projection.as_ref()?.cells.iter().find_map(|c| c.rule)?;
+        Some(rule.activation_share_pct)
+    })
+}
+
+/// Whether the rules were checked in the regime: every set at the regime's share of
+/// activations or above.
+fn regime_words(tables: &[(&Analysed, &FixTable)]) -> &'static str {
+    if rule_shares(tables).all(|share| share >= RuleCheck::REGIME_SHARE_PCT) {
+        "in the regime"
+    } else {
+        "nearest the regime"
+    }
+}
+
 /// Where each device's rules were checked, in one clause.
 fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
     tables
@@ -484,8 +510,18 @@ impl WorkloadTable {
         Some(Self {
             href: format!("{}.html", record.experiment),
             device: device_label(record),
-            table: set_view(&table.table, device, verdicts),
-            regime: table.regime.as_ref().map(|s| set_view(s, device, verdicts)),
+            table: SetView {
+                inference: set_view(&table.table, device, verdicts).inference,
+                ..set_view(
+                    table.regime.as_ref().unwrap_or(&table.table),
+                    device,
+                    verdicts,
+                )
+            },
+            inference_workload: match table.regime {
+                Some(_) => table.table.workload.clone(),
+                None => String::new(),
+            },
             card: CardWords::of(&CONSUMER),
             usable: format::bytes(projection.usable_bytes),
             seq: projection.seq,
@@ -495,6 +531,7 @@ impl WorkloadTable {
                 .map_or_else(String::new, |p| format::thousands(p.max_batch as u64)),
             projected_share: format!("{:.0}%", projection.activation_share_pct),
             checked_in: checked_in(&tables),
+            regime_words: regime_words(&tables).into(),
             order: projected
                 .iter()
                 .filter(|r| r.rank.is_some())

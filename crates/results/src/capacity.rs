@@ -161,6 +161,8 @@ pub struct WayFit {
     pub fixed_bytes: f64,
     /// The largest batch per single card (its usable bytes), in the cards' order.
     pub largest_batch_per_card: Vec<Option<u64>>,
+    /// The ranked fixes it applies, whose checks the page sets beside it.
+    pub fixes: Vec<crate::verdict::Fix>,
 }
 
 /// What the "What fits" page's calculator needs to compute the estimator's rules in the
@@ -233,6 +235,9 @@ pub struct CombinationRule {
     /// The suffix of its training programs' names: burn-memory-efficient's form (empty:
     /// Burn's attention and loss).
     pub form: String,
+    /// The ranked fixes it applies at each precision's name (a mixed combination at f32 runs
+    /// in mixed bf16), whose checks the calculator sets beside it.
+    pub fixes_by_precision: std::collections::BTreeMap<String, Vec<crate::verdict::Fix>>,
 }
 
 /// A transformer preset's shape.

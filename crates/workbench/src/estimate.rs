@@ -7,7 +7,11 @@ use estimator::estimate::{Optimizer, Precision, StepPlan};
 use experiments::harness::models::{LlamaShape, LoraForm, MlpShape, ModelShape, TransformerShape};
 use results::format;
 
+use guide::recommend::{recommend, Recommendation, WayStatus};
+use serde::Serialize;
+
 use crate::args::{emit, named, parse_bytes, positive};
+use crate::checks::Checks;
 use crate::error::BadInput;
 
 /// A model, described by a preset or by its shape. Numbers are read as text and checked here,
@@ -315,6 +319,11 @@ pub struct EstimateArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// A guide's records (its `data` folder), whose checks each way carries: a way whose
+    /// check failed is said so, and is the answer only where no other way fits [default:
+    /// site/data where it exists]
+    #[arg(long)]
+    pub results: Option<std::path::PathBuf>,
 }
 
 /// A `--card` as read: its bytes, and the line that says how it was read.
@@ -387,15 +396,81 @@ impl EstimateArgs {
     }
 }
 
+/// The estimate with each way's checks and, on a card, the answer: what `--json` prints.
+#[derive(Debug, Serialize)]
+pub struct Answered<'a> {
+    /// The estimate.
+    #[serde(flatten)]
+    pub estimate: &'a Estimate,
+    /// Where the checks were read.
+    pub checks_source: String,
+    /// Each row's way and its checks, in the rows' order.
+    pub checks: Vec<WayChecks>,
+    /// On `--card`: the way to train (none where none fits).
+    pub answer: Option<Recommendation>,
+}
+
+/// One way's checks.
+#[derive(Debug, Serialize)]
+pub struct WayChecks {
+    /// The way (the row's combination).
+    pub way: &'static str,
+    /// The ranked fixes it applies.
+    pub fixes: Vec<results::Fix>,
+    /// Their checks.
+    pub checks: WayStatus,
+}
+
+/// Each row's checks.
+fn way_checks(e: &Estimate, checks: &Checks) -> Vec<WayChecks> {
+    e.rows
+        .iter()
+        .map(|r| {
+            let fixes = capacity::ranked_fixes(&r.plan);
+            WayChecks {
+                way: r.combination.name,
+                checks: checks.status(&fixes),
+                fixes,
+            }
+        })
+        .collect()
+}
+
+/// The way to train on a card of `card_bytes`: the largest batch among the ways whose checks
+/// did not fail, else among those that failed ([`guide::recommend::recommend`]).
+fn answer_on(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> Option<Recommendation> {
+    recommend(e.rows.iter().zip(ways).map(|(r, w)| {
+        let fit = capacity::CardAnswer::of(r.plan, card_bytes);
+        (w.way.to_string(), fit.largest_batch, w.checks.clone())
+    }))
+}
+
 /// Runs `workbench estimate`.
 pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
     let card = args.card()?;
     let e = args.estimate()?;
+    let checks = Checks::read(args.results.as_deref())?;
+    let ways = way_checks(&e, &checks);
     let text = if args.json {
-        serde_json::to_string_pretty(&e)? + "\n"
+        let answered = Answered {
+            estimate: &e,
+            checks_source: checks.source.clone(),
+            answer: card
+                .as_ref()
+                .and_then(|c| answer_on(&e, &ways, c.bytes as f64)),
+            checks: ways,
+        };
+        serde_json::to_string_pretty(&answered)? + "\n"
     } else {
         match card {
-            Some(c) => c.how + "\n" + &card_answer(&e, c.bytes as f64) + "\n" + &table(&e),
+            Some(c) => {
+                c.how
+                    + "\n"
+                    + &card_answer(&e, &ways, c.bytes as f64)
+                    + &checks.source
+                    + "\n\n"
+                    + &table(&e)
+            }
             None => table(&e),
         }
     };
@@ -412,9 +487,9 @@ fn name_width(e: &Estimate) -> usize {
         .max("training step".len())
 }
 
-/// The first lines for a reader's card: each combination's largest batch on it, or which part
-/// is over it.
-pub fn card_answer(e: &Estimate, card_bytes: f64) -> String {
+/// The first lines for a reader's card: the answer, then each combination's largest batch on
+/// it, or which part is over it, each with its checks.
+pub fn card_answer(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String {
     use std::fmt::Write;
     let mut out = format!(
         "{} on a {} card ({} less {} for the CUDA context and the safety margin of the \
@@ -424,7 +499,8 @@ pub fn card_answer(e: &Estimate, card_bytes: f64) -> String {
         format::bytes(card_bytes),
         format::bytes(e.context_bytes)
     );
-    for r in &e.rows {
+    let _ = writeln!(out, "  answer: {}", answer_words(e, ways, card_bytes));
+    for (r, w) in e.rows.iter().zip(ways) {
         let a = capacity::CardAnswer::of(r.plan, card_bytes);
         let line = match a.largest_batch {
             Some(b) => format!("fits: the largest batch is {}", format::thousands(b)),
@@ -442,14 +518,36 @@ pub fn card_answer(e: &Estimate, card_bytes: f64) -> String {
                 format::bytes(a.fixed_bytes)
             ),
         };
+        let status = match w.checks.words() {
+            words if words.is_empty() => String::new(),
+            words => format!(" [{words}]"),
+        };
         let _ = writeln!(
             out,
-            "  {:<w$} {line}",
+            "  {:<w$} {line}{status}",
             r.combination.name,
             w = name_width(e)
         );
     }
     out
+}
+
+/// The answer's line: the way, its batch and its checks, or that none fits.
+fn answer_words(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String {
+    match answer_on(e, ways, card_bytes) {
+        Some(r) => {
+            let checks = match r.checks().words() {
+                words if words.is_empty() => String::new(),
+                words => format!(" [{words}]"),
+            };
+            format!(
+                "{}, batch {}{checks}",
+                r.way(),
+                format::thousands(r.largest_batch())
+            )
+        }
+        None => "no way fits one sequence on this card".into(),
+    }
 }
 
 /// A batch found, or "-" where not even one sample fits.
@@ -574,9 +672,9 @@ pub fn table(e: &Estimate) -> String {
     }
     let _ = writeln!(
         out,
-        "\n{}: largest batch over all cards, per scheme (formulas from the ZeRO paper; Burn \
-         has none)",
-        EIGHT_CARDS.name()
+        "\n{}: largest batch over all cards, per scheme ({})",
+        EIGHT_CARDS.name(),
+        guide::what_fits::SHARDING_SOURCE
     );
     let _ = write!(out, "{:<w$}", "");
     for s in Sharding::ALL {

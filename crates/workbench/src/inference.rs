@@ -14,7 +14,11 @@ use estimator::capacity::{self, InferencePlan, CARDS};
 use results::format;
 use serde::Serialize;
 
+use guide::recommend::WayStatus;
+use guide::what_fits::weights_fix;
+
 use crate::args::{emit, positive};
+use crate::checks::Checks;
 use crate::error::BadInput;
 use crate::estimate::EstimateArgs;
 
@@ -38,6 +42,8 @@ pub struct InferenceRow {
     pub fits: bool,
     /// The longest context that fits (none: not even one token).
     pub longest_context: Option<usize>,
+    /// The checks of weights at these bits (none at 16: the weights as published).
+    pub checks: WayStatus,
 }
 
 /// The answer for one model.
@@ -59,10 +65,16 @@ pub struct InferenceAnswer {
     pub context_bytes: f64,
     /// One row per card and weight width.
     pub rows: Vec<InferenceRow>,
+    /// Where the rows' checks were read.
+    pub checks_source: String,
 }
 
 /// The answer `args` ask for, on `card` (or the common cards).
-pub fn answer(args: &EstimateArgs, card: Option<u64>) -> Result<InferenceAnswer, BadInput> {
+pub fn answer(
+    args: &EstimateArgs,
+    card: Option<u64>,
+    checks: &Checks,
+) -> Result<InferenceAnswer, BadInput> {
     let (model, assumes, shape) = args.model.resolve()?;
     let batch = positive("batch", args.batch.as_deref().unwrap_or("1"))? as u64;
     let context = match args.context.as_deref() {
@@ -105,6 +117,7 @@ pub fn answer(args: &EstimateArgs, card: Option<u64>) -> Result<InferenceAnswer,
                     peak_bytes: bytes.peak(),
                     fits: bytes.peak() <= usable_bytes,
                     longest_context: plan.longest_context(usable_bytes, capacity::MAX_CONTEXT),
+                    checks: checks.status(&Vec::from_iter(weights_fix(weight_bits))),
                 }
             })
         })
@@ -118,6 +131,7 @@ pub fn answer(args: &EstimateArgs, card: Option<u64>) -> Result<InferenceAnswer,
         kv_bits,
         context_bytes: capacity::CUDA_CONTEXT_BYTES,
         rows,
+        checks_source: checks.source.clone(),
     })
 }
 
@@ -172,9 +186,13 @@ pub fn text(a: &InferenceAnswer) -> String {
                 a.kv_bits
             );
         }
+        let status = match r.checks.words() {
+            words if words.is_empty() => String::new(),
+            words => format!(" [{words}]"),
+        };
         let _ = writeln!(
             out,
-            "  {:>2}-bit weights: {}",
+            "  {:>2}-bit weights: {}{status}",
             r.weight_bits,
             line(r, a.context)
         );
@@ -186,10 +204,11 @@ pub fn text(a: &InferenceAnswer) -> String {
          exactly on the Llama-family page); an f32 working copy of the largest layer for \
          quantized weights; the prompt's pass at the whole context (one block's attention or \
          MLP in 16 bits, or the logits in f32: the rule the Llama-family page measured on \
-         the CPU in f32 at short prompts, projected here)",
+         the CPU in f32 at short prompts, projected here)\n{}",
         a.model,
         format::thousands(a.params),
-        a.assumes
+        a.assumes,
+        a.checks_source
     );
     out
 }
@@ -197,7 +216,8 @@ pub fn text(a: &InferenceAnswer) -> String {
 /// Runs `workbench estimate --inference`.
 pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
     let card = args.card()?;
-    let a = answer(args, card.as_ref().map(|c| c.bytes))?;
+    let checks = Checks::read(args.results.as_deref())?;
+    let a = answer(args, card.as_ref().map(|c| c.bytes), &checks)?;
     let out = if args.json {
         serde_json::to_string_pretty(&a)? + "\n"
     } else {

@@ -8,6 +8,7 @@
 
 pub mod analyse;
 pub mod args;
+pub mod checks;
 pub mod cli;
 pub mod diff;
 pub mod error;

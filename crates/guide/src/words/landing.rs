@@ -2,19 +2,30 @@
 
 use results::{Analysed, DeviceKind};
 
-/// The first lines: what each result set measured, with which probe, and which figures are
-/// projected to a GPU rather than measured.
+/// The first lines: what each result set measured, with which probe, on which Burn release,
+/// and which figures are projected to a GPU rather than measured. Only the devices with a
+/// result set on this site are named.
 pub fn lede(records: &[Analysed]) -> String {
     let has = |k: DeviceKind| records.iter().any(|r| r.device.kind == k);
-    let mut measured = Vec::new();
-    if has(DeviceKind::Cpu) {
-        measured.push("CPU: heap bytes, exact");
-    }
-    if has(DeviceKind::Wgpu) || has(DeviceKind::Cuda) {
-        measured.push("wgpu, CUDA: pool bytes, bracketed");
-    }
+    let probes = [
+        (DeviceKind::Cpu, "CPU: heap bytes, exact"),
+        (DeviceKind::Wgpu, "wgpu: pool bytes, bracketed"),
+        (DeviceKind::Cuda, "CUDA: pool bytes, bracketed"),
+    ];
+    let measured: Vec<&str> = probes
+        .iter()
+        .filter(|(k, _)| has(*k))
+        .map(|(_, words)| *words)
+        .collect();
+    let mut versions: Vec<&str> = records
+        .iter()
+        .map(|r| r.record.provenance.burn_version.as_str())
+        .collect();
+    versions.sort_unstable();
+    versions.dedup();
     format!(
-        "Measured on Burn 0.22 ({}); the order is projected to a 24 GB GPU.",
+        "Measured on Burn {} ({}); the order is projected to a 24 GB GPU.",
+        versions.join(", "),
         measured.join("; ")
     )
 }

@@ -70,11 +70,12 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             rest_of_peak(s),
         ),
         Key::LoraComposedCost => format!(
-            "Burn's apply_lora against the workbench's adapters, rank {}{}, {} tokens, {} \
+            "{} against the workbench's adapters, rank {}{}, {} tokens, {} \
              block(s): Burn's form kept {} beside the workbench's ({}); the rule gives {}: \
              Burn's form keeps each composed weight where the layer's input needs a gradient \
              ({} of the {} adapted weights, every block's but the first: {}), the workbench's \
              keeps x·A ({}). The backward peak differs by {}; the steps peak at {} and {}.",
+            burn_call(s.count("bits")),
             s.count("rank"),
             base_bits(s.count("bits")),
             s.count("tokens"),
@@ -169,6 +170,15 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::SeriesPassFused => "inference pass, fused attention".into(),
         Key::SeriesStepWritten => "training step peak, written-out scores".into(),
         Key::SeriesStepFused => "training step peak, fused attention".into(),
+    }
+}
+
+/// The Burn call that made the composed form: QLoRA on a quantized base is its own call.
+fn burn_call(bits: u64) -> &'static str {
+    if bits < 32 {
+        "Burn's apply_qlora(QLora::new(..))"
+    } else {
+        "Burn's apply_lora"
     }
 }
 

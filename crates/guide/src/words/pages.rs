@@ -288,3 +288,45 @@ pub fn page(id: TechniqueId) -> PageWords {
         },
     }
 }
+
+/// What a page shows, for the footer that says where its figures come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// A technique page: measured figures, with the estimator's beside them where it has a rule.
+    Technique,
+    /// The landing page: measured tables and an order projected to a card.
+    Landing,
+    /// What fits: the estimator's tables.
+    Estimates,
+    /// Runs and changes: measured sets side by side.
+    Runs,
+    /// The glossary: definitions.
+    Definitions,
+}
+
+/// The footer of a page that shows `p`: a page of estimates never says its figures were
+/// measured.
+pub fn footer(p: Provenance) -> &'static str {
+    match p {
+        Provenance::Technique => {
+            "The figures on this page were measured by workbench, except those labelled estimate, \
+             rule or projected: the estimator's, each beside the measurement it was checked on. \
+             The raw records are linked above."
+        }
+        Provenance::Landing => {
+            "The tables' figures were measured by workbench; the order's peaks and batches are the \
+             estimator's, projected to the card, each rule checked where the order says. The raw \
+             records are linked from each page."
+        }
+        Provenance::Estimates => {
+            "The tables on this page are the estimator's rules carried to each model and card, not \
+             measurements; each says where its rules were verified and with what error. The \
+             measurements are on the technique pages."
+        }
+        Provenance::Runs => {
+            "Every figure on this page was measured by workbench; the raw records are linked from \
+             each page."
+        }
+        Provenance::Definitions => "Definitions; the figures are on the pages that measure them.",
+    }
+}

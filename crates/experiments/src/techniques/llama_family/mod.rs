@@ -336,9 +336,13 @@ fn lora_names(t: &TrainConfig) -> (String, String) {
         LoraForm::Composed => ("burn-", "Burn's apply_lora"),
     };
     let (id, label) = match shape.base_bits {
+        // Burn's QLoRA is its own call, `apply_qlora(QLora::new(..))`, not `apply_lora`.
         Some(bits) => (
             format!("{prefix}qlora-{bits}bit"),
-            format!("QLoRA, {form}, rank {rank}, {bits}-bit base"),
+            format!(
+                "QLoRA, {}, rank {rank}, {bits}-bit base",
+                form.replace("apply_lora", "apply_qlora")
+            ),
         ),
         None => (
             format!("{prefix}lora-r{rank}"),
