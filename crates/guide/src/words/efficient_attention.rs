@@ -29,6 +29,14 @@ fn training(s: &Said<'_>) -> String {
     }
 }
 
+/// " (timed at 256 tokens)", or nothing where the pairs were not timed.
+fn timed_at(s: &Said<'_>) -> String {
+    match s.count("timed_seq") {
+        0 => String::new(),
+        seq => format!(" (timed at {} tokens)", format::thousands(seq)),
+    }
+}
+
 /// Two steps of another model, written out and with both ops.
 fn other_step(s: &Said<'_>, model: &str) -> String {
     let (written, both) = (s.num("written"), s.num("both"));
@@ -51,17 +59,17 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
     match key {
         Key::Headline => format!(
             "the reader's model, {}, {} tokens: scores written out against memory-efficient \
-             attention + chunked loss (timed at {} tokens)",
+             attention + chunked loss{}",
             training(s),
             format::thousands(s.count("seq")),
-            format::thousands(s.count("timed_seq")),
+            timed_at(s),
         ),
         Key::HeadlineAttention => format!(
             "the reader's model, {}, {} tokens: scores written out against memory-efficient \
-             attention alone (timed at {} tokens)",
+             attention alone{}",
             training(s),
             format::thousands(s.count("seq")),
-            format::thousands(s.count("timed_seq")),
+            timed_at(s),
         ),
         Key::Answer => {
             let (written, both) = (s.num("written"), s.num("both"));
