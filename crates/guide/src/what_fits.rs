@@ -262,8 +262,10 @@ pub struct WayView {
     pub fixed: String,
     /// The largest batch per card.
     pub cells: Vec<Cell>,
-    /// The failed checks of the fixes it applies (empty where none failed).
+    /// The failed checks of the fixes it applies (empty where none failed), the cell's tooltip.
     pub warning: String,
+    /// The same in a few words, shown beside the way: which fix's check failed.
+    pub warning_short: String,
 }
 
 /// A preset's table.
@@ -307,7 +309,7 @@ pub struct CardHead {
     pub claim: String,
 }
 
-/// A table cell: the batch, or "does not fit".
+/// A table cell: the batch, or "–" where not even one sample fits.
 #[derive(Debug, Serialize)]
 pub struct Cell {
     /// The text.
@@ -361,8 +363,10 @@ fn batch(b: Option<u64>) -> Cell {
             none: false,
             claim: String::new(),
         },
+        // A dash, its meaning said once above the table: a table of large models is mostly
+        // cells where nothing fits.
         None => Cell {
-            text: "does not fit".into(),
+            text: "–".into(),
             none: true,
             claim: String::new(),
         },
@@ -398,6 +402,20 @@ pub const SHARDING_SOURCE: &str =
      MultiDeviceOptim::OptimMainDevice); MultiDeviceOptim::OptimSharded shards the optimizer's \
      step, and with it its state, over the devices, the ZeRO-1 column; Burn has no ZeRO-2 or \
      ZeRO-3";
+
+/// "bf16 storage: check failed" for the fixes of `fixes` whose check failed (empty where none
+/// did): a table's cell, its full failures in the tooltip.
+fn failed_short(fixes: &[Fix], verdicts: &SiteVerdicts) -> String {
+    let failed: Vec<&str> = fixes
+        .iter()
+        .filter(|&&f| verdicts.failure(f).is_some())
+        .map(|&f| crate::words::fix_name(f))
+        .collect();
+    match failed.len() {
+        0 => String::new(),
+        _ => format!("{}: check failed", failed.join(", ")),
+    }
+}
 
 /// Each calculator combination's failed checks by precision, as the page's JSON.
 fn calculator_checks(
@@ -605,6 +623,7 @@ impl WhatFits {
                                 WayStatus::Failed { failures } => failures,
                                 _ => String::new(),
                             },
+                            warning_short: failed_short(&r.fixes, verdicts),
                             way: r.way.clone(),
                             fixed: format::bytes(r.fixed_bytes),
                             cells: r

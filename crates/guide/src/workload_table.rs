@@ -109,10 +109,13 @@ pub struct WorkloadTable {
     /// The device it was measured on.
     pub device: String,
     /// The training fixes measured in the order's regime where they were (the regime set),
-    /// else the table's; its inference rows are always the table's, whose weights they share.
+    /// else the table's.
     pub table: SetView,
+    /// The table's inference rows, its plain training step first as their base (the same
+    /// weights; the GPT-2 page has the table's other training rows).
+    pub inference: SetView,
     /// The table's own workload, where the training rows are the regime set's (the inference
-    /// rows' model; the GPT-2 page has its training rows); empty where they are the table's.
+    /// rows' model); empty where they are the table's.
     pub inference_workload: String,
     /// The card the order is at.
     pub card: CardWords,
@@ -227,6 +230,15 @@ pub fn set_view(set: &CellSet, device: DeviceKind, verdicts: &SiteVerdicts) -> S
         }),
         training: rows(true),
         inference: rows(false),
+    }
+}
+
+/// A set's inference rows with its plain step alone above them, the base their changes are
+/// shares of.
+fn inference_view(set: SetView) -> SetView {
+    SetView {
+        training: set.training.into_iter().filter(|r| r.base).collect(),
+        ..set
     }
 }
 
@@ -510,14 +522,12 @@ impl WorkloadTable {
         Some(Self {
             href: format!("{}.html", record.experiment),
             device: device_label(record),
-            table: SetView {
-                inference: set_view(&table.table, device, verdicts).inference,
-                ..set_view(
-                    table.regime.as_ref().unwrap_or(&table.table),
-                    device,
-                    verdicts,
-                )
-            },
+            table: set_view(
+                table.regime.as_ref().unwrap_or(&table.table),
+                device,
+                verdicts,
+            ),
+            inference: inference_view(set_view(&table.table, device, verdicts)),
             inference_workload: match table.regime {
                 Some(_) => table.table.workload.clone(),
                 None => String::new(),
