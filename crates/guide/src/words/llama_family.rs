@@ -13,6 +13,20 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
             "LoRA rank {} on a frozen base against full training of the same block",
             s.count("rank")
         ),
+        Key::HeadlineQlora => format!(
+            "QLoRA: Burn's apply_qlora, rank {} on a {}-bit base, {} block(s), vocabulary {}, {} \
+             tokens, against {}",
+            s.count("rank"),
+            s.count("bits"),
+            s.count("blocks"),
+            thousands(s.count("vocab")),
+            thousands(s.count("tokens")),
+            match s.name("against").as_str() {
+                "full-training" => "full training of the same model",
+                _ => "the workbench's adapters on the f32 base",
+            }
+        ),
+        Key::QloraChoice => qlora_choice(s),
         Key::Workload => format!(
             "{} Llama-family block(s) of TinyLlama's width (d_model {}, {} heads, {} key/value \
              heads, SwiGLU of {}), vocabulary {}, sequence {}, batch {}: {} parameters",
@@ -171,6 +185,38 @@ pub(super) fn word(key: Key, s: &Said<'_>) -> String {
         Key::SeriesStepWritten => "training step peak, written-out scores".into(),
         Key::SeriesStepFused => "training step peak, fused attention".into(),
     }
+}
+
+/// QLoRA in Burn 0.22.1 against full training and the two forms on the f32 base, and which to
+/// use where.
+fn qlora_choice(s: &Said<'_>) -> String {
+    let (qlora, path) = (s.num("qlora"), s.num("path"));
+    format!(
+        "QLoRA in Burn 0.22.1 is one call, apply_qlora(QLora::new(lora, quantizer)), snippet \
+         below. At rank {}, {} block(s), vocabulary {}, {} tokens, its step on a {}-bit base \
+         peaked at {}: full training {}, the workbench's adapters on the f32 base {}, Burn's \
+         apply_lora on it {}. The weights it held were {} against {} on the f32 base, yet the \
+         step held {} {} than the adapters' ({}): on Flex (the CPU) a quantized value takes a \
+         byte and each layer's forward works on an f32 copy of its weight, while on CubeCL \
+         (wgpu, CUDA) the base packs at its bits (What fits' weights table). So: take QLoRA \
+         where the frozen base's weights are most of what the card holds (a 7B model on a 24 GB \
+         card); where the base fits unquantized, the adapters on the activation path hold the \
+         least.",
+        s.count("rank"),
+        s.count("blocks"),
+        thousands(s.count("vocab")),
+        thousands(s.count("tokens")),
+        s.count("bits"),
+        s.bytes("qlora"),
+        s.bytes("full"),
+        s.bytes("path"),
+        s.bytes("burn_lora"),
+        s.bytes("qlora_weights"),
+        s.bytes("path_weights"),
+        format::bytes((qlora - path).abs()),
+        if qlora > path { "more" } else { "less" },
+        super::change(path, qlora),
+    )
 }
 
 /// The Burn call that made the composed form: QLoRA on a quantized base is its own call.

@@ -42,7 +42,8 @@ pub fn page(id: TechniqueId) -> PageWords {
              4-bit bases (QLoRA).",
             fix: "To fine-tune on a small card, freeze the base and train LoRA adapters applied on the \
              activation path (Burn's apply_lora composes each adapted weight dense: measured below); \
-             to generate, keep the key/value cache, prefer a model with fewer key/value heads, and \
+             where the frozen base alone is over the card, quantize it with Burn's apply_qlora (on \
+             wgpu or CUDA, which pack it); to generate, keep the key/value cache, prefer a model with fewer key/value heads, and \
              call the fused attention.",
             on_devices: "The byte rules are Burn's autodiff and the optimizer's, the same on every device; \
              a GPU runs the block at TinyLlama's vocabulary and sequence 2048.",

@@ -4,6 +4,8 @@ crate::word_keys! {
     /// What the Llama-family analysis says.
     pub enum Key {
         Headline = "headline",
+        HeadlineQlora = "headline-qlora",
+        QloraChoice = "qlora-choice",
         Workload = "workload",
         LoraFinding = "lora-finding",
         ReaderFinding = "reader-finding",

@@ -156,6 +156,97 @@ fn headline(rows: &[R<'_>], paired: &[PairedComparison]) -> Option<Headline<Text
     })
 }
 
+/// Burn's QLoRA at the largest model it ran on (the reader's scale where measured), with the
+/// steps it is set against: full training of the same model and tokens, the workbench's
+/// adapters and Burn's apply_lora on the f32 base (same rank, tokens and blocks).
+struct QloraCell<'r, 'a> {
+    qlora: &'r R<'a>,
+    shape: LlamaShape,
+    full: Option<&'r R<'a>>,
+    path: Option<&'r R<'a>>,
+    burn_lora: Option<&'r R<'a>>,
+}
+
+fn qlora_cell<'r, 'a>(rows: &'r [R<'a>]) -> Option<QloraCell<'r, 'a>> {
+    let all = loras(rows);
+    let (qlora, shape) = all
+        .iter()
+        .filter(|(_, s)| s.lora_form == LoraForm::Composed && s.base_bits.is_some())
+        .max_by_key(|(r, s)| (s.vocab, s.layers, r.result.samples_per_step))
+        .copied()?;
+    let units = qlora.result.samples_per_step;
+    let f32_base = |form: LoraForm| {
+        all.iter()
+            .find(|(r, s)| {
+                s.lora_form == form
+                    && s.base_bits.is_none()
+                    && (s.lora_rank, s.layers, s.vocab)
+                        == (shape.lora_rank, shape.layers, shape.vocab)
+                    && r.result.samples_per_step == units
+            })
+            .map(|(r, _)| *r)
+    };
+    Some(QloraCell {
+        qlora,
+        shape,
+        full: full_twin(rows, &shape, units),
+        path: f32_base(LoraForm::ActivationPath),
+        burn_lora: f32_base(LoraForm::Composed),
+    })
+}
+
+/// The QLoRA rows of the page's answer: Burn's apply_qlora against full training and against
+/// the workbench's adapters on the f32 base.
+fn qlora_headlines(rows: &[R<'_>]) -> Vec<Headline<Text>> {
+    let Some(c) = qlora_cell(rows) else {
+        return Vec::new();
+    };
+    let said = |against: &str| {
+        Text::said(Key::HeadlineQlora)
+            .count("rank", c.shape.lora_rank.unwrap_or(0))
+            .count("bits", c.shape.base_bits.map_or(32, u64::from))
+            .count("tokens", c.qlora.result.samples_per_step)
+            .count("blocks", c.shape.layers)
+            .count("vocab", c.shape.vocab)
+            .name("against", against)
+    };
+    let against = |base: &R<'_>, name: &str| {
+        Headline::versus(
+            said(name),
+            Side::with_peak(CommonKey::StepPeak, peak(base)),
+            Side::with_peak(CommonKey::StepPeak, peak(c.qlora)),
+            Correctness::of_checks(&c.qlora.result.checks).unwrap_or(Correctness::NotApplicable),
+            Text::said(CommonKey::PointCheck).name("point", c.qlora.id),
+        )
+        .variant(&format!("QLoRA against {}", name.replace('-', " ")))
+    };
+    [(c.full, "full-training"), (c.path, "adapters")]
+        .into_iter()
+        .filter_map(|(base, name)| Some(against(base?, name)))
+        .collect()
+}
+
+/// Which LoRA form to use with a quantized base: Burn's QLoRA's step peak beside full
+/// training's and the two forms' on the f32 base, as measured.
+fn qlora_choice(rows: &[R<'_>]) -> Option<Text> {
+    let c = qlora_cell(rows)?;
+    let (full, path, burn_lora) = (c.full?, c.path?, c.burn_lora?);
+    Some(
+        Text::said(Key::QloraChoice)
+            .count("rank", c.shape.lora_rank.unwrap_or(0))
+            .count("bits", c.shape.base_bits.map_or(32, u64::from))
+            .count("tokens", c.qlora.result.samples_per_step)
+            .count("blocks", c.shape.layers)
+            .count("vocab", c.shape.vocab)
+            .bytes("qlora", peak(c.qlora))
+            .bytes("full", peak(full))
+            .bytes("path", peak(path))
+            .bytes("burn_lora", peak(burn_lora))
+            .bytes("qlora_weights", c.qlora.result.metric(Metric::ParamBytes))
+            .bytes("path_weights", path.result.metric(Metric::ParamBytes)),
+    )
+}
+
 /// What a LoRA step trains and holds, per form, rank, base and size, against full training
 /// of the same block: the step's peak and its parts as the point measured them (the weights
 /// held, the base's and the adapters' share of them, the adapters' gradients, Adam's state,
@@ -532,6 +623,8 @@ impl Analyse for LlamaFamily {
             .count("batch", batch)
             .count("params", shape.num_params());
         let mut analysis = Analysis::new(headline)
+            .secondary(qlora_headlines(&rows))
+            .findings(qlora_choice(&rows))
             .findings(reader_findings(&rows))
             .findings(lora_findings(&rows))
             .findings(lora_form_findings(&rows))

@@ -1,5 +1,6 @@
-use burn::module::{Lora, Module, ParamGroup};
+use burn::module::{Lora, Module, ParamGroup, QLora, Quantizer};
 use burn::nn::{Initializer, Linear, LinearConfig};
+use burn::tensor::quantization::{Calibration, QuantValue, ScaleDtype};
 use burn::tensor::{Device, Tensor};
 
 /// Burn's own LoRA, one call on any module: adapters on the query and value weights (their
@@ -8,6 +9,20 @@ use burn::tensor::{Device, Tensor};
 pub fn burn_lora<M: Module>(model: M, rank: usize) -> M {
     let adapted = ParamGroup::from_regex(r"\.(query|value)\.weight$").expect("a valid pattern");
     model.apply_lora(Lora::new(rank, 2.0 * rank as f64).set_param_group(adapted))
+}
+
+/// Burn's QLoRA: the same adapters on a base whose weights are quantized to 4 bits (per
+/// tensor, min-max), one call. CubeCL packs the values; Flex keeps each in a byte.
+pub fn burn_qlora<M: Module>(model: M, rank: usize, device: &Device) -> M {
+    let adapted = ParamGroup::from_regex(r"\.(query|value)\.weight$").expect("a valid pattern");
+    let scheme = device.settings().quantization.scheme;
+    let scheme = scheme
+        .with_value(QuantValue::Q4S)
+        .per_tensor(ScaleDtype::F32);
+    let mut quantizer = Quantizer::new(Calibration::MinMax, scheme);
+    quantizer.set_param_group(ParamGroup::from_regex(r"\.weight$").expect("a valid pattern"));
+    let lora = Lora::new(rank, 2.0 * rank as f64).set_param_group(adapted);
+    model.apply_qlora(QLora::new(lora, quantizer))
 }
 
 /// LoRA on the activation path: the frozen base (`no_grad()`: no gradient, no optimizer
