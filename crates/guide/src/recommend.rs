@@ -40,6 +40,14 @@ impl WayStatus {
         matches!(self, WayStatus::Failed { .. })
     }
 
+    /// The failed checks in words, where one failed.
+    pub fn into_failures(self) -> Option<String> {
+        match self {
+            WayStatus::Failed { failures } => Some(failures),
+            _ => None,
+        }
+    }
+
     /// The status in a few words, for a line that recommends the way.
     pub fn words(&self) -> String {
         match self {
@@ -48,6 +56,15 @@ impl WayStatus {
             WayStatus::Passed { checks } => format!("{checks} checks passed"),
             WayStatus::Failed { failures } => failures.clone(),
             WayStatus::NotChecked => "no check measured".into(),
+        }
+    }
+
+    /// The status in brackets after a line (" [3 checks passed]"); nothing where there is
+    /// nothing to check.
+    pub fn bracketed(&self) -> String {
+        match self.words() {
+            words if words.is_empty() => String::new(),
+            words => format!(" [{words}]"),
         }
     }
 }

@@ -145,10 +145,10 @@ fn fine_tune_row(f: &results::capacity::FineTuneRow, verdicts: &SiteVerdicts) ->
             )
         },
         stretch: tokens(f.longest_seq),
-        warning: match verdicts.way_status(&f.fixes) {
-            WayStatus::Failed { failures } => failures,
-            _ => String::new(),
-        },
+        warning: verdicts
+            .way_status(&f.fixes)
+            .into_failures()
+            .unwrap_or_default(),
     }
 }
 
@@ -429,9 +429,8 @@ fn calculator_checks(
             let by_precision = c
                 .fixes_by_precision
                 .iter()
-                .filter_map(|(p, fixes)| match verdicts.way_status(fixes) {
-                    WayStatus::Failed { failures } => Some((p.as_str(), failures)),
-                    _ => None,
+                .filter_map(|(p, fixes)| {
+                    Some((p.as_str(), verdicts.way_status(fixes).into_failures()?))
                 })
                 .collect();
             (c.name.as_str(), by_precision)
@@ -619,10 +618,10 @@ impl WhatFits {
                         .rows
                         .iter()
                         .map(|r| WayView {
-                            warning: match verdicts.way_status(&r.fixes) {
-                                WayStatus::Failed { failures } => failures,
-                                _ => String::new(),
-                            },
+                            warning: verdicts
+                                .way_status(&r.fixes)
+                                .into_failures()
+                                .unwrap_or_default(),
                             warning_short: failed_short(&r.fixes, verdicts),
                             way: r.way.clone(),
                             fixed: format::bytes(r.fixed_bytes),

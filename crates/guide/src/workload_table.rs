@@ -430,18 +430,25 @@ fn projected_rows(
         .collect()
 }
 
-/// The rules' sets' activation shares, one per device that checked them.
-fn rule_shares<'a>(tables: &'a [(&Analysed, &FixTable)]) -> impl Iterator<Item = f64> + 'a {
-    tables.iter().filter_map(|(_, t)| {
+/// Each device's set that checked the rules, with one of its checks (they share the set's
+/// sequence, batch and activation share).
+fn rule_sets<'a>(
+    tables: &'a [(&'a Analysed, &'a FixTable)],
+) -> impl Iterator<Item = (&'a Analysed, RuleCheck)> + 'a {
+    tables.iter().filter_map(|(r, t)| {
         let rule = t.projection.as_ref()?.cells.iter().find_map(|c| c.rule)?;
-        Some(rule.activation_share_pct)
+        Some((*r, rule))
     })
 }
 
 /// Whether the rules were checked in the regime: every set at the regime's share of
 /// activations or above.
 fn regime_words(tables: &[(&Analysed, &FixTable)]) -> &'static str {
-    if rule_shares(tables).all(|share| share >= RuleCheck::REGIME_SHARE_PCT) {
+    let share = |(_, rule): (&Analysed, RuleCheck)| rule.activation_share_pct;
+    if rule_sets(tables)
+        .map(share)
+        .all(|s| s >= RuleCheck::REGIME_SHARE_PCT)
+    {
         "in the regime"
     } else {
         "nearest the regime"
@@ -450,12 +457,10 @@ fn regime_words(tables: &[(&Analysed, &FixTable)]) -> &'static str {
 
 /// Where each device's rules were checked, in one clause.
 fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
-    tables
-        .iter()
-        .filter_map(|(r, t)| {
-            let rule = t.projection.as_ref()?.cells.iter().find_map(|c| c.rule)?;
+    rule_sets(tables)
+        .map(|(r, rule)| {
             let short = rule.activation_share_pct < RuleCheck::REGIME_SHARE_PCT;
-            Some(format!(
+            format!(
                 "on {} at sequence {}, batch {} ({}, activations {:.0}% of its peak{})",
                 r.device.kind.name(),
                 rule.seq,
@@ -471,7 +476,7 @@ fn checked_in(tables: &[(&Analysed, &FixTable)]) -> String {
                 } else {
                     String::new()
                 }
-            ))
+            )
         })
         .collect::<Vec<_>>()
         .join("; ")

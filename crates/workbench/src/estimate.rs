@@ -449,29 +449,32 @@ fn answer_on(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> Option<Recomm
 pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
     let card = args.card()?;
     let e = args.estimate()?;
-    let checks = Checks::read(args.results.as_deref())?;
-    let ways = way_checks(&e, &checks);
-    let text = if args.json {
-        let answered = Answered {
-            estimate: &e,
-            checks_source: checks.source.clone(),
-            answer: card
-                .as_ref()
-                .and_then(|c| answer_on(&e, &ways, c.bytes as f64)),
-            checks: ways,
-        };
-        serde_json::to_string_pretty(&answered)? + "\n"
-    } else {
-        match card {
-            Some(c) => {
-                c.how
-                    + "\n"
-                    + &card_answer(&e, &ways, c.bytes as f64)
-                    + &checks.source
-                    + "\n\n"
-                    + &table(&e)
+    let text = match (card, args.json) {
+        // The common cards' table alone says nothing of checks: no records to read for it
+        // (a --results given is still read: a folder without records is refused).
+        (None, false) if args.results.is_none() => table(&e),
+        (card, json) => {
+            let checks = Checks::read(args.results.as_deref())?;
+            let ways = way_checks(&e, &checks);
+            match card {
+                _ if json => {
+                    let answer = card
+                        .as_ref()
+                        .and_then(|c| answer_on(&e, &ways, c.bytes as f64));
+                    let answered = Answered {
+                        estimate: &e,
+                        checks_source: checks.source,
+                        checks: ways,
+                        answer,
+                    };
+                    serde_json::to_string_pretty(&answered)? + "\n"
+                }
+                Some(c) => {
+                    let answer = card_answer(&e, &ways, c.bytes as f64);
+                    format!("{}\n{answer}{}\n\n{}", c.how, checks.source, table(&e))
+                }
+                None => table(&e),
             }
-            None => table(&e),
         }
     };
     emit(&text)
@@ -518,14 +521,11 @@ pub fn card_answer(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String 
                 format::bytes(a.fixed_bytes)
             ),
         };
-        let status = match w.checks.words() {
-            words if words.is_empty() => String::new(),
-            words => format!(" [{words}]"),
-        };
         let _ = writeln!(
             out,
-            "  {:<w$} {line}{status}",
+            "  {:<w$} {line}{}",
             r.combination.name,
+            w.checks.bracketed(),
             w = name_width(e)
         );
     }
@@ -535,17 +535,12 @@ pub fn card_answer(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String 
 /// The answer's line: the way, its batch and its checks, or that none fits.
 fn answer_words(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String {
     match answer_on(e, ways, card_bytes) {
-        Some(r) => {
-            let checks = match r.checks().words() {
-                words if words.is_empty() => String::new(),
-                words => format!(" [{words}]"),
-            };
-            format!(
-                "{}, batch {}{checks}",
-                r.way(),
-                format::thousands(r.largest_batch())
-            )
-        }
+        Some(r) => format!(
+            "{}, batch {}{}",
+            r.way(),
+            format::thousands(r.largest_batch()),
+            r.checks().bracketed()
+        ),
         None => "no way fits one sequence on this card".into(),
     }
 }

@@ -186,15 +186,12 @@ pub fn text(a: &InferenceAnswer) -> String {
                 a.kv_bits
             );
         }
-        let status = match r.checks.words() {
-            words if words.is_empty() => String::new(),
-            words => format!(" [{words}]"),
-        };
         let _ = writeln!(
             out,
-            "  {:>2}-bit weights: {}{status}",
+            "  {:>2}-bit weights: {}{}",
             r.weight_bits,
-            line(r, a.context)
+            line(r, a.context),
+            r.checks.bracketed()
         );
     }
     let _ = writeln!(
