@@ -1154,6 +1154,10 @@ pub fn calculator_rules() -> CalculatorRules {
             .map(|&(name, chunk)| (name.to_string(), chunk))
             .collect(),
         cards: CARDS.iter().map(card_column).collect(),
+        every_card: results::cards::ALL
+            .iter()
+            .map(|&card| card_column(&Card { card, count: 1 }))
+            .collect(),
         presets: presets()
             .iter()
             .filter_map(|p| match p.shape {

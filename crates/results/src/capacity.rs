@@ -193,6 +193,8 @@ pub struct CalculatorRules {
     pub chunks: std::collections::BTreeMap<String, usize>,
     /// The single cards.
     pub cards: Vec<CardColumn>,
+    /// Every card the guide defines (8 to 141 GB), the form's "your card" choice.
+    pub every_card: Vec<CardColumn>,
     /// The transformer presets, to fill the form.
     pub presets: Vec<PresetShape>,
 }
