@@ -436,13 +436,22 @@ fn way_checks(e: &Estimate, checks: &Checks) -> Vec<WayChecks> {
         .collect()
 }
 
-/// The way to train on a card of `card_bytes`: the largest batch among the ways whose checks
-/// did not fail, else among those that failed ([`guide::recommend::recommend`]).
-fn answer_on(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> Option<Recommendation> {
-    recommend(e.rows.iter().zip(ways).map(|(r, w)| {
-        let fit = capacity::CardAnswer::of(r.plan, card_bytes);
-        (w.way.to_string(), fit.largest_batch, w.checks.clone())
-    }))
+/// Each row's fit on a card of `card_bytes` (a search per row: done once per answer).
+fn fits_on(e: &Estimate, card_bytes: f64) -> Vec<capacity::CardAnswer> {
+    e.rows
+        .iter()
+        .map(|r| capacity::CardAnswer::of(r.plan, card_bytes))
+        .collect()
+}
+
+/// The way to train, given each row's fit: the largest batch among the ways whose checks did
+/// not fail, else among those that failed ([`guide::recommend::recommend`]).
+fn answer_on(ways: &[WayChecks], fits: &[capacity::CardAnswer]) -> Option<Recommendation> {
+    recommend(
+        ways.iter()
+            .zip(fits)
+            .map(|(w, fit)| (w.way.to_string(), fit.largest_batch, w.checks.clone())),
+    )
 }
 
 /// Runs `workbench estimate`.
@@ -460,7 +469,7 @@ pub fn run(args: &EstimateArgs) -> anyhow::Result<()> {
                 _ if json => {
                     let answer = card
                         .as_ref()
-                        .and_then(|c| answer_on(&e, &ways, c.bytes as f64));
+                        .and_then(|c| answer_on(&ways, &fits_on(&e, c.bytes as f64)));
                     let answered = Answered {
                         estimate: &e,
                         checks_source: checks.source,
@@ -502,9 +511,9 @@ pub fn card_answer(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String 
         format::bytes(card_bytes),
         format::bytes(e.context_bytes)
     );
-    let _ = writeln!(out, "  answer: {}", answer_words(e, ways, card_bytes));
-    for (r, w) in e.rows.iter().zip(ways) {
-        let a = capacity::CardAnswer::of(r.plan, card_bytes);
+    let fits = fits_on(e, card_bytes);
+    let _ = writeln!(out, "  answer: {}", answer_words(ways, &fits));
+    for ((r, w), a) in e.rows.iter().zip(ways).zip(&fits) {
         let line = match a.largest_batch {
             Some(b) => format!("fits: the largest batch is {}", format::thousands(b)),
             None if a.fixed_over() => format!(
@@ -533,8 +542,8 @@ pub fn card_answer(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String 
 }
 
 /// The answer's line: the way, its batch and its checks, or that none fits.
-fn answer_words(e: &Estimate, ways: &[WayChecks], card_bytes: f64) -> String {
-    match answer_on(e, ways, card_bytes) {
+fn answer_words(ways: &[WayChecks], fits: &[capacity::CardAnswer]) -> String {
+    match answer_on(ways, fits) {
         Some(r) => format!(
             "{}, batch {}{}",
             r.way(),
